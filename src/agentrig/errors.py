@@ -1,0 +1,113 @@
+"""The one error module: every error agentrig raises on purpose, and the exit code it maps to.
+
+    AgentrigError                      .message, .exit_code
+    ├── UsageError           (2)       bad flag, bad argument combination
+    ├── InputError           (2)       a file agentrig reads is wrong: bad YAML, bad field, corrupt session
+    │   ├── ScenarioError              scenario files (names file, line, column and field path)
+    │   └── HistoryFormatError         history / session / dump files (names the file and what is wrong)
+    ├── ProviderError        (3)       a model provider failed after retries (auth, rate limit, server, connection)
+    │   └── ContextOverflowError       the provider said the context window is exceeded
+    ├── InfrastructureError  (3)       an environment could not be built, a subprocess failed
+    └── Interrupted          (130)     Ctrl-C / SIGINT
+
+Scenario *failures* are not errors: they are results (exit code 1), reported, never raised.
+This module imports nothing outside the standard library.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_PROVIDER = 3
+EXIT_INTERRUPTED = 130
+
+
+class AgentrigError(Exception):
+    """Base of every error agentrig raises on purpose; carries a one-line message and an exit code."""
+
+    exit_code: int = EXIT_USAGE
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class UsageError(AgentrigError):
+    """A bad flag or a bad combination of arguments."""
+
+    exit_code = EXIT_USAGE
+
+
+class InputError(AgentrigError):
+    """A file agentrig was asked to read is missing, malformed or of the wrong kind."""
+
+    exit_code = EXIT_USAGE
+
+
+def _located(path: str | Path | None, line: int | None, column: int | None, field: str | None, message: str) -> str:
+    where = str(path) if path is not None else "<input>"
+    if line is not None:
+        where += f":{line}"
+        if column is not None:
+            where += f":{column}"
+    if field:
+        where += f": {field}"
+    return f"{where}: {message}"
+
+
+class ScenarioError(InputError):
+    """A scenario file is invalid; the message names file, line, column and the field path."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | Path | None = None,
+        line: int | None = None,
+        column: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        super().__init__(_located(path, line, column, field, message))
+        self.reason = message
+        self.path = path
+        self.line = line
+        self.column = column
+        self.field = field
+
+
+class HistoryFormatError(InputError):
+    """A history, session or pydantic-ai dump file cannot be read; the file is never modified."""
+
+    def __init__(self, message: str, *, path: str | Path | None = None, field: str | None = None) -> None:
+        super().__init__(_located(path, None, None, field, message))
+        self.reason = message
+        self.path = path
+        self.field = field
+
+
+class ProviderError(AgentrigError):
+    """A model provider failed after retries. The message names provider and status, never a key."""
+
+    exit_code = EXIT_PROVIDER
+
+
+class ContextOverflowError(ProviderError):
+    """The provider answered that the request exceeds the model's context window."""
+
+
+class InfrastructureError(AgentrigError):
+    """Something around the run failed: an environment, a subprocess, a file system write."""
+
+    exit_code = EXIT_PROVIDER
+
+
+class Interrupted(AgentrigError):
+    """The user interrupted the run (Ctrl-C)."""
+
+    exit_code = EXIT_INTERRUPTED
