@@ -1,0 +1,5 @@
+"""`python -m agentrig`: the same as the `agentrig` command."""
+
+from agentrig.cli import main
+
+main()

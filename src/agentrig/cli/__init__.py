@@ -1,0 +1,76 @@
+"""The command line: argv -> calls into runtime/scenarios -> rendering -> exit codes.
+
+One root Typer app, one module per verb. Verb modules import only typer and the standard library
+at module level and import the engine inside the command, so `agentrig --help` never pays for
+pydantic-ai. Domain errors (`agentrig.errors.AgentrigError`) are caught once, here, and printed as
+one line on stderr with their documented exit code; `--debug` shows the traceback instead.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Annotated
+
+import typer
+
+from agentrig import __version__
+from agentrig.cli import check, convert, diff, matrix, merge, prompt, run, schema, validate
+from agentrig.errors import EXIT_INTERRUPTED, AgentrigError
+
+EXIT_CODES_HELP = "Exit codes: 0 passed, 1 a scenario or check failed, 2 usage or file error, 3 provider or infrastructure error, 130 interrupted."
+
+app = typer.Typer(
+    name="agentrig",
+    help=f"Run scripted pydantic-ai agent scenarios, check histories, and prove compatibility across versions.\n\n{EXIT_CODES_HELP}",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+_state = {"debug": False}
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"agentrig {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks instead of one-line errors.")] = False,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    _state["debug"] = debug or bool(os.environ.get("AGENTRIG_DEBUG"))
+
+
+for _module in (run, validate, schema, check, convert, diff, prompt, matrix, merge):
+    _module.register(app)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console entry point: run the app, turning domain errors into one line and an exit code."""
+    # pydantic-ai >= 2.39 prints a first-run banner on stderr in terminals; agentrig's stderr is for its own lines.
+    os.environ.setdefault("PYDANTIC_AI_NO_BANNER", "1")
+    try:
+        app(args=argv, standalone_mode=False)
+    except AgentrigError as error:
+        if _state["debug"]:
+            raise
+        typer.echo(f"agentrig: error: {error.message}", err=True)
+        sys.exit(error.exit_code)
+    except KeyboardInterrupt:
+        typer.echo("agentrig: interrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except typer.Exit as exit_:
+        sys.exit(exit_.exit_code)
+    except typer.Abort:
+        typer.echo("agentrig: aborted", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except typer.TyperException as error:  # bad flags and arguments (click's usage errors) arrive here
+        error.show()
+        sys.exit(error.exit_code)  # 2 for usage errors, matching the documented code

@@ -1,0 +1,13 @@
+"""`agentrig convert`: NOT YET IMPLEMENTED (placeholder while the verb is being built)."""
+
+from __future__ import annotations
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    """Add this verb to the root app."""
+
+    @app.command("convert", help="(not implemented yet)")
+    def convert() -> None:  # pyright: ignore[reportUnusedFunction]
+        raise NotImplementedError("agentrig convert")

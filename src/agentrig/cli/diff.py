@@ -1,0 +1,13 @@
+"""`agentrig diff`: NOT YET IMPLEMENTED (placeholder while the verb is being built)."""
+
+from __future__ import annotations
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    """Add this verb to the root app."""
+
+    @app.command("diff", help="(not implemented yet)")
+    def diff() -> None:  # pyright: ignore[reportUnusedFunction]
+        raise NotImplementedError("agentrig diff")

@@ -1,0 +1,124 @@
+"""What a run produces, as plain values: the contract between the orchestrator (which fills them)
+and the expectation checker, the reports and the CLI (which read them). No pydantic-ai here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
+
+from agentrig.runtime.canonical import JsonValue, Message, ToolCallPart
+from agentrig.runtime.usage import Usage
+
+RunErrorKind: TypeAlias = Literal[
+    "context_length",
+    "rate_limit",
+    "server_error",
+    "auth",
+    "connection",
+    "usage_limit",
+    "max_iterations",
+    "timeout",
+    "tool_failed",
+    "unexpected_model_behavior",
+    "script_exhausted",
+    "script_mismatch",
+    "replay_mismatch",
+    "agent_error",
+]
+"""Why a turn ended in error. Provider kinds map to exit code 3 when nothing expected them."""
+
+PROVIDER_ERROR_KINDS: frozenset[str] = frozenset({"context_length", "rate_limit", "server_error", "auth", "connection"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunError:
+    """A turn that did not complete normally."""
+
+    kind: RunErrorKind
+    """The classified cause."""
+    message: str
+    """One line, safe to print (no secrets)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompactionOutcome:
+    """What the compaction check did before a request."""
+
+    status: Literal["compacted", "skipped", "failed"]
+    reason: str
+    """e.g. `threshold_exceeded`, `context_overflow`, `below_threshold`, `no_valid_boundary`, `summary_failed`."""
+    compacted_messages: int = 0
+    tokens_before: int = 0
+    tokens_after: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallStatusRecord:
+    """The final registry state of one tool call."""
+
+    tool_call_id: str
+    tool_name: str
+    status: Literal["registered", "running", "completed", "failed", "cancelled"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnRecord:
+    """Everything one turn (one orchestrator request) produced."""
+
+    index: int
+    """0-based turn number."""
+    request_id: str
+    """8 hex chars (uuid4 prefix) assigned by the orchestrator."""
+    prompt: str | None
+    output: str | None
+    """The final output text; None when the turn failed before producing one."""
+    new_messages: tuple[Message, ...]
+    """Canonical messages this turn added to the session history."""
+    tool_calls: tuple[ToolCallPart, ...]
+    """Every tool call the model made during the turn, in order."""
+    tool_statuses: tuple[ToolCallStatusRecord, ...]
+    """The registry at the end of the turn."""
+    usage: Usage
+    error: RunError | None = None
+    interrupted: bool = False
+    """The turn was aborted or timed out and ended with an `[INTERRUPTED]` response."""
+    compaction: CompactionOutcome | None = None
+    duration_s: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Check:
+    """One expectation, checked."""
+
+    name: str
+    """What was checked, e.g. `turn 2: output.contains`."""
+    passed: bool
+    expected: JsonValue = None
+    actual: JsonValue = None
+    detail: str = ""
+    """A diff or explanation where one helps."""
+    skipped_reason: str | None = None
+    """Set when the check does not apply (e.g. script-only expectations on a real model)."""
+
+
+ScenarioStatus: TypeAlias = Literal["passed", "failed", "error", "skipped"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScenarioResult:
+    """The outcome of one scenario."""
+
+    name: str
+    path: str
+    """The scenario file."""
+    status: ScenarioStatus
+    """passed; failed (an expectation failed); error (infrastructure/provider error nothing expected); skipped."""
+    turns: tuple[TurnRecord, ...] = ()
+    checks: tuple[Check, ...] = ()
+    history: tuple[Message, ...] = ()
+    """The final canonical session history."""
+    usage: Usage = field(default_factory=Usage)
+    error: RunError | None = None
+    duration_s: float = 0.0
+    tags: tuple[str, ...] = ()
