@@ -84,6 +84,8 @@ class TurnRecord:
     interrupted: bool = False
     """The turn was aborted or timed out and ended with an `[INTERRUPTED]` response."""
     compaction: CompactionOutcome | None = None
+    model_input_checks: tuple[Check, ...] = ()
+    """Results of the script's `expect_input` checks on what the model received at each step."""
     duration_s: float = 0.0
 
 
