@@ -1,0 +1,150 @@
+"""The one place that knows how pydantic-ai versions differ (supported: 2.38.0 up to, not including, 3).
+
+Every other module asks this one instead of testing versions or probing attributes itself, so a new
+pydantic-ai release is reviewed in one file. Each branch names the release that forced it.
+
+Probing rule: pydantic-ai 2.66+ raises `ImportError` from a module `__getattr__` for removed 1.x names,
+so `hasattr(module, name)` can raise; we test `name in vars(module)` instead.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import re
+from collections.abc import Sequence
+from importlib.metadata import version
+from typing import Any, Final, Literal, TypeAlias
+
+# pydantic-ai >= 2.39 prints a first-run banner on stderr in terminals; agentrig's stderr is for its own lines.
+os.environ.setdefault("PYDANTIC_AI_NO_BANNER", "1")
+
+from pydantic_ai import Agent
+from pydantic_ai import messages as _messages
+from pydantic_ai.messages import ModelMessage
+
+__all__ = [
+    "HAS_PUBLIC_REPAIR_MESSAGES",
+    "HAS_RETRY_FEEDBACK",
+    "HAS_RUN_TIMEOUT",
+    "PYDANTIC_AI_VERSION",
+    "PYDANTIC_AI_VERSION_TEXT",
+    "RETRY_SHAPE",
+    "RetryShape",
+    "is_output_retry",
+    "is_tool_retry",
+    "output_retry_part",
+    "repair_messages",
+    "run_usage",
+    "supports_run_kwarg",
+    "tool_retry_part",
+]
+
+RetryShape: TypeAlias = Literal["retry-prompt", "retried"]
+"""How a pydantic-ai version writes retries: `RetryPromptPart` (< 2.60) or `ToolReturnPart(outcome='retried')`
+plus `RetryFeedbackPart` (2.60+)."""
+
+
+def _parse_version(text: str) -> tuple[int, int, int]:
+    numbers: list[int] = []
+    for piece in text.split(".")[:3]:
+        digits = re.match(r"\d*", piece)  # the leading digits: '0rc1' -> 0, 'dev4' -> 0
+        numbers.append(int(digits.group() or 0) if digits else 0)
+    while len(numbers) < 3:
+        numbers.append(0)
+    return numbers[0], numbers[1], numbers[2]
+
+
+PYDANTIC_AI_VERSION_TEXT: Final[str] = version("pydantic_ai_slim")
+"""The installed pydantic-ai version as written in its metadata, e.g. `2.68.0`."""
+
+PYDANTIC_AI_VERSION: Final[tuple[int, int, int]] = _parse_version(PYDANTIC_AI_VERSION_TEXT)
+"""The installed pydantic-ai version as (major, minor, patch)."""
+
+HAS_RETRY_FEEDBACK: Final[bool] = "RetryFeedbackPart" in vars(_messages)
+"""2.60 split `RetryPromptPart` into `ToolReturnPart(outcome='retried')` and `RetryFeedbackPart`."""
+
+RETRY_SHAPE: Final[RetryShape] = "retried" if HAS_RETRY_FEEDBACK else "retry-prompt"
+"""The retry shape the installed version writes and validates (see `RetryShape`)."""
+
+HAS_PUBLIC_REPAIR_MESSAGES: Final[bool] = "repair_messages" in vars(_messages)
+"""`pydantic_ai.messages.repair_messages` is public from 2.46; 2.38 only has the private graph helper."""
+
+_RUN_PARAMETERS: Final[frozenset[str]] = frozenset(inspect.signature(Agent.run).parameters)
+
+HAS_RUN_TIMEOUT: Final[bool] = "timeout" in _RUN_PARAMETERS
+"""`Agent.run(timeout=)` and `RunTimedOut` arrived in 2.57."""
+
+
+def supports_run_kwarg(name: str) -> bool:
+    """Whether `Agent.run` (and run_sync, iter, ...) of the installed version accepts this keyword.
+
+    Newer releases added `conversation=` (2.54), `timeout=` (2.57) and `workspace=`; passing one to an
+    older release is a TypeError, so callers check first.
+    """
+    return name in _RUN_PARAMETERS
+
+
+def run_usage(result: Any) -> Any:
+    """The `RunUsage` of an `AgentRunResult`, `AgentRun` or `RunCancelled`, on every version.
+
+    `usage` is a property everywhere. 2.61-2.68 also made `RunUsage` callable (with a deprecation warning)
+    so old `result.usage()` code keeps working; 2.38 raises TypeError on that call. Never call it.
+    """
+    return result.usage
+
+
+def repair_messages(messages: Sequence[ModelMessage]) -> list[ModelMessage]:
+    """The cleaning the agent applies to `message_history` before each request, including the last response.
+
+    Drops orphaned tool returns, closes dangling calls with `outcome='interrupted'` returns and merges
+    consecutive requests. Public as `pydantic_ai.messages.repair_messages` from 2.46; private
+    `_agent_graph._clean_message_history` on 2.38-2.45.
+    """
+    if HAS_PUBLIC_REPAIR_MESSAGES:
+        repaired: list[ModelMessage] = vars(_messages)["repair_messages"](list(messages))
+        return repaired
+    from pydantic_ai import _agent_graph  # 2.38-2.45: only the private helper exists
+
+    clean: Any = vars(_agent_graph)["_clean_message_history"]
+    cleaned: list[ModelMessage] = clean(list(messages), repair_last_response=True)
+    return cleaned
+
+
+def is_tool_retry(part: Any) -> bool:
+    """A retry bound to a tool call: `RetryPromptPart(tool_name=...)` (< 2.60) or
+    `ToolReturnPart(outcome='retried')` (2.60+)."""
+    kind = getattr(part, "part_kind", None)
+    if kind == "retry-prompt":
+        return getattr(part, "tool_name", None) is not None
+    return kind == "tool-return" and getattr(part, "outcome", None) == "retried"
+
+
+def is_output_retry(part: Any) -> bool:
+    """A retry bound to no tool call (output validation, no output): `RetryPromptPart(tool_name=None)` or
+    `RetryFeedbackPart` (2.60+)."""
+    kind = getattr(part, "part_kind", None)
+    if kind == "retry-prompt":
+        return getattr(part, "tool_name", None) is None
+    return kind == "retry-feedback"
+
+
+def tool_retry_part(*, tool_name: str, tool_call_id: str, content: str | list[dict[str, Any]]) -> Any:
+    """A tool-bound retry in the installed version's shape: `ToolReturnPart(outcome='retried')` on 2.60+,
+    `RetryPromptPart(tool_name=...)` before (constructing that one warns on 2.60+, so it is never built there)."""
+    if HAS_RETRY_FEEDBACK:
+        return _messages.ToolReturnPart(
+            tool_name=tool_name, content=content, tool_call_id=tool_call_id, outcome="retried"
+        )
+    return vars(_messages)["RetryPromptPart"](content=content, tool_name=tool_name, tool_call_id=tool_call_id)
+
+
+def output_retry_part(content: str | list[dict[str, Any]]) -> Any:
+    """A retry bound to no tool call in the installed version's shape: `RetryFeedbackPart` on 2.60+,
+    `RetryPromptPart(tool_name=None)` (with a random tool_call_id) before."""
+    if HAS_RETRY_FEEDBACK:
+        retry_info = vars(_messages)["RetryInfo"](
+            cause="model_retry" if isinstance(content, str) else "validation_error"
+        )
+        return vars(_messages)["RetryFeedbackPart"](content=content, retry=retry_info)
+    return vars(_messages)["RetryPromptPart"](content=content)
