@@ -12,7 +12,11 @@ import os
 import sys
 from typing import Annotated
 
-import typer
+# Plain help and error text: rich would double `agentrig --help` start-up (it is imported by typer at
+# import time unless this is set), and CI logs gain nothing from boxes. `TYPER_USE_RICH=1` opts back in.
+os.environ.setdefault("TYPER_USE_RICH", "0")
+
+import typer  # noqa: E402  (must follow the environment default above)
 
 from agentrig import __version__
 from agentrig.cli import check, convert, diff, matrix, merge, prompt, run, schema, validate
@@ -57,7 +61,10 @@ def main(argv: list[str] | None = None) -> None:
     # pydantic-ai >= 2.39 prints a first-run banner on stderr in terminals; agentrig's stderr is for its own lines.
     os.environ.setdefault("PYDANTIC_AI_NO_BANNER", "1")
     try:
-        app(args=argv, standalone_mode=False)
+        # Outside standalone mode Typer *returns* the code of `typer.Exit` instead of exiting.
+        exit_code = app(args=argv, standalone_mode=False)
+        if isinstance(exit_code, int) and exit_code != 0:
+            sys.exit(exit_code)
     except AgentrigError as error:
         if _state["debug"]:
             raise

@@ -1,13 +1,48 @@
-"""`agentrig schema`: NOT YET IMPLEMENTED (placeholder while the verb is being built)."""
+"""`agentrig schema`: print (or write) the JSON Schema of the scenario format, for editors.
+
+Imports only typer and the standard library at module level; the models are imported inside the
+command (pydantic, never pydantic-ai).
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated
+
 import typer
+
+HELP = """Print the JSON Schema (draft 2020-12) of scenario files, for editor completion and checks.
+
+Example, for editors using yaml-language-server (VS Code YAML, Neovim, Helix):
+
+    agentrig schema -o scenario.schema.json
+
+then start each scenario file with
+
+    # yaml-language-server: $schema=../scenario.schema.json
+"""
 
 
 def register(app: typer.Typer) -> None:
     """Add this verb to the root app."""
 
-    @app.command("schema", help="(not implemented yet)")
-    def schema() -> None:  # pyright: ignore[reportUnusedFunction]
-        raise NotImplementedError("agentrig schema")
+    @app.command("schema", help=HELP)
+    def schema(  # pyright: ignore[reportUnusedFunction]
+        output: Annotated[
+            Path | None,
+            typer.Option("--output", "-o", help="Write the schema to this file (atomically) instead of stdout."),
+        ] = None,
+    ) -> None:
+        from agentrig.errors import InfrastructureError
+        from agentrig.runtime.jsonio import dumps, write_atomic
+        from agentrig.scenarios.schema import scenario_json_schema
+
+        document = dumps(scenario_json_schema(), pretty=True)
+        if output is None:
+            typer.echo(document.decode(), nl=False)
+            return
+        try:
+            write_atomic(output, document)
+        except OSError as error:
+            raise InfrastructureError(f"cannot write {output}: {error.strerror or error}") from None
+        typer.echo(f"wrote {output}", err=True)

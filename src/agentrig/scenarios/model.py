@@ -14,11 +14,18 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from agentrig.scenarios.field_docs import add_field_descriptions
+
 JsonValue = Any
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    # The docstring under each field becomes its JSON Schema description (`agentrig schema`, editor
+    # hovers) and its line in docs/scenarios.md. Added when a schema is generated, not at import:
+    # pydantic's `use_attribute_docstrings` would double the import time of this module (see field_docs).
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=True, json_schema_extra=add_field_descriptions
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -98,9 +105,13 @@ class ScriptedUsage(_Strict):
     between versions, so scripts without usage cannot have version-independent usage expectations."""
 
     input_tokens: int = Field(default=0, ge=0)
+    """Tokens the request consumed (prompt tokens)."""
     output_tokens: int = Field(default=0, ge=0)
+    """Tokens the response produced (completion tokens)."""
     cache_read_tokens: int = Field(default=0, ge=0)
+    """Input tokens served from the provider's prompt cache."""
     cache_write_tokens: int = Field(default=0, ge=0)
+    """Input tokens written to the provider's prompt cache."""
 
 
 ProviderErrorKind = Literal["context_length", "rate_limit", "server_error", "auth", "connection"]
@@ -162,8 +173,15 @@ class ModelStep(_Strict):
     @model_validator(mode="after")
     def _coherent(self) -> ModelStep:
         has_content = self.text is not None or self.thought is not None or bool(self.tool_calls)
-        specials = [n for n, on in (("empty", self.empty), ("error", self.error is not None),
-                                    ("summary", self.summary is not None)) if on]
+        specials = [
+            n
+            for n, on in (
+                ("empty", self.empty),
+                ("error", self.error is not None),
+                ("summary", self.summary is not None),
+            )
+            if on
+        ]
         if len(specials) > 1 or (specials and has_content):
             raise ValueError(f"a step is either a response (text/thought/tool_calls) or one of {specials}, not both")
         if not has_content and not specials and not self.abort:
@@ -180,8 +198,11 @@ class OutputExpectation(_Strict):
     """Checks on the turn's (or the last turn's) output text."""
 
     equals: str | None = None
+    """The output is exactly this text."""
     contains: tuple[str, ...] | str = ()
+    """The output contains this text (or each of these texts)."""
     not_contains: tuple[str, ...] | str = ()
+    """The output contains none of these texts."""
     regex: str | None = None
     """A Python regular expression searched in the output."""
     json_schema: dict[str, JsonValue] | None = None
@@ -192,9 +213,11 @@ class ToolCallMatcher(_Strict):
     """One expected tool call."""
 
     name: str
+    """The tool name."""
     args: dict[str, JsonValue] | None = None
     """Expected arguments; compared per `args_match`. Omitted: any args."""
     args_match: Literal["exact", "subset"] = "subset"
+    """exact: the arguments equal `args`; subset: every key of `args` is present with that value."""
     id: str | None = None
     """Expected tool_call_id."""
 
@@ -224,7 +247,9 @@ class Bounds(_Strict):
     """An inclusive range."""
 
     min: int | None = None
+    """The smallest accepted value."""
     max: int | None = None
+    """The largest accepted value."""
 
 
 UsageValue = int | Bounds
@@ -234,24 +259,45 @@ class UsageExpectation(_Strict):
     """Exact values or bounds on the normalized usage of the turn (or scenario)."""
 
     requests: UsageValue | None = None
+    """Model requests made."""
     tool_calls: UsageValue | None = None
+    """Tool calls executed."""
     input_tokens: UsageValue | None = None
+    """Input tokens, summed over requests."""
     output_tokens: UsageValue | None = None
+    """Output tokens, summed over requests."""
     cache_read_tokens: UsageValue | None = None
+    """Cache-read input tokens, summed over requests."""
     cache_write_tokens: UsageValue | None = None
+    """Cache-write input tokens, summed over requests."""
     total_tokens: UsageValue | None = None
+    """Input plus output tokens."""
 
 
 ErrorKind = Literal[
-    "context_length", "rate_limit", "server_error", "auth", "connection",
-    "usage_limit", "max_iterations", "timeout", "tool_failed", "unexpected_model_behavior", "script_exhausted",
+    "context_length",
+    "rate_limit",
+    "server_error",
+    "auth",
+    "connection",
+    "usage_limit",
+    "max_iterations",
+    "timeout",
+    "tool_failed",
+    "unexpected_model_behavior",
+    "script_exhausted",
+    "script_mismatch",
+    "replay_mismatch",
+    "agent_error",
 ]
+"""Every `agentrig.runtime.records.RunErrorKind` (a test keeps the two lists equal)."""
 
 
 class ErrorExpectation(_Strict):
     """The turn is expected to end with this error."""
 
     kind: ErrorKind
+    """The classified cause of the error."""
     contains: str | None = None
     """The error message contains this text."""
 
@@ -263,6 +309,7 @@ class CompactionExpectation(_Strict):
     """Checks on the compaction outcome of a turn."""
 
     status: CompactionStatus
+    """What the compaction check did before the turn's requests."""
     reason: str | None = None
     """e.g. below_threshold, no_valid_boundary, summary_failed."""
     compacted_messages: int | None = None
@@ -273,17 +320,26 @@ class TurnExpectations(_Strict):
     """What must hold after one turn."""
 
     output: OutputExpectation | None = None
+    """Checks on the output text."""
     tool_calls: ToolCallsExpectation | None = None
+    """Checks on the tool calls made."""
     usage: UsageExpectation | None = None
+    """Exact values or bounds on the usage."""
     error: ErrorExpectation | None = None
+    """The run is expected to end with this error (without it, any error fails the scenario)."""
     interrupted: bool | None = None
     """The turn was aborted and ended with an `[INTERRUPTED]` response."""
     compaction: CompactionExpectation | None = None
+    """Checks on the compaction outcome."""
 
 
 InvariantName = Literal[
-    "no_dangling_tool_calls", "no_orphaned_tool_returns", "no_consecutive_requests",
-    "no_persisted_system_prompt", "no_duplicate_tool_call_ids", "registry_matches_parts",
+    "no_dangling_tool_calls",
+    "no_orphaned_tool_returns",
+    "no_consecutive_requests",
+    "no_persisted_system_prompt",
+    "no_duplicate_tool_call_ids",
+    "registry_matches_parts",
 ]
 
 
@@ -311,6 +367,7 @@ class Turn(_Strict):
     deferred_results: dict[str, JsonValue] | None = None
     """Results for calls deferred in the previous turn, by tool_call_id (continue without a prompt)."""
     expect: TurnExpectations = Field(default_factory=TurnExpectations)
+    """What must hold after this turn."""
 
 
 class CompactionSettings(_Strict):
@@ -332,16 +389,23 @@ class Settings(_Strict):
     tool_retries: int = Field(default=1, ge=0)
     """Retries allowed per tool (pydantic-ai's default is 1)."""
     output_retries: int = Field(default=1, ge=0)
+    """Retries allowed when the output fails validation."""
     timeout: float | None = Field(default=None, gt=0)
     """Seconds per turn before the run is interrupted."""
     request_limit: int | None = Field(default=None, ge=1)
+    """pydantic-ai `UsageLimits.request_limit`: model requests per turn before a `usage_limit` error."""
     tool_calls_limit: int | None = Field(default=None, ge=0)
+    """pydantic-ai `UsageLimits.tool_calls_limit`: tool calls per turn before a `usage_limit` error."""
     input_tokens_limit: int | None = Field(default=None, ge=0)
+    """pydantic-ai `UsageLimits.input_tokens_limit`."""
     output_tokens_limit: int | None = Field(default=None, ge=0)
+    """pydantic-ai `UsageLimits.output_tokens_limit`."""
     total_tokens_limit: int | None = Field(default=None, ge=0)
+    """pydantic-ai `UsageLimits.total_tokens_limit`."""
     prune_keep_recent_tool_outputs: int | None = Field(default=None, ge=0)
     """Prune the content of all but the N most recent tool returns before each request."""
     compaction: CompactionSettings | None = None
+    """Compact the history when it nears the context window. Omitted: no compaction."""
 
 
 class Scenario(_Strict):
@@ -350,7 +414,9 @@ class Scenario(_Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
     """Unique name; used for output directories and `-k` filters."""
     description: str = ""
+    """What the scenario proves, in a sentence."""
     tags: tuple[str, ...] = ()
+    """Labels for selecting scenarios (`agentrig run -k`) and grouping reports."""
     agent: str | None = Field(default=None, pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
     """The user's own agent as `module:attribute` (an `Agent` or a zero-argument factory). Its real tools run;
     its model is replaced by the script."""
@@ -365,15 +431,20 @@ class Scenario(_Strict):
     initial_history: str | None = None
     """A canonical, legacy, session or pydantic-ai dump file (relative to the scenario file) the run resumes from."""
     settings: Settings = Field(default_factory=Settings)
+    """Run settings: limits, retries, timeout, pruning, compaction."""
     turns: tuple[Turn, ...] = Field(min_length=1)
+    """The conversation, one user request per turn, run in order on one session."""
     expect: ScenarioExpectations = Field(default_factory=ScenarioExpectations)
+    """What must hold after the last turn."""
 
     @model_validator(mode="after")
     def _prompt_sources(self) -> Scenario:
         if self.system_prompt is not None and self.system_prompt_file is not None:
             raise ValueError("give system_prompt or system_prompt_file, not both")
         if self.agent is not None and self.tools:
-            raise ValueError("tools are declared by the agent named in `agent`; YAML tools are for self-contained agents")
+            raise ValueError(
+                "tools are declared by the agent named in `agent`; YAML tools are for self-contained agents"
+            )
         return self
 
 

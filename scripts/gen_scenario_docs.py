@@ -1,0 +1,501 @@
+"""Generate docs/scenarios.md, the scenario format reference, from the models in `agentrig.scenarios.model`.
+
+    python scripts/gen_scenario_docs.py            # rewrite docs/scenarios.md
+    python scripts/gen_scenario_docs.py --check    # exit 1 if docs/scenarios.md is out of date
+
+The intro and the examples are written here by hand; every field (type, default, description) comes from
+the models, so the reference cannot drift. tests/scenarios/test_docs.py checks the committed file equals
+this output and that every YAML example in it validates.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
+
+import annotated_types
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
+from pydantic_core import PydanticUndefined
+
+from agentrig.scenarios import model
+from agentrig.scenarios.field_docs import field_docstrings
+
+DOCS_PATH = Path(__file__).resolve().parent.parent / "docs" / "scenarios.md"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Example:
+    """One example scenario file shown in the docs."""
+
+    title: str
+    """Section heading."""
+    file_name: str
+    """The file name the example is shown as (and written to by tests and the bench)."""
+    explanation: str
+    """Markdown shown above the YAML."""
+    yaml: str
+    """The complete scenario file."""
+
+
+SUPPORT_FILES: dict[str, str] = {
+    "prompts/terse.md": "You are terse. Answer in one sentence.\n",
+    "AGENTS.md": "# Project guide\n\nRun `make test` before answering.\n",
+    "histories/interrupted.json": '{"format": "agentrig.history/1", "messages": []}\n',
+}
+"""Files the examples refer to, relative to the examples' directory (tests and the bench write them)."""
+
+EXAMPLES: tuple[Example, ...] = (
+    Example(
+        title="A self-contained agent with YAML tools",
+        file_name="yaml_tools.yaml",
+        explanation="""No Python needed: the agent is built from `system_prompt` and `tools`. Each tool answers from
+its `results` rules, tried in order: by arguments (`when`), by call order (`call`), with a `retry`
+(the tool raises `ModelRetry`), a `fail`ure, or after a `delay`. A call no rule matches fails the
+scenario with a message naming the call.""",
+        yaml="""\
+name: yaml-tools
+description: Rules picked by arguments, by call order, retry and failure.
+tags: [tools, self-contained]
+system_prompt: You are a careful shell assistant.
+tools:
+  bash:
+    description: Run a shell command.
+    parameters:
+      type: object
+      properties: {command: {type: string}}
+      required: [command]
+    results:
+      - when: {command: ls}
+        return: "a.txt\\nb.txt"
+      - when: {command: cat a.txt}
+        call: 2                      # only the 2nd call of bash in the scenario
+        return: hello
+      - when: {command: rm -rf /}
+        fail: refusing to run that   # non-retryable: the turn ends with a tool_failed error
+      - retry: unknown command       # anything else: the model is asked to try again
+  slow_search:
+    description: Search the web (slowly).
+    results:
+      - return: {hits: 3}
+        delay: 0.2                   # seconds, exercises timeouts and parallel calls
+turns:
+  - user: List the files, then search.
+    model:
+      - tool_calls:
+          - {id: tc_1, name: bash, args: {command: ls}}
+          - {id: tc_2, name: slow_search, args: {}}
+        usage: {input_tokens: 120, output_tokens: 20}
+      - tool_calls: [{id: tc_3, name: bash, args: {command: cat a.txt}}]
+        usage: {input_tokens: 180, output_tokens: 12}
+      - text: a.txt says hello; 3 hits.
+        usage: {input_tokens: 210, output_tokens: 8}
+    expect:
+      output: {contains: hello}
+      tool_calls:
+        sequence:
+          - {name: bash, args: {command: ls}}
+          - {name: slow_search}
+          - {name: bash, args: {command: cat a.txt}}
+      usage: {requests: 3, input_tokens: 510}
+""",
+    ),
+    Example(
+        title="Testing your own agent",
+        file_name="own_agent.yaml",
+        explanation="""`agent: module:attribute` names your `Agent` (or a function with no arguments that builds one).
+Its real tools run; only its model is replaced by the script. YAML `tools` are not allowed here:
+the tools are your agent's. Run it against a real model with `agentrig run --model provider:name`;
+the script is then ignored and script-only expectations are skipped with a reason.""",
+        yaml="""\
+name: own-agent-weather
+agent: myapp.agents:build_agent
+turns:
+  - user: What's the weather in Paris?
+    model:
+      - tool_calls: [{id: tc_1, name: get_weather, args: {city: Paris}}]
+        usage: {input_tokens: 90, output_tokens: 15}
+      - text: Sunny, 21 degrees.
+        usage: {input_tokens: 140, output_tokens: 7}
+    expect:
+      tool_calls: {used: [get_weather], counts: {get_weather: 1}}
+      output: {regex: '\\d+ degrees'}
+""",
+    ),
+    Example(
+        title="Scripted model steps",
+        file_name="scripted_steps.yaml",
+        explanation="""One file may hold a list of scenarios. Each `model` step is one model response, in order: text,
+a `thought`, several `tool_calls` (run in parallel), raw-string `args` (malformed JSON on purpose),
+explicit `usage` (give it on every step: pydantic-ai's estimate differs between versions), an
+`empty` response, a provider `error`, a `delay`, an `abort` point, a tool call written inside the
+text (fallback parsing), and `expect_input` checks on what the model received.""",
+        yaml="""\
+- name: steps-thought-and-parallel-calls
+  system_prompt_file: prompts/terse.md     # relative to this file
+  context_file: AGENTS.md                  # appended under <user_context>
+  tools:
+    read: {results: [{return: contents}]}
+    grep: {results: [{return: "3 matches"}]}
+  turns:
+    - user: Read and grep.
+      model:
+        - thought: I need both files.
+          tool_calls:
+            - {id: tc_1, name: read, args: {path: a.txt}}
+            - {id: tc_2, name: grep, args: {pattern: TODO}}
+          usage: {input_tokens: 100, output_tokens: 30}
+        - text: Done.
+          usage: {input_tokens: 150, output_tokens: 3}
+          expect_input:
+            no_dangling_tool_calls: true
+            contains_text: [contents, "3 matches"]
+            tools: [read, grep]
+
+- name: steps-malformed-args-and-empty
+  tools:
+    read: {results: [{return: ok}]}
+  turns:
+    - user: Go.
+      model:
+        - tool_calls: [{id: tc_1, name: read, args: '{"path": "a.txt"'}]   # invalid JSON
+          usage: {input_tokens: 50, output_tokens: 10}
+        - empty: true                      # no parts at all
+          usage: {input_tokens: 60, output_tokens: 0}
+        - text: Recovered.
+          usage: {input_tokens: 70, output_tokens: 2}
+
+- name: steps-provider-error
+  turns:
+    - user: Summarize everything.
+      model:
+        - error: {kind: context_length, message: "maximum context length is 8192 tokens"}
+      expect:
+        error: {kind: context_length, contains: maximum context}
+
+- name: steps-delay-and-abort
+  settings: {timeout: 5}
+  turns:
+    - user: Write a long essay.
+      model:
+        - delay: 0.5
+          abort: true
+          text: The essay begins     # partial text kept in the [INTERRUPTED] response
+      expect: {interrupted: true}
+    - user: Start again, shorter.
+      model:
+        - text: Short essay.
+          usage: {input_tokens: 40, output_tokens: 3}
+
+- name: steps-fallback-tool-call
+  tools:
+    bash: {results: [{return: "a.txt"}]}
+  turns:
+    - user: List files.
+      model:
+        - text: '<tool_call>{"name": "bash", "arguments": {"command": "ls"}}</tool_call>'
+          usage: {input_tokens: 30, output_tokens: 20}
+        - text: One file.
+          usage: {input_tokens: 60, output_tokens: 3}
+      expect:
+        tool_calls: {used: [bash]}
+""",
+    ),
+    Example(
+        title="Expectations, per turn and per scenario",
+        file_name="expectations.yaml",
+        explanation="""`expect` under a turn checks that turn; `expect` at the top checks the whole scenario (the same
+checks on the final state, plus history `invariants` and a `golden` canonical history compared
+exactly). A missing golden file is a warning for `agentrig validate`; `agentrig run --update-golden`
+writes it. `initial_history` resumes from a stored history.""",
+        yaml="""\
+name: expectations-tour
+initial_history: histories/interrupted.json
+tools:
+  bash: {results: [{return: "a.txt"}]}
+turns:
+  - user: List the files.
+    model:
+      - tool_calls: [{id: tc_1, name: bash, args: {command: ls}}]
+        usage: {input_tokens: 120, output_tokens: 14}
+      - text: One file, a.txt.
+        usage: {input_tokens: 160, output_tokens: 5}
+    expect:
+      output: {contains: [a.txt], not_contains: error}
+      tool_calls:
+        sequence: [{name: bash, args: {command: ls}, args_match: exact, id: tc_1}]
+        status: {tc_1: completed}
+      usage:
+        requests: 2
+        output_tokens: {min: 10, max: 30}
+expect:
+  invariants: all
+  usage: {requests: 2, input_tokens: 280, total_tokens: {max: 400}}
+  tool_calls: {not_used: [rm]}
+  golden: golden/expectations-tour.json
+""",
+    ),
+    Example(
+        title="Deferred tool calls",
+        file_name="deferred.yaml",
+        explanation="""A tool result with `defer: true` hands the call to the host: the turn ends with the call pending.
+The next turn gives the host's answer in `deferred_results` (by tool_call_id) and has no `user`
+message: the run continues where it stopped.""",
+        yaml="""\
+name: deferred-approval
+tools:
+  deploy:
+    description: Deploy the app (a human approves it).
+    results: [{defer: true}]
+turns:
+  - user: Deploy to production.
+    model:
+      - tool_calls: [{id: tc_1, name: deploy, args: {env: prod}}]
+        usage: {input_tokens: 80, output_tokens: 12}
+  - deferred_results: {tc_1: approved and deployed}
+    model:
+      - text: Deployed to production.
+        usage: {input_tokens: 120, output_tokens: 5}
+    expect:
+      output: {equals: Deployed to production.}
+""",
+    ),
+    Example(
+        title="Settings",
+        file_name="settings.yaml",
+        explanation="""`settings` changes how the run behaves: iteration and usage limits, retries, a per-turn timeout,
+pruning of old tool outputs and context compaction (a `summary` step answers the summarize request).""",
+        yaml="""\
+name: settings-tour
+settings:
+  max_iterations: 5
+  tool_retries: 2
+  timeout: 30
+  request_limit: 10
+  total_tokens_limit: 50000
+  prune_keep_recent_tool_outputs: 3
+  compaction: {context_window: 4000, reserve: 500, keep_recent: 1000}
+turns:
+  - user: Hello.
+    model:
+      - text: Hi.
+        usage: {input_tokens: 10, output_tokens: 1}
+    expect:
+      compaction: {status: skipped, reason: below_threshold}
+""",
+    ),
+)
+
+
+INTRO = """\
+# Scenario files
+
+A scenario is a YAML file that describes an agent, a conversation, the model's scripted answers and
+what must hold afterwards. `agentrig run` executes scenarios against pydantic-ai's `FunctionModel`
+(offline, deterministic) or a real model (`--model provider:name`); `agentrig validate` checks them
+without running anything.
+
+<!-- Generated by scripts/gen_scenario_docs.py from src/agentrig/scenarios/model.py. Do not edit by hand:
+     change the models' field docstrings or the script, then run `python scripts/gen_scenario_docs.py`. -->
+
+## Files and discovery
+
+- A file holds one scenario (a mapping) or a list of scenarios. Scenario names are unique across
+  everything loaded together.
+- Given a directory, agentrig reads every `*.yaml` and `*.yml` below it, in sorted order, skipping
+  directories named `golden` or `recordings`, hidden directories, and files whose name starts with `_`.
+  A file named explicitly on the command line is always read.
+- File names inside a scenario (`system_prompt_file`, `context_file`, `initial_history`,
+  `expect.golden`) are relative to the scenario file. Missing files are errors, except a golden
+  file, which `agentrig run --update-golden` writes.
+- Unknown keys are errors (with a suggestion for typos), and so are duplicate keys. YAML is read
+  with the safe loader: no Python object tags.
+
+## Checking files
+
+```
+$ agentrig validate scenarios/
+ok     scenarios/tool_roundtrip.yaml (1 scenario)
+error  scenarios/broken.yaml:14:9: turns[0].model[1].tool_calls[0]: missing required field 'id'
+INVALID: 2 files, 1 valid scenario, 1 error in 1 file
+```
+
+Every error names file, line, column and the field path. Exit code 0 when every file is valid,
+2 otherwise; `--json` prints the same as one JSON object.
+
+## Editor support
+
+`agentrig schema -o scenario.schema.json` writes the JSON Schema (draft 2020-12) of the format.
+Editors using yaml-language-server (VS Code's YAML extension, Neovim, Helix) then complete and check
+fields when a scenario file starts with:
+
+```
+# yaml-language-server: $schema=../scenario.schema.json
+```
+"""
+
+
+# --------------------------------------------------------------------------------------------
+# The reference, from the models
+# --------------------------------------------------------------------------------------------
+
+REFERENCE_GROUPS: tuple[tuple[str, tuple[type[BaseModel], ...]], ...] = (
+    ("The scenario", (model.Scenario,)),
+    ("Tools", (model.ToolSpec, model.ToolResult)),
+    ("Turns and the scripted model", (
+        model.Turn, model.ModelStep, model.ScriptedToolCall, model.ScriptedUsage, model.ScriptedError,
+        model.ModelInputCheck,
+    )),
+    ("Expectations", (
+        model.TurnExpectations, model.ScenarioExpectations, model.OutputExpectation, model.ToolCallsExpectation,
+        model.ToolCallMatcher, model.UsageExpectation, model.Bounds, model.ErrorExpectation,
+        model.CompactionExpectation,
+    )),
+    ("Settings", (model.Settings, model.CompactionSettings)),
+)  # fmt: skip
+"""Every model reachable from `Scenario`, in reading order (`render` fails if one is missing)."""
+
+
+def render() -> str:
+    """The whole of docs/scenarios.md."""
+    _check_every_model_documented()
+    sections = [INTRO, "## Examples\n"]
+    for example in EXAMPLES:
+        sections.append(
+            f"### {example.title}\n\n{example.explanation}\n\n`{example.file_name}`:\n\n```yaml\n{example.yaml}```\n"
+        )
+    sections.append("## Reference\n\nEvery field, its type, its default and what it does.\n")
+    for group_title, models in REFERENCE_GROUPS:
+        sections.append(f"### {group_title}\n")
+        sections.extend(_model_section(model_class) for model_class in models)
+    return "\n".join(sections).rstrip() + "\n"
+
+
+def _model_section(model_class: type[BaseModel]) -> str:
+    doc = " ".join((model_class.__doc__ or "").split())
+    lines = [
+        f"#### {model_class.__name__}\n",
+        f"{doc}\n",
+        "| Field | Type | Default | Description |",
+        "|---|---|---|---|",
+    ]
+    docstrings = field_docstrings(model_class)
+    for name, info in model_class.model_fields.items():
+        description = " ".join(docstrings.get(name, "").split()).replace("|", "\\|")
+        lines.append(f"| `{info.alias or name}` | {_field_type(info)} | {_default(info)} | {description} |")
+    return "\n".join(lines) + "\n"
+
+
+def _field_type(info: FieldInfo) -> str:
+    text = _type_text(info.annotation)
+    constraints = [_constraint_text(item) for item in info.metadata]
+    shown = [text, *(c for c in constraints if c)]
+    return ", ".join(shown).replace("|", "\\|")
+
+
+def _constraint_text(item: object) -> str:
+    if isinstance(item, annotated_types.Ge):
+        return f"≥ {item.ge}"
+    if isinstance(item, annotated_types.Gt):
+        return f"> {item.gt}"
+    if isinstance(item, annotated_types.MinLen):
+        return f"at least {item.min_length} item{'' if item.min_length == 1 else 's'}"
+    pattern = getattr(item, "pattern", None)
+    if isinstance(pattern, str):
+        return f"matching `{pattern}`"
+    return ""
+
+
+def _type_text(annotation: Any) -> str:
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _type_text(get_args(annotation)[0])
+    if origin in (Union, types.UnionType):
+        return " or ".join(_type_text(member) for member in get_args(annotation))
+    if origin is Literal:
+        values = [f'`"{value}"`' for value in get_args(annotation)]
+        return values[0] if len(values) == 1 else "one of " + ", ".join(values)
+    if origin in (tuple, list):
+        return f"list of {_grouped(_type_text(get_args(annotation)[0]))}"
+    if origin is dict:
+        value_type = get_args(annotation)[1]
+        return "mapping" if value_type is Any else f"mapping to {_grouped(_type_text(value_type))}"
+    if annotation is Any:
+        return "any"
+    if annotation is type(None):
+        return "null"
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return f"[{annotation.__name__}](#{annotation.__name__.lower()})"
+    names = {str: "string", int: "integer", float: "number", bool: "boolean"}
+    return names.get(annotation, str(annotation))
+
+
+def _grouped(text: str) -> str:
+    """Parenthesize a type made of alternatives, so `list of (a or b)` is not read as `(list of a) or b`."""
+    return f"({text})" if " or " in text or text.startswith("one of ") else text
+
+
+def _default(info: FieldInfo) -> str:
+    if info.default_factory is not None:
+        value: Any = info.default_factory()  # pyright: ignore[reportCallIssue]
+    elif info.default is PydanticUndefined:
+        return "required"
+    else:
+        value = info.default
+    if isinstance(value, BaseModel):
+        return "(defaults)"
+    return f"`{_yaml_scalar(value)}`"
+
+
+def _yaml_scalar(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, tuple | list):
+        return "[" + ", ".join(_yaml_scalar(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{key}: {_yaml_scalar(item)}" for key, item in value.items()) + "}"
+    if isinstance(value, str):
+        return f'"{value}"'
+    return str(value)
+
+
+def _check_every_model_documented() -> None:
+    documented = {model_class for _, models in REFERENCE_GROUPS for model_class in models}
+    reachable: set[type[BaseModel]] = set()
+    pending: list[Any] = [model.Scenario]
+    while pending:
+        annotation = pending.pop()
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            if annotation in reachable:
+                continue
+            reachable.add(annotation)
+            pending.extend(info.annotation for info in annotation.model_fields.values())
+        else:
+            pending.extend(get_args(annotation))
+    missing = sorted(model_class.__name__ for model_class in reachable - documented)
+    if missing:
+        raise SystemExit(f"add these models to REFERENCE_GROUPS in {__file__}: {', '.join(missing)}")
+
+
+def main(argv: list[str]) -> int:
+    """Write docs/scenarios.md, or with `--check` report whether it is up to date."""
+    text = render()
+    if "--check" in argv:
+        current = DOCS_PATH.read_text(encoding="utf-8") if DOCS_PATH.exists() else ""
+        if current != text:
+            print(f"{DOCS_PATH} is out of date: run python scripts/gen_scenario_docs.py", file=sys.stderr)
+            return 1
+        return 0
+    DOCS_PATH.parent.mkdir(parents=True, exist_ok=True)
+    DOCS_PATH.write_text(text, encoding="utf-8")
+    print(f"wrote {DOCS_PATH}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,151 @@
+"""YAML text -> (node tree, plain data), and positions in that tree.
+
+The loader validates plain data with pydantic, but errors must name a line and column. So the file is
+composed once into YAML nodes (which carry marks) and the data is constructed from those same nodes;
+an error's field path is then walked through the node tree to find where it points.
+
+Only the safe loader is used: no Python object tags, no arbitrary construction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from agentrig.errors import ScenarioError
+
+# libyaml's safe loader builds the same nodes with the same marks, several times faster.
+_SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+PathElement = str | int
+"""One step of a field path: a mapping key or a list index."""
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ParsedYaml:
+    """A YAML document as nodes (for positions) and as plain data (for validation)."""
+
+    root: Node | None
+    """The document's root node; None for an empty file."""
+    data: Any
+    """The constructed value (dicts, lists, scalars)."""
+
+
+def parse_yaml(text: str, path: Path) -> ParsedYaml:
+    """Parse one YAML document safely; a syntax error or a duplicate key becomes a located `ScenarioError`."""
+    loader = _SafeLoader(text)
+    try:
+        root = loader.get_single_node()
+        if root is None:
+            return ParsedYaml(root=None, data=None)
+        # Checked before construction: constructing flattens `<<` merge keys into the node itself.
+        _reject_duplicate_keys(root, path)
+        data = loader.construct_document(root)
+    except yaml.MarkedYAMLError as error:
+        raise _syntax_error(error, path) from None
+    except yaml.YAMLError as error:
+        raise ScenarioError(f"invalid YAML: {error}", path=path) from None
+    finally:
+        loader.dispose()
+    return ParsedYaml(root=root, data=data)
+
+
+def _syntax_error(error: yaml.MarkedYAMLError, path: Path) -> ScenarioError:
+    mark = error.problem_mark or error.context_mark
+    problem = error.problem or "syntax error"
+    if error.context:
+        problem = f"{problem} ({error.context}"
+        if error.context_mark is not None and error.context_mark is not mark:
+            problem += f" at line {error.context_mark.line + 1}"
+        problem += ")"
+    if mark is None:
+        return ScenarioError(f"invalid YAML: {problem}", path=path)
+    return ScenarioError(f"invalid YAML: {problem}", path=path, line=mark.line + 1, column=mark.column + 1)
+
+
+def _reject_duplicate_keys(root: Node, path: Path) -> None:
+    """PyYAML keeps the last of two equal keys silently; in a scenario that is always a mistake."""
+    seen_nodes: set[int] = set()
+    pending: list[tuple[Node, tuple[PathElement, ...]]] = [(root, ())]
+    while pending:
+        node, field_path = pending.pop()
+        if id(node) in seen_nodes:  # aliases share nodes; an alias cycle must not loop forever
+            continue
+        seen_nodes.add(id(node))
+        if isinstance(node, MappingNode):
+            first_line: dict[str, int] = {}
+            for key_node, value_node in node.value:
+                if not isinstance(key_node, ScalarNode) or key_node.tag == _MERGE_TAG:
+                    continue
+                key = str(key_node.value)
+                if key in first_line:
+                    raise ScenarioError(
+                        f"duplicate key '{key}' (first given on line {first_line[key]})",
+                        path=path,
+                        line=key_node.start_mark.line + 1,
+                        column=key_node.start_mark.column + 1,
+                        field=format_field_path((*field_path, key)),
+                    )
+                first_line[key] = key_node.start_mark.line + 1
+                pending.append((value_node, (*field_path, key)))
+        elif isinstance(node, SequenceNode):
+            pending.extend((item, (*field_path, index)) for index, item in enumerate(node.value))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NodeLookup:
+    """Where a field path points in the YAML tree."""
+
+    node: Node
+    """The deepest node found along the path (the target itself when `found`)."""
+    key_node: Node | None
+    """The key node when the last element is a mapping key that exists."""
+    found: bool
+    """The whole path exists; otherwise `node` is its nearest existing ancestor."""
+
+
+def find_node(root: Node, field_path: Sequence[PathElement]) -> NodeLookup:
+    """Walk `field_path` (keys and indexes) down from `root`, stopping at the nearest existing ancestor."""
+    node = root
+    key_node: Node | None = None
+    for element in field_path:
+        child = _child(node, element)
+        if child is None:
+            return NodeLookup(node=node, key_node=None, found=False)
+        key_node, node = child
+    return NodeLookup(node=node, key_node=key_node, found=True)
+
+
+def _child(node: Node, element: PathElement) -> tuple[Node | None, Node] | None:
+    if isinstance(node, MappingNode):
+        # The last equal key wins, as in the constructed data (merged keys come first after flattening).
+        for key_node, value_node in reversed(node.value):
+            if isinstance(key_node, ScalarNode) and str(key_node.value) == str(element):
+                return key_node, value_node
+        return None
+    if isinstance(node, SequenceNode) and isinstance(element, int) and 0 <= element < len(node.value):
+        return None, node.value[element]
+    return None
+
+
+def node_position(node: Node) -> tuple[int, int]:
+    """1-based (line, column) where a node starts."""
+    return node.start_mark.line + 1, node.start_mark.column + 1
+
+
+def format_field_path(field_path: Sequence[PathElement]) -> str:
+    """`("turns", 0, "model", 1)` -> `turns[0].model[1]`."""
+    text = ""
+    for element in field_path:
+        if isinstance(element, int):
+            text += f"[{element}]"
+        else:
+            text += f".{element}" if text else element
+    return text

@@ -1,0 +1,412 @@
+"""Scenario files -> validated `LoadedScenario`s, with errors that name file, line, column and field.
+
+A scenario file holds one scenario (a mapping) or several (a list of mappings). Directories are
+searched recursively for `*.yaml` / `*.yml`, skipping `golden/` and `recordings/` directories (run
+artifacts), hidden directories and files whose name starts with `_` (shared fragments).
+
+    load_paths(paths)      -> every scenario, or raise the first ScenarioError (for `agentrig run`)
+    validate_paths(paths)  -> (scenarios, every error) (for `agentrig validate`)
+    validation_report(...) -> the same, per file, with warnings (what `agentrig validate` prints)
+
+Checks beyond the models: duplicate keys, duplicate scenario names across the loaded set, and files
+the scenario names (`system_prompt_file`, `context_file`, `initial_history`) must exist. A missing
+`expect.golden` is only a warning: `agentrig run --update-golden` creates it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
+from yaml.nodes import MappingNode, Node, SequenceNode
+
+from agentrig.errors import ScenarioError
+from agentrig.scenarios._validation_errors import validation_errors
+from agentrig.scenarios._yaml_source import (
+    PathElement,
+    find_node,
+    format_field_path,
+    node_position,
+    parse_yaml,
+)
+from agentrig.scenarios.model import Scenario
+
+__all__ = [
+    "SKIPPED_DIRECTORIES",
+    "FileReport",
+    "LoadedScenario",
+    "ScenarioWarning",
+    "ValidationReport",
+    "discover",
+    "load_paths",
+    "load_scenario_file",
+    "validate_paths",
+    "validation_report",
+]
+
+SCENARIO_SUFFIXES = (".yaml", ".yml")
+SKIPPED_DIRECTORIES = frozenset({"golden", "recordings"})
+"""Directories that hold run artifacts next to scenarios, never scenarios."""
+
+USER_CONTEXT_TAG = "user_context"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScenarioWarning:
+    """Something worth knowing that does not make the file invalid (e.g. a golden file not written yet)."""
+
+    message: str
+    """What is wrong, without the location."""
+    path: Path
+    """The scenario file."""
+    line: int | None = None
+    """1-based line."""
+    column: int | None = None
+    """1-based column."""
+    field: str | None = None
+    """The field path, e.g. `expect.golden`."""
+
+    def __str__(self) -> str:
+        where = str(self.path)
+        if self.line is not None:
+            where += f":{self.line}" + (f":{self.column}" if self.column is not None else "")
+        if self.field:
+            where += f": {self.field}"
+        return f"{where}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoadedScenario:
+    """A validated scenario and where it came from."""
+
+    scenario: Scenario
+    """The validated scenario."""
+    path: Path
+    """The file it was read from, as given (relative paths stay relative)."""
+    index: int
+    """Its position in the file: 0 for a single-scenario file, else the list index."""
+    line: int
+    """1-based line where the scenario's mapping starts."""
+    base_dir: Path
+    """The directory that relative file names in the scenario are resolved against (the file's directory)."""
+    in_list: bool = False
+    """The file holds a list of scenarios (error field paths then start with the index, e.g. `[2].turns`)."""
+    warnings: tuple[ScenarioWarning, ...] = ()
+    """Non-fatal findings, e.g. a golden file that does not exist yet."""
+    node: Node | None = field(default=None, compare=False, repr=False)
+    """The scenario's YAML node, for `line_of` (None when built without a file)."""
+
+    @property
+    def id(self) -> str:
+        """A stable id, `path::name` (the name is unique across a loaded set)."""
+        return f"{self.path.as_posix()}::{self.scenario.name}"
+
+    @property
+    def name(self) -> str:
+        """The scenario's name."""
+        return self.scenario.name
+
+    def resolve(self, relative: str) -> Path:
+        """A file name from the scenario, resolved against the scenario file's directory."""
+        return self.base_dir / relative
+
+    def line_of(self, *field_path: PathElement) -> int:
+        """The line of a field in the file (e.g. `line_of("turns", 1, "expect")`); the nearest ancestor's if absent."""
+        if self.node is None:
+            return self.line
+        return node_position(find_node(self.node, field_path).node)[0]
+
+    def system_prompt_text(self) -> str | None:
+        """The system prompt: inline or from `system_prompt_file`, with `context_file` appended under `<user_context>`.
+
+        None when the scenario gives neither a prompt nor a context file.
+        """
+        scenario = self.scenario
+        prompt = scenario.system_prompt
+        if scenario.system_prompt_file is not None:
+            prompt = self._read_text(scenario.system_prompt_file, "system_prompt_file")
+        if scenario.context_file is None:
+            return prompt
+        context = self._read_text(scenario.context_file, "context_file").strip()
+        section = f"<{USER_CONTEXT_TAG}>\n{context}\n</{USER_CONTEXT_TAG}>"
+        return section if not prompt else f"{prompt.rstrip()}\n\n{section}"
+
+    def initial_history_path(self) -> Path | None:
+        """The resolved `initial_history` file, if the scenario names one."""
+        name = self.scenario.initial_history
+        return None if name is None else self.resolve(name)
+
+    def golden_path(self) -> Path | None:
+        """The resolved `expect.golden` file, if the scenario names one (it may not exist yet)."""
+        name = self.scenario.expect.golden
+        return None if name is None else self.resolve(name)
+
+    def _read_text(self, relative: str, field_name: str) -> str:
+        target = self.resolve(relative)
+        try:
+            return target.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+            raise ScenarioError(
+                f"cannot read {target}: {reason}", path=self.path, line=self.line_of(field_name), field=field_name
+            ) from None
+
+
+# --------------------------------------------------------------------------------------------
+# One file
+# --------------------------------------------------------------------------------------------
+
+
+def load_scenario_file(path: Path) -> list[LoadedScenario]:
+    """Load and validate every scenario of one file; raise the first `ScenarioError` (the one on the earliest line)."""
+    scenarios, errors = _load_file(Path(path))
+    if errors:
+        raise errors[0]
+    return scenarios
+
+
+def _load_file(path: Path) -> tuple[list[LoadedScenario], list[ScenarioError]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return [], [ScenarioError("no such file", path=path)]
+    except (OSError, UnicodeDecodeError) as error:
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        return [], [ScenarioError(f"cannot read file: {reason}", path=path)]
+    try:
+        parsed = parse_yaml(text, path)
+    except ScenarioError as error:
+        return [], [error]
+    root = parsed.root
+    if root is None:
+        return [], [ScenarioError("empty file: expected a scenario (a mapping) or a list of scenarios", path=path)]
+    if isinstance(root, MappingNode):
+        items: list[tuple[int, Node, object, tuple[PathElement, ...]]] = [(0, root, parsed.data, ())]
+    elif isinstance(root, SequenceNode):
+        if not root.value:
+            return [], [_error_at(root, path, "empty list: expected at least one scenario")]
+        data_items: list[object] = parsed.data
+        items = [(index, node, data_items[index], (index,)) for index, node in enumerate(root.value)]
+    else:
+        return [], [_error_at(root, path, "expected a scenario (a mapping) or a list of scenarios")]
+
+    loaded: list[LoadedScenario] = []
+    errors: list[ScenarioError] = []
+    for index, node, data, prefix in items:
+        if not isinstance(node, MappingNode):
+            errors.append(_error_at(node, path, "expected a scenario (a mapping)", prefix))
+            continue
+        try:
+            scenario = Scenario.model_validate(data)
+        except ValidationError as error:
+            errors.extend(validation_errors(error, model=Scenario, root=node, path=path, prefix=prefix))
+            continue
+        file_errors, warnings = _check_referenced_files(scenario, node, path, prefix)
+        if file_errors:
+            errors.extend(file_errors)
+            continue
+        loaded.append(
+            LoadedScenario(
+                scenario=scenario,
+                path=path,
+                index=index,
+                line=node_position(node)[0],
+                base_dir=path.parent,
+                in_list=bool(prefix),
+                warnings=tuple(warnings),
+                node=node,
+            )
+        )
+    return loaded, sorted(errors, key=lambda e: (e.line or 0, e.column or 0))
+
+
+def _error_at(node: Node, path: Path, message: str, prefix: tuple[PathElement, ...] = ()) -> ScenarioError:
+    line, column = node_position(node)
+    return ScenarioError(message, path=path, line=line, column=column, field=format_field_path(prefix) or None)
+
+
+def _check_referenced_files(
+    scenario: Scenario, node: Node, path: Path, prefix: tuple[PathElement, ...]
+) -> tuple[list[ScenarioError], list[ScenarioWarning]]:
+    required = {
+        ("system_prompt_file",): scenario.system_prompt_file,
+        ("context_file",): scenario.context_file,
+        ("initial_history",): scenario.initial_history,
+    }
+    errors: list[ScenarioError] = []
+    for field_path, name in required.items():
+        if name is not None and not (path.parent / name).is_file():
+            line, column = node_position(find_node(node, field_path).node)
+            errors.append(
+                ScenarioError(
+                    f"file not found: {path.parent / name}",
+                    path=path,
+                    line=line,
+                    column=column,
+                    field=format_field_path((*prefix, *field_path)),
+                )
+            )
+    warnings: list[ScenarioWarning] = []
+    golden = scenario.expect.golden
+    if golden is not None and not (path.parent / golden).is_file():
+        line, column = node_position(find_node(node, ("expect", "golden")).node)
+        warnings.append(
+            ScenarioWarning(
+                message=f"golden file not found: {path.parent / golden} (`agentrig run --update-golden` writes it)",
+                path=path,
+                line=line,
+                column=column,
+                field=format_field_path((*prefix, "expect", "golden")),
+            )
+        )
+    return errors, warnings
+
+
+# --------------------------------------------------------------------------------------------
+# Many files
+# --------------------------------------------------------------------------------------------
+
+
+def discover(paths: Sequence[Path]) -> list[Path]:
+    """The scenario files under `paths`: files as given, directories searched recursively (sorted).
+
+    Skips directories named `golden` or `recordings`, hidden directories, and files starting with `_`.
+    A file named explicitly is always included. Raises `ScenarioError` for a path that does not exist.
+    """
+    found: list[Path] = []
+    for given in paths:
+        given = Path(given)
+        if given.is_dir():
+            found.extend(_scenario_files_under(given))
+        elif given.exists():
+            found.append(given)
+        else:
+            raise ScenarioError("no such file or directory", path=given)
+    return list(dict.fromkeys(found))
+
+
+def _scenario_files_under(directory: Path) -> list[Path]:
+    files: list[Path] = []
+    for candidate in directory.rglob("*"):
+        relative_parts = candidate.relative_to(directory).parts
+        if any(part in SKIPPED_DIRECTORIES or part.startswith(".") for part in relative_parts[:-1]):
+            continue
+        if candidate.suffix in SCENARIO_SUFFIXES and not candidate.name.startswith(("_", ".")) and candidate.is_file():
+            files.append(candidate)
+    return sorted(files)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FileReport:
+    """What validating one file found."""
+
+    path: Path
+    """The scenario file (or the path given, when nothing could be read)."""
+    scenarios: tuple[LoadedScenario, ...] = ()
+    """The valid scenarios it holds."""
+    errors: tuple[ScenarioError, ...] = ()
+    """Every error found, in line order."""
+    warnings: tuple[ScenarioWarning, ...] = ()
+    """Non-fatal findings."""
+
+    @property
+    def ok(self) -> bool:
+        """The file has no errors."""
+        return not self.errors
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ValidationReport:
+    """What validating a set of paths found, file by file."""
+
+    files: tuple[FileReport, ...]
+    """One report per file (and per given path that yielded no file)."""
+
+    @property
+    def ok(self) -> bool:
+        """Every file is valid."""
+        return all(report.ok for report in self.files)
+
+    @property
+    def scenarios(self) -> list[LoadedScenario]:
+        """Every valid scenario, in discovery order."""
+        return [scenario for report in self.files for scenario in report.scenarios]
+
+    @property
+    def errors(self) -> list[ScenarioError]:
+        """Every error, file by file."""
+        return [error for report in self.files for error in report.errors]
+
+    @property
+    def warnings(self) -> list[ScenarioWarning]:
+        """Every warning, file by file."""
+        return [warning for report in self.files for warning in report.warnings]
+
+
+def validation_report(paths: Iterable[Path]) -> ValidationReport:
+    """Validate every scenario file under `paths`, collecting every error instead of stopping at the first."""
+    reports: list[FileReport] = []
+    names: dict[str, LoadedScenario] = {}
+    for given in paths:
+        given = Path(given)
+        try:
+            files = discover([given])
+        except ScenarioError as error:
+            reports.append(FileReport(path=given, errors=(error,)))
+            continue
+        if not files:
+            message = f"no scenario files (*.yaml, *.yml) in {given}"
+            reports.append(FileReport(path=given, errors=(ScenarioError(message, path=given),)))
+            continue
+        for file in files:
+            if any(report.path == file for report in reports):
+                continue  # named twice (e.g. a directory and a file in it)
+            loaded, errors = _load_file(file)
+            unique: list[LoadedScenario] = []
+            for scenario in loaded:
+                first = names.get(scenario.name)
+                if first is None:
+                    names[scenario.name] = scenario
+                    unique.append(scenario)
+                else:
+                    errors.append(_duplicate_name_error(scenario, first))
+            reports.append(
+                FileReport(
+                    path=file,
+                    scenarios=tuple(unique),
+                    errors=tuple(sorted(errors, key=lambda e: (e.line or 0, e.column or 0))),
+                    warnings=tuple(warning for scenario in unique for warning in scenario.warnings),
+                )
+            )
+    return ValidationReport(files=tuple(reports))
+
+
+def _duplicate_name_error(duplicate: LoadedScenario, first: LoadedScenario) -> ScenarioError:
+    line = duplicate.line_of("name")
+    node = find_node(duplicate.node, ("name",)).node if duplicate.node is not None else None
+    column = node_position(node)[1] if node is not None else None
+    prefix: tuple[PathElement, ...] = (duplicate.index,) if duplicate.in_list else ()
+    return ScenarioError(
+        f"duplicate scenario name '{duplicate.name}' (first defined in {first.path}:{first.line_of('name')})",
+        path=duplicate.path,
+        line=line,
+        column=column,
+        field=format_field_path((*prefix, "name")),
+    )
+
+
+def validate_paths(paths: Iterable[Path]) -> tuple[list[LoadedScenario], list[ScenarioError]]:
+    """Every valid scenario under `paths` and every error found (in file order)."""
+    report = validation_report(paths)
+    return report.scenarios, report.errors
+
+
+def load_paths(paths: Iterable[Path]) -> list[LoadedScenario]:
+    """Every scenario under `paths`; raise the first `ScenarioError` if any file is invalid."""
+    report = validation_report(paths)
+    errors = report.errors
+    if errors:
+        raise errors[0]
+    return report.scenarios

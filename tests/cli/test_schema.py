@@ -1,0 +1,47 @@
+"""`agentrig schema`: the JSON Schema on stdout or in a file, without importing pydantic-ai."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from agentrig.cli import app
+from agentrig.scenarios.schema import scenario_json_schema
+from tests.cli.test_validate import run_cli_in_subprocess
+
+runner = CliRunner()
+
+
+def test_prints_the_schema() -> None:
+    result = runner.invoke(app, ["schema"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output) == scenario_json_schema()
+    assert result.output.startswith('{\n  "$schema": "https://json-schema.org/draft/2020-12/schema"')
+
+
+def test_writes_the_schema_to_a_file(tmp_path: Path) -> None:
+    target = tmp_path / "out" / "scenario.schema.json"
+    result = runner.invoke(app, ["schema", "-o", str(target)])
+    assert result.exit_code == 0, result.output
+    assert json.loads(target.read_text(encoding="utf-8")) == scenario_json_schema()
+    assert "wrote" in result.output
+
+
+def test_help_shows_the_editor_comment() -> None:
+    result = runner.invoke(app, ["schema", "--help"])
+    assert result.exit_code == 0, result.output
+    assert "yaml-language-server: $schema=" in result.output
+
+
+def test_schema_never_imports_pydantic_ai(tmp_path: Path) -> None:
+    result = run_cli_in_subprocess("schema", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines()[-1] == "pydantic_ai imported: False", result.stderr
+    assert json.loads(result.stdout)["title"] == "agentrig scenario file"
+
+
+def test_help_never_imports_pydantic_ai(tmp_path: Path) -> None:
+    result = run_cli_in_subprocess("--help", cwd=tmp_path)
+    assert result.stderr.splitlines()[-1] == "pydantic_ai imported: False", result.stderr
