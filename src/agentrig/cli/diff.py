@@ -1,13 +1,99 @@
-"""`agentrig diff`: NOT YET IMPLEMENTED (placeholder while the verb is being built)."""
+"""`agentrig diff`: a normalized unified diff of two histories, sessions or run output directories."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+from typing import Annotated
+
 import typer
+
+HELP = """Show what differs between two histories, or between two run output directories.
+
+Files may be anything `agentrig convert` reads: canonical or legacy histories, session
+files, or pydantic-ai dumps of any supported version. Both sides are normalized to the
+canonical history with run_ids dropped (they are random per run), so only real
+differences show.
+
+With two directories written by `agentrig run --out`, every scenarios/NAME/history.json
+is compared by scenario name; a scenario present on one side only is a difference.
+
+Examples:
+
+    agentrig diff scenarios/golden/tool-roundtrip.json \\
+        agentrig-out/scenarios/tool-roundtrip/history.json
+    agentrig diff out-2.38/ out-2.68/   # the same suite on two pydantic-ai versions
+
+Exit codes: 0 identical, 1 different, 2 a file cannot be read.
+"""
 
 
 def register(app: typer.Typer) -> None:
     """Add this verb to the root app."""
 
-    @app.command("diff", help="(not implemented yet)")
-    def diff() -> None:  # pyright: ignore[reportUnusedFunction]
-        raise NotImplementedError("agentrig diff")
+    @app.command("diff", help=HELP)
+    def diff(  # pyright: ignore[reportUnusedFunction]
+        first: Annotated[Path, typer.Argument(help="History/session file or run output directory.")],
+        second: Annotated[Path, typer.Argument(help="History/session file or run output directory.")],
+        quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Print nothing; only the exit code tells.")] = False,
+    ) -> None:
+        from agentrig.errors import InputError, UsageError
+
+        for path in (first, second):
+            if not path.exists():
+                raise InputError(f"{path}: no such file or directory")
+        if first.is_dir() != second.is_dir():
+            raise UsageError(f"diff compares two files or two directories: {first} and {second} are one of each")
+        if first.is_dir():
+            differences = _diff_directories(first, second)
+        else:
+            text = _diff_files(first, second)
+            differences = [text] if text else []
+        if not quiet:
+            for text in differences:
+                sys.stdout.write(text)
+            sys.stdout.write("identical\n" if not differences else "")
+        # SystemExit, not typer.Exit: see cli/run.py.
+        raise SystemExit(1 if differences else 0)
+
+
+def _normalized(path: Path) -> str:
+    from agentrig.runtime.expectations import canonical_golden_bytes
+    from agentrig.runtime.sessions import load_history_file
+
+    return canonical_golden_bytes(load_history_file(path)).decode("utf-8")
+
+
+def _diff_files(first: Path, second: Path, *, first_label: str | None = None, second_label: str | None = None) -> str:
+    from agentrig.runtime.expectations import unified_diff
+
+    return unified_diff(
+        _normalized(first),
+        _normalized(second),
+        expected_label=first_label or str(first),
+        actual_label=second_label or str(second),
+    )
+
+
+def _histories(directory: Path) -> dict[str, Path]:
+    from agentrig.errors import InputError
+
+    root = directory / "scenarios"
+    if not root.is_dir():
+        raise InputError(f"{directory}: no scenarios/ directory (not an agentrig run output directory)")
+    return {path.parent.name: path for path in sorted(root.glob("*/history.json"))}
+
+
+def _diff_directories(first: Path, second: Path) -> list[str]:
+    left, right = _histories(first), _histories(second)
+    differences: list[str] = []
+    for name in sorted(left.keys() | right.keys()):
+        if name not in right:
+            differences.append(f"only in {first}: {name}\n")
+        elif name not in left:
+            differences.append(f"only in {second}: {name}\n")
+        else:
+            text = _diff_files(left[name], right[name])
+            if text:
+                differences.append(text)
+    return differences

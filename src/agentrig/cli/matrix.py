@@ -1,13 +1,115 @@
-"""`agentrig matrix`: NOT YET IMPLEMENTED (placeholder while the verb is being built)."""
+"""`agentrig matrix [PATHS]`: run the scenarios on several pydantic-ai versions and compare the results.
+
+Only typer and the standard library are imported here; the engine is imported inside the command.
+"""
 
 from __future__ import annotations
 
+import shlex
+from pathlib import Path
+from typing import Annotated
+
 import typer
+
+HELP = (
+    "Run the scenarios on several pydantic-ai versions, one environment per version, and compare them.\n\n"
+    "Each version gets an environment in .agentrig/matrix/py<X.Y>-<version>/ (reused when it already holds the pin) "
+    "with your project (--project, installed editable), this agentrig and pydantic-ai-slim==VERSION, installed in one "
+    "resolver call by uv when available, else by pip. The scenarios then run in each with "
+    "`agentrig run PATHS --out OUT/<version>`.\n\n"
+    "OUT/compatibility.md and OUT/compatibility.json give scenario x version results, whether the canonical histories "
+    "are identical on every version, how the raw pydantic-ai dumps differ, and the commands that reproduce it; "
+    "OUT/diffs/<scenario>/ holds unified diffs against the first (baseline) version.\n\n"
+    "Exit codes: 0 no regression; 1 a version fails a scenario that passes on the baseline; 2 usage error; "
+    "3 an environment could not be built."
+)
+
+DEFAULT_PATHS = [Path("scenarios")]
+DEFAULT_OUT = Path("agentrig-out/matrix")
+
+
+def _command_line(
+    paths: list[Path], versions: tuple[str, ...], out: Path, python: str | None, project: Path | None, jobs: int
+) -> str:
+    """The `agentrig matrix` command that reproduces this run (written into the report)."""
+    argv = ["agentrig", "matrix", *map(str, paths), "--versions", ",".join(versions), "--out", str(out)]
+    if project is not None:
+        argv += ["--project", str(project)]
+    if python is not None:
+        argv += ["--python", python]
+    if jobs != 1:
+        argv += ["--jobs", str(jobs)]
+    return shlex.join(argv)
 
 
 def register(app: typer.Typer) -> None:
     """Add this verb to the root app."""
 
-    @app.command("matrix", help="(not implemented yet)")
-    def matrix() -> None:  # pyright: ignore[reportUnusedFunction]
-        raise NotImplementedError("agentrig matrix")
+    @app.command("matrix", help=HELP, short_help="Run the scenarios across pinned pydantic-ai versions and compare.")
+    def matrix(  # pyright: ignore[reportUnusedFunction]
+        paths: Annotated[
+            list[Path] | None, typer.Argument(help="Scenario files or directories. (default: scenarios)")
+        ] = None,
+        versions: Annotated[
+            str | None,
+            typer.Option(
+                "--versions", help="Comma-separated pydantic-ai versions, baseline first. (default: the pinned list)"
+            ),
+        ] = None,
+        project: Annotated[
+            Path | None,
+            typer.Option(
+                "--project",
+                help="Your project, installed editable in every environment. (default: the current directory if it "
+                "has a pyproject.toml)",
+            ),
+        ] = None,
+        out: Annotated[Path, typer.Option("--out", help="Where the runs, report and diffs go.")] = DEFAULT_OUT,
+        python: Annotated[
+            str | None,
+            typer.Option("--python", help="Build the environments from this interpreter. (default: this one)"),
+        ] = None,
+        jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Versions built and run at the same time.")] = 1,
+        rebuild: Annotated[bool, typer.Option("--rebuild", help="Build every environment afresh.")] = False,
+    ) -> None:
+        import sys
+
+        from agentrig.errors import UsageError
+        from agentrig.runtime.matrix import MatrixOptions, run_matrix
+        from agentrig.runtime.versions import PYDANTIC_AI_VERSIONS
+
+        chosen = tuple(v.strip() for v in versions.split(",") if v.strip()) if versions else PYDANTIC_AI_VERSIONS
+        if not chosen:
+            raise UsageError("--versions: give at least one pydantic-ai version, e.g. --versions 2.38.0,2.68.0")
+        scenario_paths = paths or DEFAULT_PATHS
+        for path in scenario_paths:
+            if not path.exists():
+                raise UsageError(f"{path}: no such file or directory")
+        if project is not None and not (project / "pyproject.toml").is_file() and not (project / "setup.py").is_file():
+            raise UsageError(f"--project {project}: no pyproject.toml or setup.py there")
+        installed_project = (
+            project if project is not None else (Path.cwd() if Path("pyproject.toml").is_file() else None)
+        )
+        options = MatrixOptions(
+            paths=tuple(scenario_paths),
+            versions=chosen,
+            out=out,
+            project=installed_project,
+            python=python or sys.executable,
+            jobs=jobs,
+            rebuild=rebuild,
+        )
+        command_line = _command_line(scenario_paths, chosen, out, python, project, jobs)
+        report = run_matrix(options, command_line=command_line, progress=lambda line: typer.echo(line, err=True))
+        canonical_changed = sum(1 for item in report.scenarios if item.canonical_differs)
+        raw_changed = sum(1 for item in report.scenarios if item.raw_differs)
+        typer.echo(
+            f"{len(report.scenarios)} scenarios x {len(chosen)} versions: {len(report.regressions)} regression(s); "
+            f"canonical histories differ in {canonical_changed}, raw pydantic-ai dumps in {raw_changed}"
+        )
+        typer.echo(f"wrote {out / 'compatibility.md'} and {out / 'compatibility.json'}")
+        for regression in report.regressions:
+            typer.echo(f"regression: {regression.scenario} {regression.status} on pydantic-ai {regression.version}")
+        # SystemExit, not typer.Exit: `main()` runs click with standalone_mode=False, which returns (drops) a
+        # typer.Exit code instead of exiting with it.
+        raise SystemExit(report.exit_code)

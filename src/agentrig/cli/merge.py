@@ -1,13 +1,51 @@
-"""`agentrig merge`: NOT YET IMPLEMENTED (placeholder while the verb is being built)."""
+"""`agentrig merge`: combine the output directories of sharded runs into one report."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+from typing import Annotated
+
 import typer
+
+HELP = """Combine the output directories of sharded runs (`agentrig run --shard K/N`) into one.
+
+Writes OUT/report.json, junit.xml and summary.md for all scenarios together, sorted by
+scenario id as an unsharded run lists them, and copies every OUT/scenarios/NAME/. The
+merged duration is the slowest shard's. Inputs must come from the same pydantic-ai
+version and may not share a scenario.
+
+Example:
+
+    agentrig run --shard 1/2 --out out/1
+    agentrig run --shard 2/2 --out out/2
+    agentrig merge out/1 out/2 --out out/all
+
+Exit codes: 0 every scenario passed, 1 some failed, 3 some errored, 130 a shard was
+interrupted, 2 an input is not a run output directory.
+"""
 
 
 def register(app: typer.Typer) -> None:
     """Add this verb to the root app."""
 
-    @app.command("merge", help="(not implemented yet)")
-    def merge() -> None:  # pyright: ignore[reportUnusedFunction]
-        raise NotImplementedError("agentrig merge")
+    @app.command("merge", help=HELP)
+    def merge(  # pyright: ignore[reportUnusedFunction]
+        directories: Annotated[list[Path], typer.Argument(help="Run output directories (from `agentrig run --out`).")],
+        out: Annotated[Path, typer.Option("--out", help="Where the merged output goes.")] = Path("agentrig-out"),
+        as_json: Annotated[bool, typer.Option("--json", help="Print the merged report.json to stdout.")] = False,
+    ) -> None:
+        from agentrig.runtime.jsonio import dumps
+        from agentrig.runtime.reports import append_step_summary, merge_reports, summary_line
+        from agentrig.runtime.runner import exit_code_for
+
+        report = merge_reports(directories, out)
+        summary = report["summary"]
+        append_step_summary(out)
+        if as_json:
+            sys.stdout.write(dumps(report, pretty=True).decode())
+        human = sys.stderr if as_json else sys.stdout
+        human.write(f"merged {len(directories)} outputs into {out}\n")
+        human.write(summary_line(summary) + "\n")
+        # SystemExit, not typer.Exit: see cli/run.py.
+        raise SystemExit(exit_code_for(summary, interrupted=bool(report.get("interrupted"))))

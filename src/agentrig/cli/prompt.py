@@ -1,13 +1,106 @@
-"""`agentrig prompt`: NOT YET IMPLEMENTED (placeholder while the verb is being built)."""
+"""`agentrig prompt`: one non-interactive prompt against a real model, for scripts.
+
+The answer goes to stdout (or one JSON record with `--json`); errors are one line on stderr.
+Exit codes: 0 answered, 1 the run failed (e.g. --max-iterations reached), 2 usage error (no model, bad
+flag), 3 provider error after retries or timeout,
+130 interrupted (the session, if any, is saved with an `[INTERRUPTED]` response).
+"""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+from typing import Annotated
+
 import typer
+
+from agentrig.errors import EXIT_FAILED, AgentrigError, Interrupted, ProviderError, UsageError
+
+_HELP = """Send one prompt to a real model and print the answer.
+
+TEXT is the prompt; `-` reads it from stdin. The model is --model provider:name (e.g. openai:gpt-4o,
+anthropic:claude-sonnet-4-5) or $AGENTRIG_MODEL. --base-url points openai:NAME at any
+OpenAI-compatible server (vLLM, Ollama, a gateway).
+
+Exit codes: 0 answered, 1 run failed, 2 usage error, 3 provider error after retries or timeout, 130 interrupted."""
+
+
+class PromptFailed(AgentrigError):
+    """The run ended without an answer for a reason that is not the provider's (e.g. --max-iterations)."""
+
+    exit_code = EXIT_FAILED
 
 
 def register(app: typer.Typer) -> None:
     """Add this verb to the root app."""
 
-    @app.command("prompt", help="(not implemented yet)")
-    def prompt() -> None:  # pyright: ignore[reportUnusedFunction]
-        raise NotImplementedError("agentrig prompt")
+    @app.command("prompt", help=_HELP)
+    def prompt(  # pyright: ignore[reportUnusedFunction]
+        text: Annotated[str, typer.Argument(help="The prompt, or - to read it from stdin.", show_default=False)],
+        model: Annotated[
+            str | None,
+            typer.Option("--model", "-m", help="provider:name; default $AGENTRIG_MODEL.", show_default=False),
+        ] = None,
+        base_url: Annotated[
+            str | None,
+            typer.Option("--base-url", help="OpenAI- or Anthropic-compatible server URL.", show_default=False),
+        ] = None,
+        system: Annotated[
+            str | None, typer.Option("--system", help="Instructions for the model.", show_default=False)
+        ] = None,
+        agent: Annotated[
+            str | None,
+            typer.Option("--agent", help="Your own pydantic-ai Agent as module:attribute.", show_default=False),
+        ] = None,
+        session: Annotated[
+            Path | None,
+            typer.Option("--session", help="Continue this session file and save it back.", show_default=False),
+        ] = None,
+        timeout: Annotated[
+            float | None, typer.Option("--timeout", min=0.001, help="Seconds before the request is interrupted.")
+        ] = None,
+        max_iterations: Annotated[
+            int, typer.Option("--max-iterations", min=1, help="Model requests before the run is stopped.")
+        ] = 20,
+        as_json: Annotated[bool, typer.Option("--json", help="Print one JSON record instead of the answer.")] = False,
+        quiet: Annotated[
+            bool, typer.Option("--quiet", "-q", help="Print nothing on success (exit code only).")
+        ] = False,
+    ) -> None:
+        import asyncio
+
+        from agentrig.runtime import jsonio
+        from agentrig.runtime.prompting import PromptRequest, outcome_to_json, run_prompt
+        from agentrig.runtime.records import PROVIDER_ERROR_KINDS
+
+        prompt_text = sys.stdin.read() if text == "-" else text
+        if not prompt_text.strip():
+            raise UsageError("the prompt is empty" + (" (nothing on stdin)" if text == "-" else ""))
+        request = PromptRequest(
+            text=prompt_text,
+            model=model,
+            base_url=base_url,
+            system=system,
+            agent=agent,
+            session_path=session,
+            timeout=timeout,
+            max_iterations=max_iterations,
+        )
+        try:
+            outcome = asyncio.run(run_prompt(request))
+        except KeyboardInterrupt:  # the session (if any) was saved with an [INTERRUPTED] response on the way out
+            raise Interrupted(
+                "interrupted" + (f"; {session} keeps an [INTERRUPTED] response" if session else "")
+            ) from None
+        if as_json:
+            sys.stdout.write(jsonio.dumps(outcome_to_json(outcome)).decode() + "\n")
+        elif not quiet and outcome.output is not None:
+            sys.stdout.write(outcome.output if outcome.output.endswith("\n") else outcome.output + "\n")
+        # Raised, not typer.Exit: the root app runs with standalone_mode=False, where click returns an
+        # Exit's code instead of exiting with it; AgentrigError is printed once and mapped to its code there.
+        if outcome.error is not None:
+            if outcome.error.kind in PROVIDER_ERROR_KINDS or outcome.error.kind == "timeout":
+                raise ProviderError(outcome.error.message)
+            raise PromptFailed(outcome.error.message)
+        if outcome.interrupted:
+            raise Interrupted("interrupted" + (f"; {session} keeps an [INTERRUPTED] response" if session else ""))

@@ -1,13 +1,164 @@
-"""`agentrig run`: NOT YET IMPLEMENTED (placeholder while the verb is being built)."""
+"""`agentrig run`: run scenarios, write histories, sessions, usage and reports, exit with the documented code.
+
+Imports only typer and the standard library at module level; the runner (and pydantic-ai) load inside
+the command, so `agentrig --help` stays fast.
+"""
 
 from __future__ import annotations
 
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, TextIO
+
 import typer
+
+if TYPE_CHECKING:
+    from agentrig.runtime.records import ScenarioResult
+
+HELP = """Run scenarios and check their expectations.
+
+Writes OUT/report.json, OUT/junit.xml and OUT/summary.md, and per scenario
+OUT/scenarios/NAME/ with history.json, session.json, usage.json, pydantic_ai_dump.json
+and checks.json. The last line printed is always `N passed, N failed, N skipped`
+(`, N errors` is added when there are any).
+
+Examples:
+
+    agentrig run                        # every scenario under scenarios/
+    agentrig run scenarios/tools -k 'retry and not slow'
+    agentrig run -j 4 --shard 2/4 --out out/2   # one CI shard (see agentrig merge)
+    agentrig run --update-golden        # accept new golden histories
+    agentrig run --model openai:gpt-4o -k smoke # script-only checks are skipped
+    agentrig run --json --quiet > report.json
+
+Exit codes: 0 all passed, 1 a scenario failed, 2 usage or scenario file error,
+3 provider or infrastructure error (takes precedence over 1), 130 interrupted
+(partial reports are written).
+"""
+
+_STATUS_WORD = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped": "SKIP"}
+
+
+class _Progress:
+    """Per-scenario lines: a live, overwritten line on a terminal; plain lines in CI or when piped."""
+
+    def __init__(self, stream: TextIO, *, quiet: bool) -> None:
+        self.stream = stream
+        self.quiet = quiet
+        self.live = stream.isatty() and not os.environ.get("CI")
+        self.width = 0
+
+    def __call__(self, done: int, total: int, result: ScenarioResult) -> None:
+        if self.quiet:
+            return
+        line = f"[{done}/{total}] {result.name} ... {_STATUS_WORD[result.status]}"
+        if self.live and result.status in ("passed", "skipped"):
+            self.stream.write("\r" + line.ljust(self.width))
+            self.width = len(line)
+        else:
+            self.stream.write(("\r" + " " * self.width + "\r" if self.width else "") + line + "\n")
+            self.width = 0
+        self.stream.flush()
+
+    def finish(self) -> None:
+        if self.width:
+            self.stream.write("\n")
+            self.width = 0
+
+
+def _parse_shard(value: str | None) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    from agentrig.runtime.runner import parse_shard
+
+    return parse_shard(value)
 
 
 def register(app: typer.Typer) -> None:
     """Add this verb to the root app."""
 
-    @app.command("run", help="(not implemented yet)")
-    def run() -> None:  # pyright: ignore[reportUnusedFunction]
-        raise NotImplementedError("agentrig run")
+    @app.command("run", help=HELP)
+    def run(  # pyright: ignore[reportUnusedFunction]
+        paths: Annotated[
+            list[Path] | None, typer.Argument(help="Scenario files or directories.", show_default="scenarios/")
+        ] = None,
+        keyword: Annotated[
+            str | None,
+            typer.Option(
+                "-k",
+                help="Select scenarios: a word matches a name substring or a tag; combine with and, or, not, ( ).",
+            ),
+        ] = None,
+        jobs: Annotated[int, typer.Option("-j", "--jobs", help="Worker processes.", min=1)] = 1,
+        shard: Annotated[
+            str | None, typer.Option("--shard", help="Run shard K of N (K/N, 1-based), stable by scenario id.")
+        ] = None,
+        fail_fast: Annotated[bool, typer.Option("-x", "--exitfirst", help="Stop after the first failure.")] = False,
+        out: Annotated[Path, typer.Option("--out", help="Output directory.")] = Path("agentrig-out"),
+        model: Annotated[
+            str | None,
+            typer.Option("--model", help="Run against a real model (provider:name); scripts are ignored."),
+        ] = None,
+        base_url: Annotated[
+            str | None, typer.Option("--base-url", help="Base URL of an OpenAI- or Anthropic-compatible server.")
+        ] = None,
+        update_golden: Annotated[
+            bool, typer.Option("--update-golden", help="Write this run's histories into the golden files.")
+        ] = False,
+        as_json: Annotated[
+            bool, typer.Option("--json", help="Print report.json to stdout (human lines go to stderr).")
+        ] = False,
+        quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Print only the final summary line.")] = False,
+    ) -> None:
+        from agentrig.runtime.jsonio import dumps
+        from agentrig.runtime.reports import append_step_summary, describe_check, load_report, summary_line
+        from agentrig.runtime.runner import RunOptions, run_suite
+
+        human = sys.stderr if as_json else sys.stdout
+        options = RunOptions(
+            paths=tuple(paths or [Path("scenarios")]),
+            keyword=keyword,
+            jobs=jobs,
+            shard=_parse_shard(shard),
+            fail_fast=fail_fast,
+            out_dir=out,
+            update_golden=update_golden,
+            model=model,
+            base_url=base_url,
+        )
+        progress = _Progress(human, quiet=quiet)
+        suite = run_suite(options, progress=progress)
+        progress.finish()
+        report = load_report(out)
+        if not quiet:
+            for line in _failure_lines(report, describe_check):
+                human.write(line + "\n")
+            if suite.interrupted:
+                human.write("interrupted: unfinished scenarios are reported as skipped\n")
+            human.write(f"reports: {out}/report.json, junit.xml, summary.md\n")
+        append_step_summary(out)
+        if as_json:
+            sys.stdout.write(dumps(report, pretty=True).decode())
+        human.write(summary_line(report["summary"]) + "\n")
+        human.flush()
+        # SystemExit, not typer.Exit: `main()` runs click with standalone_mode=False, which returns (drops)
+        # a typer.Exit code instead of exiting with it.
+        raise SystemExit(suite.exit_code)
+
+
+def _failure_lines(report: dict[str, Any], describe: Any) -> list[str]:
+    lines: list[str] = []
+    for scenario in report["scenarios"]:
+        if scenario["status"] not in ("failed", "error"):
+            continue
+        lines.append("")
+        lines.append(f"{_STATUS_WORD[scenario['status']]} {scenario['name']} ({scenario['path']})")
+        if scenario.get("error"):
+            lines.append(f"  error {scenario['error']['kind']}: {scenario['error']['message']}")
+        for check in scenario["checks"]:
+            if not check["passed"]:
+                lines.extend("  " + line for line in describe(check).splitlines())
+    if lines:
+        lines.append("")
+    return lines

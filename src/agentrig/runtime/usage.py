@@ -105,7 +105,9 @@ class Usage:
             if isinstance(raw, bool) or not isinstance(raw, int) or raw < 0:
                 raise HistoryFormatError(f"expected a non-negative integer, got {raw!r}", field=f"{where}.{key}")
             values[name] = raw
-        estimated = bool(data.get("estimated", False))
+        estimated = data.get("estimated", False)
+        if not isinstance(estimated, bool):  # bool("false") is True: never guess a flag from another type
+            raise HistoryFormatError(f"expected true or false, got {estimated!r}", field=f"{where}.estimated")
         return Usage(estimated=estimated, **values)
 
     def to_json(self) -> dict[str, Any]:

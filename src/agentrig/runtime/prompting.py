@@ -1,0 +1,139 @@
+"""One-shot prompts (`agentrig prompt`): a real model, one request through the `RequestOrchestrator`.
+
+The prompt runs exactly as a scenario turn does (same loop contract, same history preparation and
+cleanup); with `session_path` the stored session is continued and saved back atomically, also when
+the run is interrupted (then ending with the orchestrator's `[INTERRUPTED]` response).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentrig.runtime.agents import AgentHandle, agent_for_prompt, load_user_agent
+from agentrig.runtime.canonical import Message
+from agentrig.runtime.orchestrator import RequestOrchestrator
+from agentrig.runtime.providers import build_model, resolve_model_name
+from agentrig.runtime.records import RunError
+from agentrig.runtime.redaction import redact, redact_json
+from agentrig.runtime.sessions import (
+    Session,
+    load_session,
+    new_session,
+    save_session,
+    session_from_json,
+    session_to_json,
+)
+from agentrig.runtime.usage import Usage
+from agentrig.runtime.wire import message_to_json
+from agentrig.scenarios.model import Settings
+
+__all__ = ["PromptOutcome", "PromptRequest", "outcome_to_json", "run_prompt"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PromptRequest:
+    """Everything `agentrig prompt` was asked to do."""
+
+    text: str
+    """The user's prompt."""
+    model: str | None = None
+    """`provider:name`; None reads `AGENTRIG_MODEL`."""
+    base_url: str | None = None
+    """An OpenAI- or Anthropic-compatible server."""
+    system: str | None = None
+    """Instructions for the built-in agent (ignored with `agent`)."""
+    agent: str | None = None
+    """The user's own agent as `module:attribute`."""
+    session_path: Path | None = None
+    """A session file to continue and save back."""
+    timeout: float | None = None
+    """Seconds before the request is interrupted."""
+    max_iterations: int = 20
+    """Model requests before the run is stopped."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PromptOutcome:
+    """What one prompt produced."""
+
+    output: str | None
+    """The answer text; None when the run failed before producing one."""
+    messages: tuple[Message, ...]
+    """The canonical messages this run added."""
+    usage: Usage
+    model: str
+    duration_s: float
+    error: RunError | None = None
+    interrupted: bool = False
+
+
+def _agent_handle(request: PromptRequest, settings: Settings) -> AgentHandle:
+    if request.agent is None:
+        return agent_for_prompt(request.system, settings)
+    spec = request.agent
+    search = [Path.cwd()]
+    load_user_agent(spec, search_paths=search)  # fail now, with a clear line, rather than inside the run
+    return AgentHandle(key=f"prompt-user:{spec}", build=lambda: load_user_agent(spec, search_paths=search), label=spec)
+
+
+def _session(path: Path | None, model_name: str) -> Session:
+    if path is not None and path.exists():
+        return load_session(path)
+    return new_session(current_model=model_name)
+
+
+def _redacted(session: Session) -> Session:
+    """The session with every secret in it redacted (a prompt or an answer may quote a key)."""
+    return session_from_json(redact_json(session_to_json(session)))
+
+
+async def run_prompt(request: PromptRequest) -> PromptOutcome:
+    """Run the prompt; provider failures come back as `error` (kind and one redacted line), not as exceptions.
+
+    An interruption (Ctrl-C, task cancellation) saves the session first and is then re-raised.
+    """
+    started = time.perf_counter()
+    model_name = resolve_model_name(request.model)
+    model = build_model(model_name, base_url=request.base_url)
+    settings = Settings(max_iterations=request.max_iterations, timeout=request.timeout)
+    orchestrator = RequestOrchestrator(
+        _agent_handle(request, settings), _session(request.session_path, model_name), settings=settings, model=model
+    )
+    try:
+        record = await orchestrator.run(request.text)
+    finally:
+        if request.session_path is not None:
+            save_session(_redacted(orchestrator.session), request.session_path)
+        await model.aclose()
+    error = record.error
+    if error is not None:
+        error = RunError(kind=error.kind, message=redact(error.message))
+    return PromptOutcome(
+        output=record.output,
+        messages=record.new_messages,
+        usage=record.usage,
+        model=model_name,
+        duration_s=time.perf_counter() - started,
+        error=error,
+        interrupted=record.interrupted,
+    )
+
+
+def outcome_to_json(outcome: PromptOutcome) -> dict[str, Any]:
+    """The `--json` record (redacted): output, messages, usage, model, duration_s, and `error` on failure."""
+    data: dict[str, Any] = {
+        "output": outcome.output,
+        "messages": [message_to_json(message) for message in outcome.messages],
+        "usage": outcome.usage.to_json(),
+        "model": outcome.model,
+        "duration_s": round(outcome.duration_s, 3),
+    }
+    if outcome.interrupted:
+        data["interrupted"] = True
+    if outcome.error is not None:
+        data["error"] = {"kind": outcome.error.kind, "message": outcome.error.message}
+    redacted: dict[str, Any] = redact_json(data)
+    return redacted

@@ -1,0 +1,352 @@
+"""A pydantic-ai `FunctionModel` that answers from a scenario's script.
+
+Each scenario turn has an ordered list of `ModelStep`s; every model request consumes the next step of the
+current turn. The caller (`execution.py`) moves the script from turn to turn with `begin_turn()` and
+`finish_turn()`. A step becomes:
+
+- text / thought / tool_calls: one `ModelResponse` with parts in the order thought, text, tool calls;
+- empty: `ModelResponse(parts=[])`;
+- error: the exception a real provider client raises through pydantic-ai (`ModelHTTPError` 400 with
+  `context_length_exceeded`, 429, 500, 401; a bare `ModelAPIError` for a dropped connection, which is what
+  2.38's clients raise and a base class of 2.68's `ModelConnectionError`, so every version sees the same error);
+- delay: `asyncio.sleep` before answering; abort: the run's cancellation is requested and the model never
+  answers (the step's text is the partial text kept in `[INTERRUPTED]`);
+- summary: the answer to a compaction summarize request, which the compactor marks with `summary_request()`.
+
+Every response carries the step's usage as an explicit `RequestUsage`, zeros included: pydantic-ai would
+otherwise estimate it, and the estimate differs between versions. The model name is fixed (`agentrig-script`)
+so histories do not depend on the function's name.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Generator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+from pydantic_ai.exceptions import ModelAPIError, ModelHTTPError
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    ModelResponsePart,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+)
+from pydantic_ai.models import ModelRequestParameters
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.settings import ModelSettings
+from pydantic_ai.usage import RequestUsage
+
+from agentrig.runtime.failures import ScriptExhausted, ScriptMismatch
+from agentrig.runtime.records import Check
+from agentrig.runtime.run_control import request_abort
+from agentrig.scenarios.model import ModelInputCheck, ModelStep, ScriptedError
+
+__all__ = ["SCRIPT_MODEL_NAME", "ScriptedModel", "summary_request"]
+
+SCRIPT_MODEL_NAME = "agentrig-script"
+
+# pydantic-ai marks the tool returns it synthesizes for dangling calls with this metadata key (2.38 and 2.68).
+_SYNTHESIZED_RETURN_KEY = "pydantic_ai_synthesized_tool_return"
+
+_DEFAULT_ERROR_MESSAGES: dict[str, str] = {
+    "context_length": "This model's maximum context length is exceeded. Please reduce the length of the messages.",
+    "rate_limit": "Rate limit reached for requests. Please try again later.",
+    "server_error": "The server had an error while processing your request.",
+    "auth": "Incorrect API key provided.",
+    "connection": "Connection error.",
+}
+
+_in_summary_request: ContextVar[bool] = ContextVar("agentrig_in_summary_request", default=False)
+
+
+@contextmanager
+def summary_request() -> Generator[None]:
+    """Mark the model requests made inside this block as compaction summarize requests.
+
+    The compactor wraps its summarize call in it; the scripted model then answers with the next `summary`
+    step, and treats any other step (or a summary step outside the block) as a script mismatch."""
+    token = _in_summary_request.set(True)
+    try:
+        yield
+    finally:
+        _in_summary_request.reset(token)
+
+
+def _provider_error(error: ScriptedError, model_name: str) -> Exception:
+    message = error.message or _DEFAULT_ERROR_MESSAGES[error.kind]
+    if error.kind == "connection":
+        return ModelAPIError(model_name=model_name, message=message)
+    status, code, error_type = {
+        "context_length": (400, "context_length_exceeded", "invalid_request_error"),
+        "rate_limit": (429, "rate_limit_exceeded", "requests"),
+        "server_error": (500, "server_error", "server_error"),
+        "auth": (401, "invalid_api_key", "invalid_request_error"),
+    }[error.kind]
+    body = {"error": {"message": message, "type": error_type, "code": code}}
+    return ModelHTTPError(status_code=status, model_name=model_name, body=body)
+
+
+def _part_text(part: Any) -> str | None:
+    """The text a part shows the model, for `contains_text` checks and script summaries."""
+    kind = getattr(part, "part_kind", "")
+    if kind in ("text", "user-prompt", "system-prompt", "retry-prompt", "retry-feedback", "thinking"):
+        content: Any = getattr(part, "content", "")
+        return content if isinstance(content, str) else json.dumps(content, default=str)
+    if kind == "tool-return":
+        return part.model_response_str()
+    return None
+
+
+def _shorten(text: str, limit: int = 60) -> str:
+    folded = " ".join(text.split())
+    return folded if len(folded) <= limit else folded[: limit - 3] + "..."
+
+
+def describe_request(messages: Sequence[ModelMessage]) -> str:
+    """A short summary of the request being answered (the last message), for error messages."""
+    if not messages or not isinstance(messages[-1], ModelRequest):
+        return "nothing"
+    pieces: list[str] = []
+    for part in messages[-1].parts:
+        text = _part_text(part)
+        name = getattr(part, "tool_name", None)
+        label = part.part_kind + (f" {name}" if name else "")
+        pieces.append(f"{label} {json.dumps(_shorten(text))}" if text is not None else label)
+    return "; ".join(pieces) or "an empty request"
+
+
+def describe_step(step: ModelStep) -> str:
+    """A short summary of a scripted step, for mismatch messages."""
+    if step.error is not None:
+        return f"error {step.error.kind}"
+    if step.empty:
+        return "empty"
+    if step.summary is not None:
+        return f"summary {json.dumps(_shorten(step.summary))}"
+    pieces: list[str] = []
+    if step.abort:
+        pieces.append("abort")
+    if step.thought is not None:
+        pieces.append(f"thought {json.dumps(_shorten(step.thought))}")
+    if step.text is not None:
+        pieces.append(f"text {json.dumps(_shorten(step.text))}")
+    pieces.extend(f"tool call {call.name}" for call in step.tool_calls)
+    return ", ".join(pieces)
+
+
+class ScriptedModel(FunctionModel):
+    """A `FunctionModel` answering each request with the next step of the current turn's script."""
+
+    reports_exact_usage: bool = True
+    """Usage comes from the script, never estimated (the orchestrator reads this)."""
+
+    def __init__(self, turns: Sequence[Sequence[ModelStep]], *, model_name: str = SCRIPT_MODEL_NAME) -> None:
+        super().__init__(self._respond, model_name=model_name)
+        self._turns: tuple[tuple[ModelStep, ...], ...] = tuple(tuple(steps) for steps in turns)
+        self._turn_index = 0
+        self._step_index = 0
+        self._checks: list[Check] = []
+        self._usage = RequestUsage()
+
+    # --- the script's position, driven by execution.py ---
+
+    @property
+    def turn_index(self) -> int:
+        """The current turn, 0-based."""
+        return self._turn_index
+
+    def begin_turn(self, index: int) -> None:
+        """Answer the following requests from turn `index` (0-based), starting at its first step."""
+        self._turn_index = index
+        self._step_index = 0
+        self._checks = []
+
+    def remaining_steps(self) -> tuple[ModelStep, ...]:
+        """The steps of the current turn not used yet."""
+        return self._steps()[self._step_index :]
+
+    def finish_turn(self) -> ScriptMismatch | None:
+        """The mismatch to report when the turn ended with steps unused, else None."""
+        left = self.remaining_steps()
+        if not left:
+            return None
+        first = self._step_index + 1
+        return ScriptMismatch(
+            f"turn {self._turn_index + 1}: {len(left)} scripted step(s) left unused, from step {first}"
+            f" ({describe_step(left[0])}); the run ended before asking for them"
+        )
+
+    def take_checks(self) -> tuple[Check, ...]:
+        """The `expect_input` checks recorded since the turn began."""
+        return tuple(self._checks)
+
+    def _steps(self) -> tuple[ModelStep, ...]:
+        return self._turns[self._turn_index] if self._turn_index < len(self._turns) else ()
+
+    # --- answering ---
+
+    async def request(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+    ) -> ModelResponse:
+        response = await super().request(messages, model_settings, model_request_parameters)
+        # FunctionModel replaces usage without values (all zeros) by an estimate; the script's numbers win.
+        response.usage = self._usage
+        return response
+
+    def _next_step(self, messages: Sequence[ModelMessage]) -> tuple[int, ModelStep]:
+        steps = self._steps()
+        number = self._step_index + 1
+        if self._step_index >= len(steps):
+            raise ScriptExhausted(
+                f"turn {self._turn_index + 1}, step {number}: the script has no response left"
+                f" (the turn has {len(steps)} step(s)); the model was asked: {describe_request(messages)}"
+            )
+        self._step_index += 1
+        return number, steps[number - 1]
+
+    async def _respond(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        number, step = self._next_step(messages)
+        where = f"turn {self._turn_index + 1}, step {number}"
+        if step.expect_input is not None:
+            self._checks.extend(_input_checks(step.expect_input, messages, info, where=where))
+        summarizing = _in_summary_request.get()
+        if summarizing != (step.summary is not None):
+            asked = "a compaction summary" if summarizing else "a normal response"
+            raise ScriptMismatch(f"{where}: the model was asked for {asked} but the step is {describe_step(step)}")
+        self._usage = _request_usage(step)
+        if step.delay:
+            await asyncio.sleep(step.delay)
+        if step.abort:
+            request_abort(step.text, where=where)
+            await asyncio.Event().wait()  # never answers: the cancellation wakes this await
+        if step.error is not None:
+            raise _provider_error(step.error, self.model_name)
+        if step.summary is not None:
+            return ModelResponse(parts=[TextPart(content=step.summary)])
+        if step.empty:
+            return ModelResponse(parts=[])
+        parts: list[ModelResponsePart] = []
+        if step.thought is not None:
+            parts.append(ThinkingPart(content=step.thought))
+        if step.text is not None:
+            parts.append(TextPart(content=step.text))
+        parts.extend(ToolCallPart(tool_name=c.name, args=c.args, tool_call_id=c.id) for c in step.tool_calls)
+        return ModelResponse(parts=parts)
+
+
+def _request_usage(step: ModelStep) -> RequestUsage:
+    usage = step.usage
+    if usage is None:
+        return RequestUsage()
+    return RequestUsage(
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cache_read_tokens=usage.cache_read_tokens,
+        cache_write_tokens=usage.cache_write_tokens,
+    )
+
+
+# --- expect_input ---
+
+
+def _answered_ids(messages: Sequence[ModelMessage]) -> tuple[set[str], set[str]]:
+    """Tool call ids with a real answer, and ids answered only by a return pydantic-ai synthesized."""
+    answered: set[str] = set()
+    synthesized: set[str] = set()
+    for message in messages:
+        if message.kind != "request":
+            continue
+        for part in message.parts:
+            call_id = getattr(part, "tool_call_id", None)
+            if part.part_kind not in ("tool-return", "retry-prompt") or not isinstance(call_id, str):
+                continue
+            metadata: Any = getattr(part, "metadata", None)
+            if isinstance(metadata, dict) and metadata.get(_SYNTHESIZED_RETURN_KEY):
+                synthesized.add(call_id)
+            else:
+                answered.add(call_id)
+    return answered, synthesized - answered
+
+
+def _seen_texts(messages: Sequence[ModelMessage]) -> list[str]:
+    texts: list[str] = []
+    for message in messages:
+        for part in message.parts:
+            if part.part_kind in ("system-prompt", "thinking"):
+                continue
+            text = _part_text(part)
+            if text is not None:
+                texts.append(text)
+    return texts
+
+
+def _input_checks(
+    expect: ModelInputCheck, messages: Sequence[ModelMessage], info: AgentInfo, *, where: str
+) -> list[Check]:
+    checks: list[Check] = []
+    prefix = f"{where}: input"
+    if expect.no_system_prompt_from_history:
+        # Messages of the current run carry its run_id; a system prompt on any other message came from history.
+        current_run = messages[-1].run_id if messages else None
+        stale = [
+            _shorten(part.content)
+            for message in messages
+            if current_run is None or message.run_id != current_run
+            for part in message.parts
+            if part.part_kind == "system-prompt"
+        ]
+        checks.append(
+            Check(name=f"{prefix}.no_system_prompt_from_history", passed=not stale, expected=[], actual=stale)
+        )
+    if expect.no_dangling_tool_calls:
+        answered, synthesized = _answered_ids(messages)
+        calls = [
+            p.tool_call_id for m in messages if m.kind == "response" for p in m.parts if p.part_kind == "tool-call"
+        ]
+        dangling = [call_id for call_id in calls if call_id not in answered]
+        detail = f"pydantic-ai closed {sorted(synthesized)} itself" if synthesized else ""
+        checks.append(
+            Check(
+                name=f"{prefix}.no_dangling_tool_calls",
+                passed=not dangling,
+                expected=[],
+                actual=dangling,
+                detail=detail,
+            )
+        )
+    if expect.message_count is not None:
+        checks.append(
+            Check(
+                name=f"{prefix}.message_count",
+                passed=len(messages) == expect.message_count,
+                expected=expect.message_count,
+                actual=len(messages),
+            )
+        )
+    texts = _seen_texts(messages)
+    for wanted in expect.contains_text:
+        found = any(wanted in text for text in texts)
+        checks.append(Check(name=f"{prefix}.contains_text", passed=found, expected=wanted, actual=found))
+    for unwanted in expect.not_contains_text:
+        found = any(unwanted in text for text in texts)
+        checks.append(Check(name=f"{prefix}.not_contains_text", passed=not found, expected=unwanted, actual=found))
+    if expect.tools is not None:
+        offered = sorted(tool.name for tool in info.function_tools)
+        checks.append(
+            Check(
+                name=f"{prefix}.tools",
+                passed=offered == sorted(expect.tools),
+                expected=sorted(expect.tools),
+                actual=offered,
+            )
+        )
+    return checks

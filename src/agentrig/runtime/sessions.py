@@ -1,0 +1,331 @@
+"""Session files: the persistence contract's stable keys, atomic writes, and loading from any form.
+
+A session file is one JSON object with, in this order: `version, session_id, project_id,
+created_at, last_modified, working_directory, current_model, total_tokens, session_total_usage,
+thoughts, messages`, then `compaction` when there is one, then any keys agentrig does not know
+(kept from the file it was loaded from). `messages` are canonical messages (`agentrig.history/1`).
+
+`load_session` also accepts a canonical history document, a bare list of messages in any
+vocabulary the wire reader knows (pydantic-ai dumps of any 2.x release, legacy dicts, whose
+`{"thought": ...}` entries become the session's thoughts) and sessions whose messages are in any
+of those vocabularies. A file it cannot read raises `HistoryFormatError` naming the file and what
+is wrong; it is never modified.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from agentrig.errors import HistoryFormatError
+from agentrig.runtime import jsonio
+from agentrig.runtime.canonical import JsonValue, Message
+from agentrig.runtime.usage import Usage
+from agentrig.runtime.wire import history_and_thoughts_from_json, message_to_json, messages_from_json
+
+__all__ = [
+    "SESSION_VERSION",
+    "CompactionRecord",
+    "Session",
+    "load_history_file",
+    "load_session",
+    "new_session",
+    "save_session",
+    "session_from_json",
+    "session_to_json",
+]
+
+SESSION_VERSION = 1
+"""The session file version this agentrig writes and reads."""
+
+# Version values other writers of this format used for the same layout (the seed application wrote strings).
+_ACCEPTED_VERSIONS: frozenset[object] = frozenset({1, "1", "1.0"})
+
+_CONTRACT_KEYS = (
+    "version",
+    "session_id",
+    "project_id",
+    "created_at",
+    "last_modified",
+    "working_directory",
+    "current_model",
+    "total_tokens",
+    "session_total_usage",
+    "thoughts",
+    "messages",
+)
+_KNOWN_KEYS = frozenset((*_CONTRACT_KEYS, "compaction"))
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompactionRecord:
+    """The latest compaction of a session's history."""
+
+    summary: str
+    """The summary that replaced the compacted messages."""
+    compacted_message_count: int
+    """How many messages the summary replaced."""
+    tokens_before: int
+    """Estimated history tokens before compaction."""
+    tokens_after: int
+    """Estimated history tokens after compaction."""
+    count: int = 1
+    """How many times this session has been compacted."""
+    previous_summary: str | None = None
+    """The summary of the compaction before this one, if any."""
+    created_at: str = field(default_factory=_now)
+    """When the compaction happened (ISO 8601, UTC)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Session:
+    """One persisted session: the removal contract's keys plus optional compaction and unknown extras."""
+
+    version: int = SESSION_VERSION
+    """File format version."""
+    session_id: str
+    """Unique id of the session (32 hex chars for new sessions)."""
+    project_id: str
+    """Identifies the project the session belongs to."""
+    created_at: str
+    """When the session was created (ISO 8601, UTC)."""
+    last_modified: str
+    """When the session was last saved (ISO 8601, UTC); `save_session` sets it."""
+    working_directory: str
+    """The directory the session ran in."""
+    current_model: str | None = None
+    """The model in use, e.g. `openai:gpt-4o` or `function:scripted`."""
+    total_tokens: int = 0
+    """Tokens of the current history (the contract's `update_token_count()` value)."""
+    session_total_usage: Usage = field(default_factory=Usage)
+    """Usage summed over every request of the session."""
+    thoughts: tuple[str, ...] = ()
+    """The model's recorded thoughts, kept apart from the messages."""
+    messages: tuple[Message, ...] = ()
+    """The canonical history."""
+    compaction: CompactionRecord | None = None
+    """The latest compaction, when the history was compacted."""
+    extras: Mapping[str, JsonValue] = field(default_factory=dict[str, JsonValue])
+    """Keys of the loaded file that agentrig does not know; written back unchanged."""
+
+
+def _project_id_for(working_directory: str) -> str:
+    return hashlib.sha256(working_directory.encode()).hexdigest()[:16]
+
+
+def new_session(
+    *,
+    working_directory: str | Path | None = None,
+    current_model: str | None = None,
+    project_id: str | None = None,
+    session_id: str | None = None,
+    messages: Iterable[Message] = (),
+) -> Session:
+    """A fresh session. `project_id` defaults to a hash of the working directory (default: the current one)."""
+    directory = str(working_directory if working_directory is not None else Path.cwd())
+    now = _now()
+    return Session(
+        session_id=session_id or uuid.uuid4().hex,
+        project_id=project_id if project_id is not None else _project_id_for(directory),
+        created_at=now,
+        last_modified=now,
+        working_directory=directory,
+        current_model=current_model,
+        messages=tuple(messages),
+    )
+
+
+# --- writing ---
+
+
+def _compaction_to_json(record: CompactionRecord) -> dict[str, Any]:
+    return {
+        "summary": record.summary,
+        "compacted_message_count": record.compacted_message_count,
+        "tokens_before": record.tokens_before,
+        "tokens_after": record.tokens_after,
+        "count": record.count,
+        "previous_summary": record.previous_summary,
+        "created_at": record.created_at,
+    }
+
+
+def session_to_json(session: Session) -> dict[str, Any]:
+    """The session file's JSON object, keys in contract order."""
+    data: dict[str, Any] = {
+        "version": session.version,
+        "session_id": session.session_id,
+        "project_id": session.project_id,
+        "created_at": session.created_at,
+        "last_modified": session.last_modified,
+        "working_directory": session.working_directory,
+        "current_model": session.current_model,
+        "total_tokens": session.total_tokens,
+        "session_total_usage": session.session_total_usage.to_json(),
+        "thoughts": list(session.thoughts),
+        "messages": [message_to_json(m) for m in session.messages],
+    }
+    if session.compaction is not None:
+        data["compaction"] = _compaction_to_json(session.compaction)
+    for key, value in session.extras.items():
+        if key not in _KNOWN_KEYS:
+            data[key] = value
+    return data
+
+
+def _refuse_to_overwrite(path: Path) -> None:
+    """Raise unless `path` is absent or holds an agentrig session (overwriting anything else could destroy data)."""
+    if not path.exists():
+        return
+    try:
+        data = jsonio.read_json_file(path)
+    except HistoryFormatError as error:
+        raise HistoryFormatError(
+            f"refusing to overwrite a file that is not an agentrig session ({error.reason})", path=path
+        ) from None
+    if not _is_session_object(data):
+        raise HistoryFormatError("refusing to overwrite a file that is not an agentrig session", path=path)
+    if data.get("version", SESSION_VERSION) not in _ACCEPTED_VERSIONS:
+        raise HistoryFormatError(
+            f"refusing to overwrite a session of unknown version {data['version']!r} (this agentrig writes "
+            f"version {SESSION_VERSION})",
+            path=path,
+        )
+
+
+def save_session(session: Session, path: str | Path) -> Session:
+    """Write the session atomically and return it with `last_modified` set to now.
+
+    An existing file at `path` is replaced only when it is an agentrig session; a corrupt or foreign
+    file raises `HistoryFormatError` and is left untouched.
+    """
+    target = Path(path)
+    _refuse_to_overwrite(target)
+    saved = replace(session, last_modified=_now())
+    jsonio.write_atomic(target, jsonio.dumps(session_to_json(saved), pretty=True))
+    return saved
+
+
+# --- reading ---
+
+
+def _is_session_object(data: object) -> bool:
+    return isinstance(data, dict) and "messages" in data and "format" not in data
+
+
+_TYPE_NAMES: dict[type, str] = {
+    str: "a string",
+    int: "an integer",
+    list: "a list",
+    dict: "an object",
+    type(None): "null",
+}
+
+
+def _field(data: Mapping[str, Any], key: str, kinds: tuple[type, ...], default: Any, path: Path | None) -> Any:
+    """`data[key]` when it has one of the JSON types `kinds`, `default` when absent; else an error naming the key."""
+    if key not in data:
+        return default
+    value = data[key]
+    # bool is an int to Python, never to this format.
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+        wanted = " or ".join(_TYPE_NAMES.get(kind, kind.__name__) for kind in kinds)
+        raise HistoryFormatError(f"expected {wanted}, got {value!r:.60}", path=path, field=key)
+    return value
+
+
+_STR = (str,)
+_INT = (int,)
+_OPTIONAL_STR = (str, type(None))
+
+
+def _compaction_from_json(data: object, path: Path | None) -> CompactionRecord | None:
+    if data is None:
+        return None
+    if not isinstance(data, dict):
+        raise HistoryFormatError("expected an object", path=path, field="compaction")
+    try:
+        return CompactionRecord(
+            summary=_field(data, "summary", _STR, "", path),
+            compacted_message_count=_field(data, "compacted_message_count", _INT, 0, path),
+            tokens_before=_field(data, "tokens_before", _INT, 0, path),
+            tokens_after=_field(data, "tokens_after", _INT, 0, path),
+            count=_field(data, "count", _INT, 1, path),
+            previous_summary=_field(data, "previous_summary", _OPTIONAL_STR, None, path),
+            created_at=_field(data, "created_at", _STR, "", path),
+        )
+    except HistoryFormatError as error:
+        raise HistoryFormatError(error.reason, path=path, field=f"compaction.{error.field}") from None
+
+
+def session_from_json(data: object, *, source: str | Path | None = None) -> Session:
+    """A session from parsed JSON: a session object, a canonical history document, or a list of messages."""
+    path = Path(source) if source is not None else None
+    if not _is_session_object(data):
+        messages, thoughts = _history_or_foreign(data, path)
+        session = new_session(working_directory="", project_id="", messages=messages)
+        return replace(session, thoughts=tuple(thoughts))
+    assert isinstance(data, dict)
+    version = data.get("version", SESSION_VERSION)
+    if version not in _ACCEPTED_VERSIONS:
+        raise HistoryFormatError(
+            f"unknown session version {version!r} (this agentrig reads version {SESSION_VERSION})",
+            path=path,
+            field="version",
+        )
+    messages, embedded_thoughts = messages_from_json(data["messages"], field="messages", source=path)
+    thoughts = _field(data, "thoughts", (list,), [], path)
+    for index, thought in enumerate(thoughts):
+        if not isinstance(thought, str):
+            raise HistoryFormatError(f"expected a string, got {thought!r:.60}", path=path, field=f"thoughts[{index}]")
+    usage = _field(data, "session_total_usage", (dict,), {}, path)
+    try:
+        total_usage = Usage.from_json(usage, where="session_total_usage")
+    except HistoryFormatError as error:
+        raise HistoryFormatError(error.reason, path=path, field=error.field) from None
+    created_at = _field(data, "created_at", _STR, "", path)
+    return Session(
+        version=SESSION_VERSION,
+        session_id=_field(data, "session_id", _STR, "", path),
+        project_id=_field(data, "project_id", _STR, "", path),
+        created_at=created_at,
+        last_modified=_field(data, "last_modified", _STR, created_at, path),
+        working_directory=_field(data, "working_directory", _STR, "", path),
+        current_model=_field(data, "current_model", _OPTIONAL_STR, None, path),
+        total_tokens=_field(data, "total_tokens", _INT, 0, path),
+        session_total_usage=total_usage,
+        # Legacy sessions kept thoughts inside `messages` as {"thought": ...} entries; they join the others.
+        thoughts=(*thoughts, *embedded_thoughts),
+        messages=tuple(messages),
+        compaction=_compaction_from_json(data.get("compaction"), path),
+        extras={k: v for k, v in data.items() if k not in _KNOWN_KEYS},
+    )
+
+
+def _history_or_foreign(data: object, path: Path | None) -> tuple[list[Message], list[str]]:
+    if isinstance(data, dict) and "format" not in data:
+        keys = ", ".join(sorted(str(k) for k in data)[:6]) or "none"
+        raise HistoryFormatError(
+            f"not an agentrig session or history (an object with keys: {keys}; expected messages or a format tag)",
+            path=path,
+        )
+    return history_and_thoughts_from_json(data, source=path)
+
+
+def load_session(path: str | Path) -> Session:
+    """Read a session from a session file, a history document, or a message list in any accepted vocabulary."""
+    return session_from_json(jsonio.read_json_file(path), source=path)
+
+
+def load_history_file(path: str | Path) -> list[Message]:
+    """The canonical messages of any file `load_session` accepts."""
+    return list(load_session(path).messages)

@@ -1,0 +1,117 @@
+"""Tools declared in a scenario's YAML, turned into a pydantic-ai toolset with canned outcomes.
+
+Each `ToolSpec` becomes a `Tool.from_schema` tool (the YAML JSON Schema is what the model sees; pydantic-ai
+skips validating the arguments against it, so the script decides what happens) in one `FunctionToolset`.
+When the model calls a tool, its `results` rules are tried in order; the first rule whose `when` is a subset
+of the arguments and whose `call` matches the call's ordinal is used:
+
+    return  -> the value is the tool's result
+    retry   -> `ModelRetry(message)`: the model is asked to try again (counts against the tool's retries)
+    fail    -> `ScriptedToolFailure`: a non-retryable error, the turn ends with `tool_failed`
+    defer   -> `CallDeferred()`: the turn ends with the call pending (the agent's output type must allow
+               `DeferredToolRequests`; `agents.py` arranges that)
+    delay   -> sleep first (combines with any of the above)
+
+A call no rule matches ends the turn with `script_mismatch`, naming the tool, the call number and the args.
+Call ordinals count every call of a tool in the whole scenario (1-based). They live in `ToolCallCounts`,
+passed as the run's `deps`, so a cached agent can serve many scenarios without sharing counts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic_ai import CallDeferred, ModelRetry, RunContext, Tool
+from pydantic_ai.toolsets import FunctionToolset
+
+from agentrig.runtime.failures import ScriptedToolFailure, ScriptMismatch
+from agentrig.scenarios.model import ToolResult, ToolSpec
+
+__all__ = ["ToolCallCounts", "build_toolset", "can_defer", "matching_result"]
+
+
+@dataclass(slots=True, kw_only=True)
+class ToolCallCounts:
+    """How many times each YAML tool has been called in the scenario (the run's `deps`)."""
+
+    counts: Counter[str] = field(default_factory=Counter[str])
+    """Calls so far, by tool name."""
+
+    def next_ordinal(self, tool_name: str) -> int:
+        """Count one more call of `tool_name` and return its 1-based ordinal."""
+        self.counts[tool_name] += 1
+        return self.counts[tool_name]
+
+
+def can_defer(tools: Mapping[str, ToolSpec]) -> bool:
+    """Whether any tool may defer a call (the agent then needs `DeferredToolRequests` among its output types)."""
+    return any(result.defer for spec in tools.values() for result in spec.results)
+
+
+def _is_subset(expected: Mapping[str, Any], args: Mapping[str, Any]) -> bool:
+    return all(key in args and args[key] == value for key, value in expected.items())
+
+
+def matching_result(spec: ToolSpec, args: Mapping[str, Any], ordinal: int) -> ToolResult | None:
+    """The first rule of `spec` that matches a call with these args and this ordinal."""
+    for result in spec.results:
+        if result.call is not None and result.call != ordinal:
+            continue
+        if result.when is not None and not _is_subset(result.when, args):
+            continue
+        return result
+    return None
+
+
+def _describe_args(args: Mapping[str, Any]) -> str:
+    text = json.dumps(dict(args), sort_keys=True, default=str)
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def _tool_function(name: str, spec: ToolSpec) -> Any:
+    async def run_yaml_tool(ctx: RunContext[Any], **args: Any) -> Any:
+        counts = ctx.deps if isinstance(ctx.deps, ToolCallCounts) else None
+        if counts is None:
+            raise ScriptMismatch(f"tool {name!r}: YAML tools need ToolCallCounts as the run's deps")
+        ordinal = counts.next_ordinal(name)
+        result = matching_result(spec, args, ordinal)
+        if result is None:
+            raise ScriptMismatch(
+                f"tool {name!r} call #{ordinal} with args {_describe_args(args)}: no result rule matches"
+            )
+        if result.delay:
+            await asyncio.sleep(result.delay)
+        if result.retry is not None:
+            raise ModelRetry(result.retry)
+        if result.fail is not None:
+            raise ScriptedToolFailure(
+                f"tool {name!r} call #{ordinal} failed: {result.fail}", tool_call_id=ctx.tool_call_id
+            )
+        if result.defer:
+            raise CallDeferred()
+        return result.return_
+
+    run_yaml_tool.__name__ = name
+    return run_yaml_tool
+
+
+def build_toolset(tools: Mapping[str, ToolSpec]) -> FunctionToolset[Any]:
+    """One pydantic-ai toolset holding every YAML tool, in the order they are declared."""
+    built: list[Tool[Any]] = []
+    for name, spec in tools.items():
+        tool: Tool[Any] = Tool.from_schema(
+            _tool_function(name, spec),
+            name=name,
+            description=spec.description or None,
+            json_schema=dict(spec.parameters),
+            takes_ctx=True,
+            sequential=spec.sequential,
+        )
+        tool.max_retries = spec.retries  # None: the agent's `retries['tools']` (from_schema has no such argument)
+        built.append(tool)
+    return FunctionToolset(built)

@@ -1,0 +1,142 @@
+"""`agentrig check`: one line per violation, exit codes 0/1/2, --json, --only, no pydantic-ai import."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from agentrig.cli import app
+from agentrig.runtime.canonical import Message, SystemPromptPart, TextPart, ToolCallPart, ToolReturnPart
+from agentrig.runtime.wire import dumps_history
+
+DATA = Path(__file__).parent.parent / "runtime" / "data"
+runner = CliRunner()
+
+
+def write_history(path: Path, *messages: Message) -> Path:
+    path.write_bytes(dumps_history(messages))
+    return path
+
+
+@pytest.fixture
+def clean(tmp_path: Path) -> Path:
+    return write_history(
+        tmp_path / "clean.json",
+        Message.request(TextPart(content="go")),
+        Message.response(ToolCallPart(tool_call_id="a", tool_name="bash", args={})),
+        Message.request(ToolReturnPart(tool_call_id="a", content="ok")),
+        Message.response(TextPart(content="done")),
+    )
+
+
+@pytest.fixture
+def broken(tmp_path: Path) -> Path:
+    return write_history(
+        tmp_path / "broken.json",
+        Message.request(SystemPromptPart(content="sys"), TextPart(content="go")),
+        Message.response(ToolCallPart(tool_call_id="a", tool_name="bash", args={})),
+        Message.request(TextPart(content="again")),
+        Message.request(ToolReturnPart(tool_call_id="ghost", content="x")),
+    )
+
+
+def test_clean_file_exits_0_with_an_ok_line(clean: Path) -> None:
+    result = runner.invoke(app, ["check", str(clean)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == f"{clean}: OK (4 messages)\n"
+
+
+def test_violations_are_printed_one_per_line_and_exit_1(clean: Path, broken: Path) -> None:
+    result = runner.invoke(app, ["check", str(clean), str(broken)])
+    assert result.exit_code == 1, result.output
+    assert result.stdout.splitlines() == [
+        f"{clean}: OK (4 messages)",
+        f"{broken}: message[0].parts[0]: no_persisted_system_prompt: system prompt persisted in the history",
+        f"{broken}: message[1].parts[0]: no_dangling_tool_calls: tool call 'a' (bash) is not answered by the next "
+        "request",
+        f"{broken}: message[3]: no_consecutive_requests: request follows the request at message[2]",
+        f"{broken}: message[3].parts[0]: no_orphaned_tool_returns: tool return for 'ghost' answers no earlier tool "
+        "call",
+    ]
+
+
+def test_json_output_and_only(broken: Path) -> None:
+    result = runner.invoke(
+        app, ["check", "--json", "--only", "no_consecutive_requests", "--only", "no_orphaned_tool_returns", str(broken)]
+    )
+    assert result.exit_code == 1, result.output
+    assert orjson.loads(result.stdout) == [
+        {
+            "file": str(broken),
+            "code": "no_consecutive_requests",
+            "message": "request follows the request at message[2]",
+            "message_index": 3,
+            "part_index": None,
+        },
+        {
+            "file": str(broken),
+            "code": "no_orphaned_tool_returns",
+            "message": "tool return for 'ghost' answers no earlier tool call",
+            "message_index": 3,
+            "part_index": 0,
+        },
+    ]
+
+
+def test_json_output_of_a_clean_file_is_an_empty_list(clean: Path) -> None:
+    result = runner.invoke(app, ["check", "--json", str(clean)])
+    assert result.exit_code == 0, result.output
+    assert orjson.loads(result.stdout) == []
+
+
+def test_unknown_invariant_is_a_usage_error(clean: Path) -> None:
+    result = runner.invoke(app, ["check", "--only", "no_bugs", str(clean)])
+    assert result.exit_code == 2
+    assert "unknown invariant 'no_bugs'" in result.output
+
+
+def test_unreadable_file_exits_2_with_one_line_and_other_files_are_still_checked(tmp_path: Path, broken: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "agentrig.history/1", "messages": [')
+    result = runner.invoke(app, ["check", str(bad), str(tmp_path / "missing.json"), str(broken)])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        f"agentrig: error: {bad}: truncated JSON at line 1, column 47",
+        f"agentrig: error: {tmp_path / 'missing.json'}: no such file",
+    ]
+    assert len(result.stdout.splitlines()) == 4  # the readable file's violations are still reported
+
+
+@pytest.mark.parametrize("name", ["pydantic_ai_2_38_dump.json", "pydantic_ai_2_68_dump.json"])
+def test_checks_pydantic_ai_dumps(name: str) -> None:
+    result = runner.invoke(app, ["check", str(DATA / name)])
+    # pydantic-ai persists the system prompt in its own dumps; nothing else is wrong with them.
+    assert result.exit_code == 1, result.output
+    assert (
+        result.stdout
+        == f"{DATA / name}: message[0].parts[0]: no_persisted_system_prompt: system prompt persisted in the history\n"
+    )
+
+
+def test_check_and_the_canonical_layer_never_import_pydantic_ai(clean: Path) -> None:
+    code = (
+        "import sys\n"
+        "from agentrig.cli import app\n"
+        f"code = app(['check', {str(clean)!r}], standalone_mode=False)\n"
+        "assert code == 0, code\n"
+        "import agentrig.runtime.history_ops, agentrig.runtime.registry, agentrig.runtime.sessions\n"
+        "assert 'pydantic_ai' not in sys.modules, 'pydantic_ai was imported'\n"
+        "print('clean')\n"
+    )
+    environment = {**os.environ, "PYDANTIC_AI_NO_BANNER": "1"}
+    completed = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=environment, check=False
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.endswith("clean\n")

@@ -1,0 +1,112 @@
+"""`agentrig matrix`: arguments, exit codes and output, on fake per-version environments (no network)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentrig.cli import main
+from agentrig.runtime.matrix import EnvironmentSpec, environment_spec, probe_python
+from tests.runtime.test_matrix import executable, fake_environment
+
+
+def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """Run `agentrig ARGV` in-process; (exit code, stdout, stderr)."""
+    code = 0
+    try:
+        main(argv)
+    except SystemExit as exited:
+        code = exited.code if isinstance(exited.code, int) else 1
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def cli_spec(version: str) -> EnvironmentSpec:
+    """The environment the CLI computes in the current directory (no pyproject there, so no project)."""
+    python, python_version = probe_python(sys.executable)
+    return environment_spec(
+        version, python=python, python_version=python_version, env_root=Path(".agentrig/matrix"), project=None
+    )
+
+
+@pytest.fixture
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty project-less directory with a scenarios/ folder, as the current directory."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "scenarios").mkdir()
+    return tmp_path
+
+
+def test_help_documents_the_options_and_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(["matrix", "--help"], capsys)
+    assert code == 0
+    for option in ("--versions", "--project", "--out", "--python", "--jobs", "--rebuild"):
+        assert option in out
+    assert "3 an environment could not be built" in " ".join(out.split())
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["matrix", "nowhere/"], "nowhere: no such file or directory"),
+        (["matrix", "scenarios", "--versions", " , "], "--versions: give at least one pydantic-ai version"),
+        (["matrix", "scenarios", "--versions", "2.38.0,2.38.0"], "a version is listed twice"),
+        (["matrix", "scenarios", "--project", "."], "--project .: no pyproject.toml or setup.py there"),
+        (
+            ["matrix", "scenarios", "--python", "no-such-python-3.99"],
+            "--python no-such-python-3.99: no such interpreter",
+        ),
+        (["matrix", "scenarios", "--jobs", "0"], "--jobs"),
+    ],
+)
+def test_usage_errors_exit_2_with_one_line(
+    workdir: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    code, _, err = run_cli(argv, capsys)
+    assert code == 2
+    assert message in err
+
+
+def test_a_regression_exits_1_and_names_it(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fake_environment(cli_spec("2.38.0"), {"a": "passed"})
+    fake_environment(cli_spec("2.68.0"), {"a": "failed"})
+
+    code, out, err = run_cli(["matrix", "scenarios", "--versions", "2.38.0,2.68.0", "--out", "m"], capsys)
+
+    assert code == 1, err
+    assert "[2/2] pydantic-ai 2.68.0: 0 passed, 1 failed" in err
+    assert "regression: a failed on pydantic-ai 2.68.0" in out
+    assert "wrote m/compatibility.md and m/compatibility.json" in out
+    document = json.loads((workdir / "m" / "compatibility.json").read_text(encoding="utf-8"))
+    assert document["command"] == "agentrig matrix scenarios --versions 2.38.0,2.68.0 --out m"
+    assert document["exit_code"] == 1
+
+
+def test_no_regression_exits_0(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fake_environment(cli_spec("2.38.0"), {"a": "passed"})
+    fake_environment(cli_spec("2.40.0"), {"a": "passed"})
+    code, out, err = run_cli(["matrix", "scenarios", "--versions", "2.38.0,2.40.0", "-j", "2"], capsys)
+    assert code == 0, err
+    assert "1 scenarios x 2 versions: 0 regression(s)" in out
+    assert (workdir / "agentrig-out" / "matrix" / "compatibility.md").is_file()
+
+
+def test_an_environment_that_cannot_be_built_exits_3_with_one_line(
+    workdir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir = workdir / "fakebin"
+    executable(
+        bin_dir / "uv", "#!/bin/sh\necho 'error: no matching distribution for pydantic-ai-slim==9.9.9' >&2\nexit 2\n"
+    )
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+
+    code, _, err = run_cli(["matrix", "scenarios", "--versions", "9.9.9"], capsys)
+
+    assert code == 3
+    (line,) = err.strip().splitlines()
+    assert line.startswith("agentrig: error: pydantic-ai 9.9.9: cannot build the environment ")
+    assert line.endswith("error: no matching distribution for pydantic-ai-slim==9.9.9")

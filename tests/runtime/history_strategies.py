@@ -1,0 +1,107 @@
+"""Hypothesis strategies for canonical histories (shared by the wire and history_ops tests)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+
+from agentrig.runtime.canonical import (
+    Message,
+    OpaquePart,
+    Part,
+    RetryPromptPart,
+    SystemPromptPart,
+    TextPart,
+    ThoughtPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
+
+# orjson refuses lone surrogates, which no JSON file can hold as text anyway.
+texts = st.text(alphabet=st.characters(exclude_categories=("Cs",)), max_size=20)
+keys = st.text(alphabet="abcdefgh_", min_size=1, max_size=6)
+
+json_values: st.SearchStrategy[Any] = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**53), max_value=2**53)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | texts,
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(keys, children, max_size=3),
+    max_leaves=8,
+)
+json_objects = st.dictionaries(keys, json_values, max_size=4)
+
+# Strings that are not a JSON object stay raw strings (a string holding an object becomes a dict on load).
+raw_args = texts.map(lambda tail: "[" + tail) | texts.map(lambda tail: "not json " + tail)
+
+
+def tool_parts(tool_call_ids: st.SearchStrategy[str]) -> st.SearchStrategy[Part]:
+    """Tool calls, returns and retry prompts drawing ids from `tool_call_ids`."""
+    names = st.sampled_from(["bash", "read_file", "search"])
+    calls = st.builds(ToolCallPart, tool_call_id=tool_call_ids, tool_name=names, args=json_objects | raw_args)
+    returns = st.builds(
+        ToolReturnPart,
+        tool_call_id=tool_call_ids,
+        content=json_values,
+        tool_name=st.none() | names,
+        outcome=st.sampled_from(["success", "failed", "denied", "interrupted"]),
+    )
+    retry_content = texts | st.lists(json_objects, max_size=2)
+    tool_retries = st.builds(RetryPromptPart, content=retry_content, tool_name=names, tool_call_id=tool_call_ids)
+    output_retries = st.builds(RetryPromptPart, content=retry_content)
+    return calls | returns | tool_retries | output_retries
+
+
+opaque_parts = st.builds(
+    OpaquePart,
+    part_kind=st.sampled_from(["file", "builtin-tool-call", "compaction", "x-future-kind"]),
+    data=json_objects,
+) | st.lists(json_values, max_size=3).map(
+    # pydantic-ai multi-modal user prompt: content is a list, so it has no canonical text form.
+    lambda items: OpaquePart(part_kind="user-prompt", data={"content": items, "timestamp": "2026-01-01T00:00:00Z"})
+)
+
+simple_parts = (
+    st.builds(TextPart, content=texts)
+    | st.builds(SystemPromptPart, content=texts)
+    | st.builds(ThoughtPart, content=texts, signature=st.none() | texts)
+)
+
+any_parts: st.SearchStrategy[Part] = simple_parts | tool_parts(texts) | opaque_parts
+
+messages = st.builds(
+    Message,
+    kind=st.sampled_from(["request", "response"]),
+    parts=st.lists(any_parts, max_size=4).map(tuple),
+    run_id=st.none() | texts,
+)
+histories = st.lists(messages, max_size=8)
+
+
+def _request_part(ids: st.SearchStrategy[str]) -> st.SearchStrategy[Part]:
+    return (
+        st.builds(TextPart, content=st.sampled_from(["hi", "", "go on"]))
+        | st.builds(ToolReturnPart, tool_call_id=ids, content=st.just("result"), tool_name=st.just("bash"))
+        | st.builds(RetryPromptPart, content=st.just("again"), tool_name=st.just("bash"), tool_call_id=ids)
+        | st.builds(SystemPromptPart, content=st.just("sys"))
+    )
+
+
+def _response_part(ids: st.SearchStrategy[str]) -> st.SearchStrategy[Part]:
+    return (
+        st.builds(TextPart, content=st.sampled_from(["ok", "", "  "]))
+        | st.builds(ThoughtPart, content=st.just("hmm"))
+        | st.builds(ToolCallPart, tool_call_id=ids, tool_name=st.just("bash"), args=st.just({"c": "ls"}))
+    )
+
+
+def _conversation_message(ids: st.SearchStrategy[str]) -> st.SearchStrategy[Message]:
+    requests = st.lists(_request_part(ids), max_size=3).map(lambda parts: Message.request(*parts))
+    responses = st.lists(_response_part(ids), max_size=3).map(lambda parts: Message.response(*parts))
+    return requests | responses
+
+
+# Few ids, so calls, returns and duplicates meet often: the shapes the cleanup loop must handle.
+conversations = st.lists(_conversation_message(st.sampled_from(["c1", "c2", "c3"])), max_size=10)

@@ -1,0 +1,150 @@
+"""execute_scenario: a scenario's turns through one orchestrator and one session (real pydantic-ai runs)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic_ai.messages import ModelMessagesTypeAdapter
+
+from agentrig.runtime.canonical import TextPart, ToolCallPart, ToolReturnPart
+from agentrig.runtime.convert import to_canonical
+from tests.runtime.engine_helpers import assert_invariants, execute, kinds, load_yaml
+
+TOOL_ROUNDTRIP = """
+name: tool-roundtrip
+system_prompt: You are terse.
+tools:
+  bash:
+    description: Run a shell command.
+    parameters: {type: object, properties: {command: {type: string}}, required: [command]}
+    results:
+      - when: {command: ls}
+        return: "a.txt\\nb.txt"
+turns:
+  - user: List the files.
+    model:
+      - tool_calls: [{id: tc_1, name: bash, args: {command: ls}}]
+        usage: {input_tokens: 120, output_tokens: 14}
+      - text: Two files.
+        usage: {input_tokens: 160, output_tokens: 5}
+  - user: Thanks.
+    model:
+      - text: You are welcome.
+        usage: {input_tokens: 200, output_tokens: 4}
+        expect_input: {message_count: 5, contains_text: ["Two files.", "a.txt"], tools: [bash]}
+"""
+
+
+def test_text_and_tool_calls_run_through_every_turn(tmp_path: Path) -> None:
+    execution = execute(load_yaml(tmp_path, TOOL_ROUNDTRIP))
+
+    assert execution.scripted
+    first, second = execution.turns
+    assert (first.index, second.index) == (0, 1)
+    assert first.output == "Two files."
+    assert second.output == "You are welcome."
+    assert [c.tool_call_id for c in first.tool_calls] == ["tc_1"]
+    assert [(s.tool_call_id, s.status) for s in first.tool_statuses] == [("tc_1", "completed")]
+    assert (first.usage.requests, first.usage.input_tokens, first.usage.output_tokens) == (2, 280, 19)
+    assert not first.usage.estimated
+    assert [c.passed for c in second.model_input_checks] == [True, True, True, True]
+    assert kinds(execution.session.messages) == [
+        ("request", ["text"]),
+        ("response", ["tool-call"]),
+        ("request", ["tool-return"]),
+        ("response", ["text"]),
+        ("request", ["text"]),
+        ("response", ["text"]),
+    ]
+    assert execution.session.session_total_usage.input_tokens == 480
+    assert execution.session.total_tokens > 0
+    assert_invariants(execution)
+
+
+def test_turn_records_hold_the_new_messages_of_their_turn(tmp_path: Path) -> None:
+    execution = execute(load_yaml(tmp_path, TOOL_ROUNDTRIP))
+
+    first, second = execution.turns
+    assert first.new_messages + second.new_messages == execution.session.messages
+    assert first.new_messages[2].parts == (
+        ToolReturnPart(tool_call_id="tc_1", tool_name="bash", content="a.txt\nb.txt"),
+    )
+    assert len({first.request_id, second.request_id}) == 2
+    assert all(len(t.request_id) == 8 for t in execution.turns)
+
+
+def test_pydantic_ai_dump_loads_back_to_the_session_history(tmp_path: Path) -> None:
+    execution = execute(load_yaml(tmp_path, TOOL_ROUNDTRIP))
+
+    loaded = ModelMessagesTypeAdapter.validate_json(execution.pydantic_ai_dump)
+    assert to_canonical(loaded) == list(execution.session.messages)
+
+
+def test_initial_history_with_system_prompt_and_dangling_call_is_prepared(tmp_path: Path) -> None:
+    (tmp_path / "history.json").write_text(
+        """{"format": "agentrig.history/1", "messages": [
+          {"kind": "request", "parts": [{"part_kind": "system-prompt", "content": "OLD SYSTEM PROMPT"},
+                                        {"part_kind": "text", "content": "earlier question"}]},
+          {"kind": "response", "parts": [{"part_kind": "text", "content": "let me look"},
+                                         {"part_kind": "tool-call", "tool_call_id": "old_1", "tool_name": "bash",
+                                          "args": {"command": "ls"}}]},
+          {"kind": "request", "parts": [{"part_kind": "text", "content": "never mind"}]},
+          {"kind": "response", "parts": [{"part_kind": "text", "content": "ok"}]}
+        ]}""",
+        encoding="utf-8",
+    )
+    loaded = load_yaml(
+        tmp_path,
+        """
+        name: resume
+        system_prompt: NEW SYSTEM PROMPT
+        initial_history: history.json
+        turns:
+          - user: go on
+            model:
+              - text: continuing
+                expect_input:
+                  no_system_prompt_from_history: true
+                  no_dangling_tool_calls: true
+                  not_contains_text: [OLD SYSTEM PROMPT]
+                  contains_text: [earlier question]
+        """,
+    )
+    execution = execute(loaded)
+
+    (turn,) = execution.turns
+    assert turn.error is None
+    assert len(turn.model_input_checks) == 4
+    assert all(c.passed for c in turn.model_input_checks), turn.model_input_checks
+    history = execution.session.messages
+    assert not any(p.part_kind == "system-prompt" for m in history for p in m.parts)
+    assert not any(isinstance(p, ToolCallPart) for m in history for p in m.parts)
+    assert history[1].parts == (TextPart(content="let me look"),)
+    assert_invariants(execution)
+
+
+def test_deferred_calls_abandoned_by_a_new_prompt_leave_a_consistent_session(tmp_path: Path) -> None:
+    loaded = load_yaml(
+        tmp_path,
+        """
+        name: abandoned
+        tools:
+          ok: {results: [{return: fine}]}
+          job: {results: [{defer: true}]}
+        turns:
+          - user: start
+            model: [{tool_calls: [{id: c1, name: ok}, {id: j1, name: job}]}]
+          - user: forget the job
+            model:
+              - text: forgotten
+                expect_input: {no_dangling_tool_calls: true, contains_text: ["fine", "forget the job"]}
+        """,
+    )
+    execution = execute(loaded)
+
+    first, second = execution.turns
+    assert [s.status for s in first.tool_statuses] == ["completed", "running"]
+    assert second.output == "forgotten"
+    assert all(check.passed for check in second.model_input_checks), second.model_input_checks
+    assert {r.tool_call_id for r in execution.registry_records} == {"c1"}
+    assert_invariants(execution)

@@ -1,0 +1,74 @@
+"""failures.classify: the one table from foreign exceptions to RunError kinds."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic_ai.exceptions import (
+    ModelAPIError,
+    ModelHTTPError,
+    UnexpectedModelBehavior,
+    UsageLimitExceeded,
+    UserError,
+)
+
+from agentrig.runtime.failures import (
+    EmptyResponsesRepeated,
+    MaxIterationsReached,
+    ScriptedToolFailure,
+    ScriptExhausted,
+    ScriptMismatch,
+    classify,
+    is_context_length_error,
+)
+
+
+@pytest.mark.parametrize(
+    ("error", "kind"),
+    [
+        (ModelHTTPError(429, "m", {"error": {"message": "slow down"}}), "rate_limit"),
+        (ModelHTTPError(401, "m"), "auth"),
+        (ModelHTTPError(403, "m"), "auth"),
+        (ModelHTTPError(500, "m"), "server_error"),
+        (ModelHTTPError(503, "m"), "server_error"),
+        (
+            ModelHTTPError(400, "m", {"error": {"code": "context_length_exceeded", "message": "too long"}}),
+            "context_length",
+        ),
+        (
+            ModelHTTPError(400, "m", {"type": "error", "error": {"message": "prompt is too long: 210000 tokens"}}),
+            "context_length",
+        ),
+        (ModelHTTPError(400, "m", {"error": {"message": "bad request"}}), "agent_error"),
+        (ModelAPIError("m", "Connection error."), "connection"),
+        (ConnectionResetError("reset"), "connection"),
+        (UsageLimitExceeded("The next request would exceed the request_limit of 1"), "usage_limit"),
+        (UnexpectedModelBehavior("Tool 'x' exceeded max retries count of 1"), "unexpected_model_behavior"),
+        (ScriptExhausted("turn 1, step 2: nothing left"), "script_exhausted"),
+        (ScriptMismatch("leftover"), "script_mismatch"),
+        (MaxIterationsReached("stopped"), "max_iterations"),
+        (EmptyResponsesRepeated("2 empty"), "unexpected_model_behavior"),
+        (ScriptedToolFailure("tool 'rm' failed"), "tool_failed"),
+        (TimeoutError("slow"), "timeout"),
+        (UserError("misconfigured"), "agent_error"),
+        (ValueError("bug in a user tool"), "agent_error"),
+    ],
+)
+def test_classify(error: Exception, kind: str) -> None:
+    assert classify(error).kind == kind
+
+
+def test_messages_are_one_line_and_readable() -> None:
+    error = ModelHTTPError(429, "gpt-x", {"error": {"message": "Rate limit\nreached"}})
+    assert classify(error).message == "HTTP 429 from gpt-x: Rate limit reached"
+    assert classify(ValueError("a\nb")).message == "ValueError: a b"
+    assert len(classify(ValueError("x" * 2000)).message) <= 500
+
+
+def test_exception_groups_are_unwrapped() -> None:
+    group = ExceptionGroup("tools", [ScriptedToolFailure("boom"), ValueError("other")])
+    assert classify(group).kind == "tool_failed"
+
+
+def test_context_length_needs_a_client_error_status() -> None:
+    assert not is_context_length_error(ModelHTTPError(500, "m", {"error": {"message": "context length"}}))
+    assert not is_context_length_error(ValueError("context length"))

@@ -1,0 +1,510 @@
+"""`agentrig matrix`: report building and diffing on fabricated run outputs, environment reuse and failures on
+fake environments (fast), and one real environment build (slow: `pytest -m slow tests/runtime/test_matrix.py`)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import stat
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentrig.errors import EXIT_FAILED, EXIT_OK, EXIT_PROVIDER, InfrastructureError, UsageError
+from agentrig.runtime import matrix as matrix_module
+from agentrig.runtime.matrix import (
+    MARKER_FILE,
+    EnvironmentSpec,
+    MatrixOptions,
+    agentrig_install_args,
+    ensure_environment,
+    environment_spec,
+    run_matrix,
+)
+from agentrig.runtime.matrix_report import (
+    REPORT_FORMAT,
+    VersionOutput,
+    build_report,
+    load_version_output,
+    normalized_json_text,
+    summarize_change,
+)
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+# --- fabricated run outputs (the shape `agentrig run --out DIR` writes) ---------------------------------------
+
+
+def canonical_history(answer: str = "Two files.") -> dict[str, Any]:
+    """A canonical history with one tool round trip."""
+    return {
+        "format": "agentrig.history/1",
+        "messages": [
+            {"kind": "request", "parts": [{"part_kind": "text", "content": "List the files."}]},
+            {
+                "kind": "response",
+                "parts": [{"part_kind": "tool-call", "tool_call_id": "tc_1", "tool_name": "bash", "args": {}}],
+            },
+            {"kind": "request", "parts": [{"part_kind": "tool-return", "tool_call_id": "tc_1", "content": "a"}]},
+            {"kind": "response", "parts": [{"part_kind": "text", "content": answer}]},
+        ],
+    }
+
+
+def retry_dump(*, new_format: bool, timestamp: str = "2026-01-01T00:00:00Z") -> list[dict[str, Any]]:
+    """A raw pydantic-ai dump of a tool retry: RetryPromptPart before 2.60, ToolReturnPart(outcome='retried') after."""
+    if new_format:
+        retry: dict[str, Any] = {
+            "part_kind": "tool-return",
+            "tool_call_id": "tc_1",
+            "tool_name": "bash",
+            "content": "unknown flag",
+            "outcome": "retried",
+            "timestamp": timestamp,
+        }
+    else:
+        retry = {
+            "part_kind": "retry-prompt",
+            "tool_call_id": "tc_1",
+            "tool_name": "bash",
+            "content": "unknown flag",
+            "timestamp": timestamp,
+        }
+    return [
+        {"kind": "request", "parts": [{"part_kind": "user-prompt", "content": "hi", "timestamp": timestamp}]},
+        {"kind": "response", "parts": [{"part_kind": "tool-call", "tool_call_id": "tc_1", "tool_name": "bash"}]},
+        {"kind": "request", "parts": [retry], "run_id": "0f3c"},
+    ]
+
+
+def write_run(
+    directory: Path,
+    version: str,
+    scenarios: dict[str, tuple[str, dict[str, Any], list[dict[str, Any]]]],
+    tags: dict[str, list[str]] | None = None,
+) -> None:
+    """Write `report.json` and each scenario's history and dump, as `agentrig run --out` does."""
+    report = {
+        "format": "agentrig.report/1",
+        "pydantic_ai_version": version,
+        "summary": {"total": len(scenarios)},
+        "scenarios": [
+            {"name": name, "status": status, "tags": (tags or {}).get(name, [])}
+            for name, (status, _, _) in scenarios.items()
+        ],
+    }
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "report.json").write_text(json.dumps(report), encoding="utf-8")
+    for name, (_, history, dump) in scenarios.items():
+        scenario_dir = directory / "scenarios" / name
+        scenario_dir.mkdir(parents=True)
+        (scenario_dir / "history.json").write_text(json.dumps(history), encoding="utf-8")
+        (scenario_dir / "pydantic_ai_dump.json").write_text(json.dumps(dump), encoding="utf-8")
+
+
+def outputs_for(
+    tmp_path: Path, runs: dict[str, dict[str, tuple[str, dict[str, Any], list[dict[str, Any]]]]]
+) -> list[VersionOutput]:
+    """Fabricate one run directory per version and load them."""
+    loaded: list[VersionOutput] = []
+    for version, scenarios in runs.items():
+        write_run(tmp_path / version, version, scenarios, tags={name: ["tools"] for name in scenarios})
+        loaded.append(load_version_output(version, tmp_path / version, exit_code=0))
+    return loaded
+
+
+# --- report building and diffing --------------------------------------------------------------------------------
+
+
+def test_retry_change_shows_in_raw_dumps_while_canonical_histories_stay_identical(tmp_path: Path) -> None:
+    history = canonical_history()
+    outputs = outputs_for(
+        tmp_path,
+        {
+            "2.38.0": {"retry": ("passed", history, retry_dump(new_format=False))},
+            "2.60.0": {"retry": ("passed", history, retry_dump(new_format=True, timestamp="2026-05-05T00:00:00Z"))},
+        },
+    )
+    out = tmp_path / "report"
+    report = build_report(outputs, python_version="3.11", paths=["scenarios"], out=out, command="agentrig matrix x")
+
+    (scenario,) = report.scenarios
+    assert scenario.canonical_differs == ()
+    assert scenario.raw_differs == ("2.60.0",)
+    change = scenario.raw_changes["2.60.0"]
+    assert change.part_kinds == {"retry-prompt": (1, 0), "tool-return": (0, 1)}
+    assert change.new_keys == ("outcome",)
+    assert change.removed_keys == ()
+    assert scenario.diffs == ("diffs/retry/2.60.0.pydantic_ai_dump.diff",)
+    diff = (out / scenario.diffs[0]).read_text(encoding="utf-8")
+    assert diff.startswith("--- 2.38.0/scenarios/retry/pydantic_ai_dump.json\n+++ 2.60.0/scenarios/retry/")
+    assert '-        "part_kind": "retry-prompt",' in diff
+    assert '+        "outcome": "retried",' in diff
+    assert "2026-05-05" not in diff  # timestamps are masked: only the format change shows
+    assert report.exit_code == EXIT_OK
+
+    markdown = (out / "compatibility.md").read_text(encoding="utf-8")
+    assert "identical on every version, for all 1 scenarios" in markdown
+    assert "the removal contract doing its job" in markdown
+    assert "  - part kinds change in 1: `retry` retry-prompt 1→0, tool-return 0→1" in markdown
+    assert "  - new keys: `outcome` (1)" in markdown
+    assert "| `retry` | pass | pass | identical | differs: 2.60.0 |" in markdown
+    assert "agentrig matrix x" in markdown
+
+
+def test_a_changed_canonical_history_is_reported_with_its_diff(tmp_path: Path) -> None:
+    dump = retry_dump(new_format=False)
+    outputs = outputs_for(
+        tmp_path,
+        {
+            "2.38.0": {"roundtrip": ("passed", canonical_history("Two files."), dump)},
+            "2.68.0": {"roundtrip": ("passed", canonical_history("Three files."), dump)},
+        },
+    )
+    report = build_report(outputs, python_version="3.11", paths=["scenarios"], out=tmp_path / "r")
+
+    (scenario,) = report.scenarios
+    assert scenario.canonical_differs == ("2.68.0",)
+    assert scenario.raw_differs == ()
+    diff = (tmp_path / "r" / "diffs" / "roundtrip" / "2.68.0.history.diff").read_text(encoding="utf-8")
+    assert '-          "content": "Two files.",' in diff or '-          "content": "Two files."' in diff
+    assert "Three files." in diff
+    markdown = (tmp_path / "r" / "compatibility.md").read_text(encoding="utf-8")
+    assert "**differ from 2.38.0 in 1 of 1 scenarios**: `roundtrip`" in markdown
+
+
+def test_only_volatile_values_differing_counts_as_identical(tmp_path: Path) -> None:
+    a = tmp_path / "a.json"
+    b = tmp_path / "b.json"
+    a.write_text(json.dumps(retry_dump(new_format=False, timestamp="2026-01-01T00:00:00Z")), encoding="utf-8")
+    b.write_text(json.dumps(retry_dump(new_format=False, timestamp="2027-02-02T00:00:00Z")), encoding="utf-8")
+    assert normalized_json_text(a) == normalized_json_text(b)
+    assert normalized_json_text(tmp_path / "absent.json") is None
+
+
+def test_generated_call_ids_are_masked_but_explicit_ones_are_not(tmp_path: Path) -> None:
+    path = tmp_path / "h.json"
+    path.write_text(json.dumps([{"tool_call_id": "pyd_ai_" + "ab" * 16}, {"tool_call_id": "tc_1"}]), encoding="utf-8")
+    text = normalized_json_text(path)
+    assert text is not None
+    assert "pyd_ai_" not in text
+    assert '"tc_1"' in text
+
+
+def test_a_scenario_failing_only_on_a_later_version_is_a_regression(tmp_path: Path) -> None:
+    history, dump = canonical_history(), retry_dump(new_format=False)
+    outputs = outputs_for(
+        tmp_path,
+        {
+            "2.38.0": {"a": ("passed", history, dump), "b": ("failed", history, dump)},
+            "2.59.0": {"a": ("failed", history, dump), "b": ("failed", history, dump)},
+            "2.68.0": {"a": ("error", history, dump), "b": ("passed", history, dump)},
+        },
+    )
+    report = build_report(outputs, python_version="3.11", paths=["s"], out=tmp_path / "r")
+
+    assert [(item.scenario, item.version, item.status) for item in report.regressions] == [
+        ("a", "2.59.0", "failed"),
+        ("a", "2.68.0", "error"),
+    ]
+    assert report.exit_code == EXIT_FAILED
+    markdown = (tmp_path / "r" / "compatibility.md").read_text(encoding="utf-8")
+    assert "## Regressions" in markdown
+    assert "- `a` on 2.59.0: failed" in markdown
+    assert "| tools | `a`, `b` | 1/2 | 0/2 | 1/2 |" in markdown
+
+
+def test_a_run_that_left_no_report_fails_every_scenario_that_passed_on_the_baseline(tmp_path: Path) -> None:
+    write_run(tmp_path / "2.38.0", "2.38.0", {"a": ("passed", canonical_history(), retry_dump(new_format=False))})
+    (tmp_path / "2.60.0").mkdir()
+    baseline = load_version_output("2.38.0", tmp_path / "2.38.0", exit_code=0)
+    crashed = load_version_output(
+        "2.60.0", tmp_path / "2.60.0", exit_code=1, stderr_tail="ImportError: cannot import name 'RetryPromptPart'"
+    )
+    assert crashed.error == "ImportError: cannot import name 'RetryPromptPart'"
+
+    report = build_report([baseline, crashed], python_version="3.11", paths=["s"], out=tmp_path / "r")
+
+    assert [(item.scenario, item.version, item.status) for item in report.regressions] == [("a", "2.60.0", "missing")]
+    markdown = (tmp_path / "r" / "compatibility.md").read_text(encoding="utf-8")
+    assert "ImportError: cannot import name 'RetryPromptPart'" in markdown
+    assert "agentrig run failed (exit 1)" in markdown
+
+
+def test_compatibility_json_is_a_tagged_document_with_only_declared_keys(tmp_path: Path) -> None:
+    history, dump = canonical_history(), retry_dump(new_format=False)
+    outputs = outputs_for(
+        tmp_path, {"2.38.0": {"a": ("passed", history, dump)}, "2.40.0": {"a": ("passed", history, dump)}}
+    )
+    build_report(outputs, python_version="3.11", paths=["s"], out=tmp_path / "r", generated_on="2026-12-02")
+
+    document = json.loads((tmp_path / "r" / "compatibility.json").read_text(encoding="utf-8"))
+    assert document["format"] == REPORT_FORMAT
+    assert set(document) == {
+        "format",
+        "agentrig_version",
+        "generated_on",
+        "python_version",
+        "paths",
+        "baseline",
+        "command",
+        "evidence_boundary",
+        "versions",
+        "scenarios",
+        "regressions",
+        "exit_code",
+    }
+    assert document["generated_on"] == "2026-12-02"
+    assert [version["version"] for version in document["versions"]] == ["2.38.0", "2.40.0"]
+    assert document["versions"][1]["counts"] == {"passed": 1}
+    assert document["scenarios"] == [
+        {
+            "name": "a",
+            "tags": ["tools"],
+            "statuses": {"2.38.0": "passed", "2.40.0": "passed"},
+            "canonical_identical": True,
+            "canonical_differs": [],
+            "raw_dump_identical": True,
+            "raw_dump_differs": [],
+            "raw_dump_changes": {},
+            "diffs": [],
+        }
+    ]
+    assert not (tmp_path / "r" / "diffs").exists()
+
+
+def test_summarize_change_names_keys_that_appear_and_disappear() -> None:
+    before = json.dumps([{"part_kind": "text", "content": "x", "old": 1}])
+    after = json.dumps([{"part_kind": "text", "content": "x", "model_id": "m"}])
+    assert summarize_change(before, after) == "new keys `model_id`; keys gone `old`"
+    assert summarize_change(before, before) == "values differ"
+
+
+# --- where agentrig is installed from ----------------------------------------------------------------------------
+
+
+class FakeDistribution:
+    """Just enough of importlib.metadata.Distribution."""
+
+    def __init__(self, direct_url: dict[str, Any] | None, version: str = "0.1.0") -> None:
+        self._direct_url = direct_url
+        self.version = version
+
+    def read_text(self, filename: str) -> str | None:
+        assert filename == "direct_url.json"
+        return None if self._direct_url is None else json.dumps(self._direct_url)
+
+
+@pytest.mark.parametrize(
+    ("direct_url", "expected"),
+    [
+        ({"url": "file:///src/agentrig", "dir_info": {"editable": True}}, ("-e", "/src/agentrig")),
+        ({"url": "file:///src/agentrig", "dir_info": {}}, ("/src/agentrig",)),
+        (
+            {"url": "file:///w/agentrig-0.1.0-py3-none-any.whl", "archive_info": {}},
+            ("/w/agentrig-0.1.0-py3-none-any.whl",),
+        ),
+        (None, ("agentrig==0.1.0",)),
+    ],
+    ids=["editable", "local-dir", "local-wheel", "pypi"],
+)
+def test_agentrig_is_installed_from_where_it_runs_from(
+    monkeypatch: pytest.MonkeyPatch, direct_url: dict[str, Any] | None, expected: tuple[str, ...]
+) -> None:
+    def fake_distribution(name: str) -> FakeDistribution:
+        assert name == "agentrig"
+        return FakeDistribution(direct_url)
+
+    monkeypatch.setattr(matrix_module.importlib.metadata, "distribution", fake_distribution)
+    assert agentrig_install_args() == expected
+
+
+def test_the_project_and_the_pin_go_into_one_install_call(tmp_path: Path) -> None:
+    project = tmp_path / "myapp"
+    project.mkdir()
+    spec = environment_spec(
+        "2.40.0", python="/usr/bin/python3", python_version="3.11", env_root=tmp_path, project=project
+    )
+    assert spec.location == tmp_path / "py3.11-2.40.0"
+    assert spec.install_args[:2] == ("-e", str(project.resolve()))
+    assert spec.install_args[-2:] == ("pydantic-ai-slim==2.40.0", "pydantic-graph==2.40.0")
+    assert spec.install_args[2:-2] == agentrig_install_args()
+
+
+def test_agentrig_own_checkout_as_the_project_is_installed_once(tmp_path: Path) -> None:
+    own = agentrig_install_args()
+    if own[0] != "-e":
+        pytest.skip("agentrig is not installed editable here")
+    spec = environment_spec("2.40.0", python="py", python_version="3.11", env_root=tmp_path, project=Path(own[1]))
+    assert spec.install_args == (*own, "pydantic-ai-slim==2.40.0", "pydantic-graph==2.40.0")
+
+
+# --- environments: reuse, refusal, failure (fake interpreters, no network) ---------------------------------------
+
+FAKE_PYTHON = """\
+#!{python}
+# A stand-in for an environment's interpreter: reports a pinned pydantic-ai version, and plays `agentrig run`.
+import json, pathlib, sys
+VERSION = {version!r}
+STATUSES = {statuses!r}
+if sys.argv[1:2] == ["-c"]:
+    print(VERSION)
+    raise SystemExit(0)
+if STATUSES == {{"crash": "exit 2"}}:
+    print("agentrig: error: scenarios/bad.yaml:3:1: turns: field required", file=sys.stderr)
+    raise SystemExit(2)
+out = pathlib.Path(sys.argv[sys.argv.index("--out") + 1])
+scenarios = [{{"name": name, "status": status}} for name, status in STATUSES.items()]
+out.mkdir(parents=True)
+(out / "report.json").write_text(json.dumps({{"pydantic_ai_version": VERSION, "scenarios": scenarios}}))
+for name in STATUSES:
+    (out / "scenarios" / name).mkdir(parents=True)
+    (out / "scenarios" / name / "history.json").write_text(json.dumps({{"messages": []}}))
+raise SystemExit(1 if "failed" in STATUSES.values() else 0)
+"""
+
+
+def executable(path: Path, text: str) -> Path:
+    """Write an executable script."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return path
+
+
+def fake_environment(spec: EnvironmentSpec, statuses: dict[str, str], *, marker: bool = True) -> None:
+    """An environment that looks built for `spec`: pyvenv.cfg, a fake interpreter, and (optionally) the marker."""
+    (spec.location / "pyvenv.cfg").parent.mkdir(parents=True, exist_ok=True)
+    (spec.location / "pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
+    executable(
+        spec.env_python,
+        textwrap.dedent(FAKE_PYTHON).format(python=sys.executable, version=spec.version, statuses=statuses),
+    )
+    if marker:
+        (spec.location / MARKER_FILE).write_text(json.dumps(matrix_module._marker(spec)), encoding="utf-8")
+
+
+def spec_for(tmp_path: Path, version: str) -> EnvironmentSpec:
+    """The spec run_matrix computes for this interpreter and no project."""
+    return environment_spec(
+        version,
+        python=sys.executable,
+        python_version=f"{sys.version_info.major}.{sys.version_info.minor}",
+        env_root=tmp_path / "envs",
+        project=None,
+    )
+
+
+def test_an_environment_that_holds_the_pin_is_reused(tmp_path: Path) -> None:
+    spec = spec_for(tmp_path, "2.38.0")
+    fake_environment(spec, {})
+    assert ensure_environment(spec, uv="/nonexistent/uv") is True
+
+
+def test_a_stale_environment_is_rebuilt_and_a_failed_build_is_one_line_naming_the_version(tmp_path: Path) -> None:
+    spec = spec_for(tmp_path, "2.38.0")
+    fake_environment(spec, {}, marker=False)  # no marker: not known to hold the pin
+    failing_uv = executable(tmp_path / "uv", "#!/bin/sh\necho '  x No solution found when resolving' >&2\nexit 1\n")
+
+    with pytest.raises(InfrastructureError) as raised:
+        ensure_environment(spec, uv=str(failing_uv))
+
+    assert raised.value.exit_code == EXIT_PROVIDER
+    assert raised.value.message.startswith(f"pydantic-ai 2.38.0: cannot build the environment {spec.location}")
+    assert raised.value.message.endswith("x No solution found when resolving")
+    assert "\n" not in raised.value.message
+    assert not spec.location.exists()  # the stale environment was removed before the rebuild
+
+
+def test_a_directory_that_is_not_an_environment_is_never_deleted(tmp_path: Path) -> None:
+    spec = spec_for(tmp_path, "2.38.0")
+    spec.location.mkdir(parents=True)
+    (spec.location / "notes.txt").write_text("mine", encoding="utf-8")
+
+    with pytest.raises(InfrastructureError, match="is not a virtual environment"):
+        ensure_environment(spec, uv=None)
+    assert (spec.location / "notes.txt").read_text(encoding="utf-8") == "mine"
+
+
+def test_run_matrix_runs_each_version_in_its_environment_and_reports_progress(tmp_path: Path) -> None:
+    fake_environment(spec_for(tmp_path, "2.38.0"), {"a": "passed", "b": "passed"})
+    fake_environment(spec_for(tmp_path, "2.60.0"), {"a": "passed", "b": "failed"})
+    lines: list[str] = []
+    options = MatrixOptions(
+        paths=(Path("scenarios"),), versions=("2.38.0", "2.60.0"), out=tmp_path / "out", env_root=tmp_path / "envs"
+    )
+
+    report = run_matrix(options, command_line="agentrig matrix scenarios", progress=lines.append)
+
+    assert lines == [
+        "[1/2] pydantic-ai 2.38.0: environment ready (reused)",
+        "[1/2] pydantic-ai 2.38.0: 2 passed",
+        "[2/2] pydantic-ai 2.60.0: environment ready (reused)",
+        "[2/2] pydantic-ai 2.60.0: 1 passed, 1 failed",
+    ]
+    assert [(item.scenario, item.version) for item in report.regressions] == [("b", "2.60.0")]
+    assert report.exit_code == EXIT_FAILED
+    assert (tmp_path / "out" / "compatibility.md").is_file()
+    assert (tmp_path / "out" / "logs" / "2.60.0.log").is_file()
+    assert (tmp_path / "envs" / ".gitignore").read_text(encoding="utf-8").endswith("\n*\n")
+
+
+def test_a_previous_run_output_is_replaced_but_foreign_files_are_not(tmp_path: Path) -> None:
+    fake_environment(spec_for(tmp_path, "2.38.0"), {"a": "passed"})
+    stale = tmp_path / "out" / "2.38.0"
+    write_run(stale, "2.38.0", {"gone": ("passed", canonical_history(), [])})
+    options = MatrixOptions(paths=(Path("s"),), versions=("2.38.0",), out=tmp_path / "out", env_root=tmp_path / "envs")
+
+    report = run_matrix(options, progress=lambda line: None)
+    assert [item.name for item in report.scenarios] == ["a"]
+
+    shutil.rmtree(stale)
+    stale.mkdir()
+    (stale / "keep.txt").write_text("mine", encoding="utf-8")
+    with pytest.raises(Exception, match="is not an agentrig run output"):
+        run_matrix(options, progress=lambda line: None)
+    assert (stale / "keep.txt").is_file()
+
+
+def test_a_baseline_that_cannot_load_the_scenarios_is_a_usage_error(tmp_path: Path) -> None:
+    fake_environment(spec_for(tmp_path, "2.38.0"), {"crash": "exit 2"})
+    fake_environment(spec_for(tmp_path, "2.40.0"), {"a": "passed"})
+    options = MatrixOptions(
+        paths=(Path("s"),), versions=("2.38.0", "2.40.0"), out=tmp_path / "out", env_root=tmp_path / "envs"
+    )
+    with pytest.raises(UsageError) as raised:
+        run_matrix(options, progress=lambda line: None)
+    assert raised.value.message == (
+        "pydantic-ai 2.38.0 (baseline): agentrig run left no report (exit 2): "
+        "scenarios/bad.yaml:3:1: turns: field required"
+    )
+
+
+# --- one real environment (slow; needs PyPI or a warm uv cache) -------------------------------------------------
+
+
+@pytest.mark.slow
+def test_a_real_environment_runs_the_suite_on_the_floor_version(tmp_path: Path) -> None:
+    scenario_files = sorted((REPO_ROOT / "scenarios").glob("*.yaml"))
+    if not scenario_files:
+        pytest.skip("no scenarios/ in this checkout")
+    first = scenario_files[0]
+    options = MatrixOptions(
+        paths=(first,), versions=("2.38.0",), out=tmp_path / "out", env_root=tmp_path / "envs", project=None
+    )
+    lines: list[str] = []
+    report = run_matrix(options, progress=lines.append)
+
+    assert lines[0] == "[1/1] pydantic-ai 2.38.0: environment ready (built)"
+    (output,) = report.versions
+    assert output.error is None, output.error
+    assert output.resolved_version == "2.38.0"
+    assert len(report.scenarios) == 1
+    # The second call finds the pin in place and reuses the environment.
+    again: list[str] = []
+    run_matrix(options, progress=again.append)
+    assert again[0] == "[1/1] pydantic-ai 2.38.0: environment ready (reused)"
