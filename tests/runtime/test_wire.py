@@ -199,8 +199,8 @@ def test_fast_decoders_build_values_equal_to_the_constructors() -> None:
         "outcome",
         "part_kind",
     }
-    assert {f.name for f in dataclasses.fields(ThoughtPart)} == {"content", "signature", "part_kind"}
-    assert {f.name for f in dataclasses.fields(Message)} == {"kind", "parts", "run_id"}
+    assert {f.name for f in dataclasses.fields(ThoughtPart)} == {"content", "signature", "provider_name", "part_kind"}
+    assert {f.name for f in dataclasses.fields(Message)} == {"kind", "parts", "run_id", "state"}
     loaded = loads_history(dumps_history(sample_history()))
     for message, expected in zip(loaded, sample_history(), strict=True):
         assert repr(message) == repr(expected)
@@ -427,7 +427,12 @@ def test_to_pydantic_ai_dicts_before_2_60() -> None:
         "tool_call_id": "c2",
     }
     assert dicts[4]["parts"][0] == {"part_kind": "retry-prompt", "content": "not good enough", "tool_name": None}
-    assert dicts[1]["parts"][0] == {"part_kind": "thinking", "content": "plan the calls", "signature": "sig-1"}
+    assert dicts[1]["parts"][0] == {
+        "part_kind": "thinking",
+        "content": "plan the calls",
+        "signature": "sig-1",
+        "provider_name": None,
+    }
     assert dicts[1]["parts"][3] == {
         "part_kind": "tool-call",
         "tool_name": "get",

@@ -106,6 +106,8 @@ class ThoughtPart:
     """The reasoning text."""
     signature: str | None = None
     """Provider signature that some APIs require to send the thought back."""
+    provider_name: str | None = None
+    """The provider that wrote it; pydantic-ai sends a signed thought back only to the same provider."""
     part_kind: Literal["thought"] = "thought"
 
 
@@ -122,7 +124,9 @@ class OpaquePart:
     """Every other key of the part, untouched."""
 
 
-Part: TypeAlias = TextPart | ToolCallPart | ToolReturnPart | RetryPromptPart | SystemPromptPart | ThoughtPart | OpaquePart
+Part: TypeAlias = (
+    TextPart | ToolCallPart | ToolReturnPart | RetryPromptPart | SystemPromptPart | ThoughtPart | OpaquePart
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -135,6 +139,9 @@ class Message:
     """Ordered parts; the single source of truth for text, tool calls and returns."""
     run_id: str | None = None
     """The pydantic-ai run that produced the message, when known. Cleared by `sanitize_history_for_resume`."""
+    state: str | None = None
+    """pydantic-ai's message `state` when it is not `complete` (e.g. `interrupted` after a cancelled run: it is
+    what makes the next run close the unanswered calls). None means complete."""
 
     @staticmethod
     def request(*parts: Part, run_id: str | None = None) -> Message:
@@ -148,7 +155,7 @@ class Message:
 
     def with_parts(self, parts: Iterable[Part]) -> Message:
         """The same message with other parts."""
-        return Message(kind=self.kind, parts=tuple(parts), run_id=self.run_id)
+        return Message(kind=self.kind, parts=tuple(parts), run_id=self.run_id, state=self.state)
 
     @property
     def text(self) -> str:
@@ -198,5 +205,7 @@ def tool_return_ids(history: History) -> list[str]:
 def tool_retry_ids(history: History) -> list[str]:
     """Ids answered by tool-bound retry prompts, in history order."""
     return [
-        p.tool_call_id for _, _, p in iter_parts(history) if isinstance(p, RetryPromptPart) and p.tool_call_id is not None
+        p.tool_call_id
+        for _, _, p in iter_parts(history)
+        if isinstance(p, RetryPromptPart) and p.tool_call_id is not None
     ]

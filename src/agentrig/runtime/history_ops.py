@@ -246,7 +246,7 @@ def sanitize_history_for_resume(history: History) -> list[Message]:
         if len(parts) == len(message.parts) and message.run_id is None:
             result.append(message)
         else:
-            result.append(Message(kind=message.kind, parts=tuple(parts)))
+            result.append(Message(kind=message.kind, parts=tuple(parts), state=message.state))
     return result
 
 

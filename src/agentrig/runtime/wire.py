@@ -108,8 +108,32 @@ def _retry_content(data: dict[str, Any]) -> str | list[dict[str, JsonValue]]:
     if type(content) is str:
         return content
     if type(content) is list and all(type(item) is dict for item in content):
-        return content
+        return _with_shared_inputs(content)
     raise _BadField("content", f"expected a string or a list of error objects, got {_json_type(content)}")
+
+
+def _with_shared_inputs(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Validation error details with the `input` pydantic-ai 2.60+ leaves out restored.
+
+    From 2.60 on, top-level errors (`loc` of length <= 1) after the first omit an `input` equal to the
+    first top-level error's (the whole args object, sent once to save tokens). 2.38 writes it on every
+    error and fails to load details without it. The canonical form keeps the complete details, so a
+    dump of either era reads the same and converts back to both.
+    """
+    shared: Any = None
+    restored: list[dict[str, Any]] | None = None
+    for index, error in enumerate(errors):
+        loc = error.get("loc")
+        if not (isinstance(loc, list | tuple) and len(loc) <= 1):  # pyright: ignore[reportUnknownArgumentType]
+            continue
+        if "input" in error:
+            if shared is None:
+                shared = error
+        elif shared is not None:
+            if restored is None:
+                restored = list(errors)
+            restored[index] = {**error, "input": shared["input"]}
+    return errors if restored is None else restored
 
 
 # --- reading: one decoder per part_kind, for both the canonical and the pydantic-ai vocabulary ---
@@ -140,10 +164,12 @@ _set_return_outcome = _slot_setter(ToolReturnPart, "outcome")
 _set_return_kind = _slot_setter(ToolReturnPart, "part_kind")
 _set_thought_content = _slot_setter(ThoughtPart, "content")
 _set_thought_signature = _slot_setter(ThoughtPart, "signature")
+_set_thought_provider = _slot_setter(ThoughtPart, "provider_name")
 _set_thought_kind = _slot_setter(ThoughtPart, "part_kind")
 _set_message_kind = _slot_setter(Message, "kind")
 _set_message_parts = _slot_setter(Message, "parts")
 _set_message_run_id = _slot_setter(Message, "run_id")
+_set_message_state = _slot_setter(Message, "state")
 
 
 def _decode_text(data: dict[str, Any]) -> Part:
@@ -171,12 +197,19 @@ def _decode_system_prompt(data: dict[str, Any]) -> Part:
 def _decode_thought(data: dict[str, Any]) -> Part:
     content = data.get("content")
     signature = data.get("signature")
-    if type(content) is not str or (signature is not None and type(signature) is not str):
+    provider_name = data.get("provider_name")
+    if (
+        type(content) is not str
+        or (signature is not None and type(signature) is not str)
+        or (provider_name is not None and type(provider_name) is not str)
+    ):
         content = _required_str(data, "content")  # raises, naming the field
         signature = _optional_str(data, "signature")
+        provider_name = _optional_str(data, "provider_name")
     part = _new(ThoughtPart)
     _set_thought_content(part, content)
     _set_thought_signature(part, signature)
+    _set_thought_provider(part, provider_name)
     _set_thought_kind(part, "thought")
     return part
 
@@ -316,10 +349,15 @@ def _decode_plain_message(item: dict[str, Any]) -> Message:
     run_id = item.get("run_id")
     if run_id is not None and type(run_id) is not str:
         raise _NotPlain
+    state = item.get("state")
+    if state is not None and type(state) is not str:
+        raise _NotPlain
     message = _new(Message)
     _set_message_kind(message, kind)
     _set_message_parts(message, parts)
     _set_message_run_id(message, run_id)
+    # pydantic-ai writes `state: "complete"` on every message; only the exceptions are worth keeping.
+    _set_message_state(message, None if state == "complete" else state)
     return message
 
 
@@ -331,11 +369,12 @@ def _decode_message(item: dict[str, Any], where: str, source: str | Path | None)
     raw_parts = item.get("parts")
     if type(raw_parts) is not list:
         raise HistoryFormatError(f"expected a list, got {_json_type(raw_parts)}", path=source, field=f"{where}.parts")
-    run_id = item.get("run_id")
-    if run_id is not None and type(run_id) is not str:
-        raise HistoryFormatError(
-            f"expected a string or null, got {_json_type(run_id)}", path=source, field=f"{where}.run_id"
-        )
+    for key in ("run_id", "state"):
+        value = item.get(key)
+        if value is not None and type(value) is not str:
+            raise HistoryFormatError(
+                f"expected a string or null, got {_json_type(value)}", path=source, field=f"{where}.{key}"
+            )
     try:
         return _decode_plain_message(item)
     except (_BadField, KeyError, TypeError):
@@ -491,9 +530,12 @@ def _encode_system_prompt(part: Any) -> dict[str, Any]:
 
 
 def _encode_thought(part: Any) -> dict[str, Any]:
-    if part.signature is None:
-        return {"part_kind": "thought", "content": part.content}
-    return {"part_kind": "thought", "content": part.content, "signature": part.signature}
+    data: dict[str, Any] = {"part_kind": "thought", "content": part.content}
+    if part.signature is not None:
+        data["signature"] = part.signature
+    if part.provider_name is not None:
+        data["provider_name"] = part.provider_name
+    return data
 
 
 def _encode_opaque(part: Any) -> dict[str, Any]:
@@ -522,6 +564,8 @@ def message_to_json(message: Message) -> dict[str, Any]:
     data: dict[str, Any] = {"kind": message.kind, "parts": [encoders[type(p)](p) for p in message.parts]}
     if message.run_id is not None:
         data["run_id"] = message.run_id
+    if message.state is not None:
+        data["state"] = message.state
     return data
 
 
@@ -588,7 +632,12 @@ def _response_part_dict(part: Part) -> dict[str, Any]:
     if isinstance(part, TextPart):
         return {"part_kind": "text", "content": part.content}
     if isinstance(part, ThoughtPart):
-        return {"part_kind": "thinking", "content": part.content, "signature": part.signature}
+        return {
+            "part_kind": "thinking",
+            "content": part.content,
+            "signature": part.signature,
+            "provider_name": part.provider_name,
+        }
     if isinstance(part, ToolCallPart):
         return {
             "part_kind": "tool-call",
@@ -620,5 +669,7 @@ def to_pydantic_ai_dicts(messages: Sequence[Message], *, retry_shape: RetryShape
         data: dict[str, Any] = {"kind": message.kind, "parts": parts}
         if message.run_id is not None:
             data["run_id"] = message.run_id
+        if message.state is not None:
+            data["state"] = message.state
         result.append(data)
     return result
