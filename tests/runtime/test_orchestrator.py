@@ -611,3 +611,27 @@ def test_an_agent_without_a_model_is_a_usage_error() -> None:
     orchestrator = RequestOrchestrator(_handle(Agent(None)), new_session())
     with pytest.raises(UsageError, match="has no model"):
         asyncio.run(orchestrator.run("hello"))
+
+
+def test_unplanned_compaction_fails_softly_and_the_turn_keeps_its_script(tmp_path: Path) -> None:
+    loaded = load_yaml(
+        tmp_path,
+        """
+        name: unplanned
+        settings:
+          compaction: {context_window: 20}
+        turns:
+          - user: a fairly long first question that fills the tiny window
+            model: [{text: a fairly long first answer that fills it even more}]
+          - user: second
+            model: [{text: second answer}]
+        """,
+    )
+    execution = execute(loaded)
+
+    _, second = execution.turns
+    assert second.output == "second answer"
+    assert second.error is None
+    assert second.compaction is not None
+    assert second.compaction.status == "failed"
+    assert "asked for a compaction summary but the step is text" in second.compaction.reason

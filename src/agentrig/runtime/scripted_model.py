@@ -210,18 +210,24 @@ class ScriptedModel(FunctionModel):
                 f"turn {self._turn_index + 1}, step {number}: the script has no response left"
                 f" (the turn has {len(steps)} step(s)); the model was asked: {describe_request(messages)}"
             )
+        step = steps[self._step_index]
+        summarizing = _in_summary_request.get()
+        if summarizing != (step.summary is not None):
+            # Not consumed: an unplanned compaction fails (and the turn goes on uncompacted) while the step
+            # stays for the request it was written for.
+            asked = "a compaction summary" if summarizing else "a normal response"
+            raise ScriptMismatch(
+                f"turn {self._turn_index + 1}, step {number}: the model was asked for {asked}"
+                f" but the step is {describe_step(step)}"
+            )
         self._step_index += 1
-        return number, steps[number - 1]
+        return number, step
 
     async def _respond(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         number, step = self._next_step(messages)
         where = f"turn {self._turn_index + 1}, step {number}"
         if step.expect_input is not None:
             self._checks.extend(_input_checks(step.expect_input, messages, info, where=where))
-        summarizing = _in_summary_request.get()
-        if summarizing != (step.summary is not None):
-            asked = "a compaction summary" if summarizing else "a normal response"
-            raise ScriptMismatch(f"{where}: the model was asked for {asked} but the step is {describe_step(step)}")
         self._usage = _request_usage(step)
         if step.delay:
             await asyncio.sleep(step.delay)
