@@ -1,10 +1,10 @@
 """Cancellation through the public `CancellationToken`: `RunCancelled` keeps the messages and usage so far,
 and the next run closes the unfinished call with `outcome='interrupted'` (reference §6).
 
-Evidence boundary: pydantic-ai closes the unfinished calls of a cancelled snapshot only when the snapshot's
-trailing message still says `state='interrupted'` (`UserPromptNode`, every pinned version). The canonical
-history has no `state`, so a runtime that stores snapshots canonically must close them first, with
-`pydantic_ai_compat.repair_messages` (tested here); the raw round trip is a known gap (strict xfail below).
+pydantic-ai closes the unfinished calls of a cancelled snapshot only when the snapshot's trailing message still
+says `state='interrupted'` (`UserPromptNode`, every pinned version), so the canonical form must carry that
+state: a snapshot saved as canonical JSON resumes exactly like the live one. Closing the calls first with
+`pydantic_ai_compat.repair_messages` also works and is tested too.
 """
 
 from __future__ import annotations
@@ -167,21 +167,30 @@ def test_cancelled_stream_keeps_partial_response_and_resumes_with_a_new_prompt()
     assert stored[-1].text == "fine"
 
 
-@pytest.mark.parametrize("snapshot", ["during-tool", "during-stream"])
-def test_repaired_snapshot_resumes_from_canonical_json(snapshot: Snapshot) -> None:
-    # What a runtime that stores canonical histories does: close the snapshot's unfinished calls with the
-    # agent's own repair (public from 2.46, private on 2.38; pydantic_ai_compat hides which), then save.
+def cancel(snapshot: Snapshot) -> tuple[Agent[None, str], RunCancelled]:
+    """A cancelled run of the given kind and its agent."""
     if snapshot == "during-tool":
         agent, _, cancelled = cancelled_during_tool(CancellationToken())
     else:
         agent, _, cancelled = cancelled_during_stream(CancellationToken())
+    return agent, cancelled
+
+
+def continue_after(snapshot: Snapshot, agent: Agent[None, str], history: list[ModelMessage]) -> list[canonical.Message]:
+    """The stored history after one more turn (the streamed agent only has a stream function)."""
+    if snapshot == "during-stream":
+        return to_canonical(asyncio.run(run_streamed(agent, "continue", history)))
+    return to_canonical(asyncio.run(agent.run("continue", message_history=history)).all_messages())
+
+
+@pytest.mark.parametrize("snapshot", ["during-tool", "during-stream"])
+def test_repaired_snapshot_resumes_from_canonical_json(snapshot: Snapshot) -> None:
+    # The other way to save a snapshot: close its unfinished calls first with the agent's own repair
+    # (public from 2.46, private on 2.38; pydantic_ai_compat hides which), then save it canonically.
+    agent, cancelled = cancel(snapshot)
     saved = through_canonical_json(pydantic_ai_compat.repair_messages(cancelled.all_messages()))
 
-    stored = to_canonical(
-        asyncio.run(run_streamed(agent, "continue", saved))
-        if snapshot == "during-stream"
-        else (asyncio.run(agent.run("continue", message_history=saved)).all_messages())
-    )
+    stored = continue_after(snapshot, agent, saved)
 
     interrupted = [
         p.tool_call_id
@@ -192,26 +201,23 @@ def test_repaired_snapshot_resumes_from_canonical_json(snapshot: Snapshot) -> No
     assert sorted(canonical.tool_call_ids(stored)) == sorted(canonical.tool_return_ids(stored))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="canonical Message has no `state`; pydantic-ai closes a snapshot's calls on resume only when its "
-    "trailing message keeps state='interrupted' (UserPromptNode, all pinned versions)",
-)
 @pytest.mark.parametrize("snapshot", ["during-tool", "during-stream"])
 def test_raw_snapshot_resumes_from_canonical_json(snapshot: Snapshot) -> None:
-    # Without the repair: 'during-tool' leaves slow_1 open in the stored history (the model still gets a
-    # repaired copy), 'during-stream' fails with UserError 'Cannot provide a new user prompt when the
-    # message history contains unprocessed tool calls'.
-    if snapshot == "during-tool":
-        agent, _, cancelled = cancelled_during_tool(CancellationToken())
-        stored = to_canonical(
-            asyncio.run(
-                agent.run("continue", message_history=through_canonical_json(cancelled.all_messages()))
-            ).all_messages()
-        )
-    else:
-        agent, _, cancelled = cancelled_during_stream(CancellationToken())
-        stored = to_canonical(
-            asyncio.run(run_streamed(agent, "continue", through_canonical_json(cancelled.all_messages())))
-        )
+    # Without a repair, the canonical form must keep the trailing message's state='interrupted'. Were it lost,
+    # 'during-tool' would leave slow_1 open in the stored history (the model still gets a repaired copy) and
+    # 'during-stream' would fail with UserError 'Cannot provide a new user prompt when the message history
+    # contains unprocessed tool calls' (seen on 2.38 and 2.68 before the canonical form carried the state).
+    agent, cancelled = cancel(snapshot)
+    saved = through_canonical_json(cancelled.all_messages())
+    assert [m.state for m in saved] == [m.state for m in cancelled.all_messages()]
+    assert saved[-1].state == "interrupted"
+
+    stored = continue_after(snapshot, agent, saved)
+
+    interrupted = [
+        p.tool_call_id
+        for _, p in flat_parts(stored)
+        if isinstance(p, canonical.ToolReturnPart) and p.outcome == "interrupted"
+    ]
+    assert interrupted == (["slow_1"] if snapshot == "during-tool" else ["lookup_1"])
     assert sorted(canonical.tool_call_ids(stored)) == sorted(canonical.tool_return_ids(stored))
