@@ -16,17 +16,21 @@ from typing import Annotated
 # import time unless this is set), and CI logs gain nothing from boxes. `TYPER_USE_RICH=1` opts back in.
 os.environ.setdefault("TYPER_USE_RICH", "0")
 
-import typer  # noqa: E402  (must follow the environment default above)
+import typer  # must follow the environment default above
 
 from agentrig import __version__
 from agentrig.cli import check, convert, diff, matrix, merge, prompt, run, schema, validate
 from agentrig.errors import EXIT_INTERRUPTED, AgentrigError
 
-EXIT_CODES_HELP = "Exit codes: 0 passed, 1 a scenario or check failed, 2 usage or file error, 3 provider or infrastructure error, 130 interrupted."
+EXIT_CODES_HELP = (
+    "Exit codes: 0 passed, 1 a scenario or check failed, 2 usage or file error, "
+    "3 provider or infrastructure error, 130 interrupted."
+)
 
 app = typer.Typer(
     name="agentrig",
-    help=f"Run scripted pydantic-ai agent scenarios, check histories, and prove compatibility across versions.\n\n{EXIT_CODES_HELP}",
+    help="Run scripted pydantic-ai agent scenarios, check histories, and prove compatibility across versions."
+    f"\n\n{EXIT_CODES_HELP}",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -79,5 +83,10 @@ def main(argv: list[str] | None = None) -> None:
         typer.echo("agentrig: aborted", err=True)
         sys.exit(EXIT_INTERRUPTED)
     except typer.TyperException as error:  # bad flags and arguments (click's usage errors) arrive here
-        error.show()
-        sys.exit(error.exit_code)  # 2 for usage errors, matching the documented code
+        # The vendored click exceptions carry `show()` (usage line + message); the public base class does not.
+        show = getattr(error, "show", None)
+        if callable(show):
+            show()
+        else:
+            typer.echo(f"agentrig: error: {error}", err=True)
+        sys.exit(int(getattr(error, "exit_code", 2)))  # 2 for usage errors, matching the documented code
