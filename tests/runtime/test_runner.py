@@ -213,6 +213,11 @@ def test_real_model_flag_needs_providers(suite_dir: Path) -> None:
         run_suite(options(suite_dir, model="nonsense"), execute=fake_execute)
 
 
+def test_update_golden_refuses_real_models(suite_dir: Path) -> None:
+    with pytest.raises(UsageError, match="--update-golden"):
+        run_suite(options(suite_dir, model="test", update_golden=True), execute=fake_execute)
+
+
 # --- -j 2 -------------------------------------------------------------------------------------
 
 

@@ -53,8 +53,7 @@ def register(app: typer.Typer) -> None:
             for text in differences:
                 sys.stdout.write(text)
             sys.stdout.write("identical\n" if not differences else "")
-        # SystemExit, not typer.Exit: see cli/run.py.
-        raise SystemExit(1 if differences else 0)
+        raise typer.Exit(code=1 if differences else 0)
 
 
 def _normalized(path: Path) -> str:

@@ -47,5 +47,4 @@ def register(app: typer.Typer) -> None:
         human = sys.stderr if as_json else sys.stdout
         human.write(f"merged {len(directories)} outputs into {out}\n")
         human.write(summary_line(summary) + "\n")
-        # SystemExit, not typer.Exit: see cli/run.py.
-        raise SystemExit(exit_code_for(summary, interrupted=bool(report.get("interrupted"))))
+        raise typer.Exit(code=exit_code_for(summary, interrupted=bool(report.get("interrupted"))))

@@ -142,9 +142,7 @@ def register(app: typer.Typer) -> None:
             sys.stdout.write(dumps(report, pretty=True).decode())
         human.write(summary_line(report["summary"]) + "\n")
         human.flush()
-        # SystemExit, not typer.Exit: `main()` runs click with standalone_mode=False, which returns (drops)
-        # a typer.Exit code instead of exiting with it.
-        raise SystemExit(suite.exit_code)
+        raise typer.Exit(code=suite.exit_code)
 
 
 def _failure_lines(report: dict[str, Any], describe: Any) -> list[str]:

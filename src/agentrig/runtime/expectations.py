@@ -12,14 +12,19 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, get_args
 
 from agentrig.runtime.canonical import JsonValue, Message, ToolCallPart
+from agentrig.runtime.invariants import check_invariants
+from agentrig.runtime.jsonio import write_atomic
 from agentrig.runtime.records import Check, ToolCallStatusRecord, TurnRecord
+from agentrig.runtime.registry import ToolCallRegistry
 from agentrig.runtime.usage import Usage
+from agentrig.runtime.wire import dumps_history
 from agentrig.scenarios.model import (
     Bounds,
     CompactionExpectation,
@@ -88,8 +93,6 @@ def _args_dict(args: dict[str, JsonValue] | str) -> dict[str, JsonValue] | None:
     """Tool-call args as a dict; a raw string is parsed when it holds a JSON object, else None."""
     if isinstance(args, dict):
         return args
-    import json  # a raw-string arg is rare; keep the common path free of parsing
-
     try:
         parsed = json.loads(args) if args.strip() else {}
     except ValueError:
@@ -137,8 +140,6 @@ def _check_output(expect: OutputExpectation, output: str | None, label: str) -> 
 
 
 def _check_json_schema(schema: dict[str, JsonValue], output: str, name: str) -> Check:
-    import json
-
     import jsonschema  # imported here: only scenarios with a json_schema expectation pay for it
 
     try:
@@ -406,8 +407,6 @@ def strip_run_ids(history: Iterable[Message]) -> list[Message]:
 
 def canonical_golden_bytes(history: Iterable[Message]) -> bytes:
     """The exact bytes a golden file holds for this history: canonical, pretty, run_ids dropped."""
-    from agentrig.runtime.wire import dumps_history
-
     return dumps_history(strip_run_ids(history), pretty=True)
 
 
@@ -516,15 +515,11 @@ def _check_invariants(
 
 
 def _default_invariant_checker(history: Sequence[Message], registry: Any, only: Sequence[str] | None) -> Sequence[Any]:
-    from agentrig.runtime.invariants import check_invariants
-
     return check_invariants(history, registry=registry, only=only)
 
 
-def rebuild_registry(turn: TurnRecord) -> Any:
+def rebuild_registry(turn: TurnRecord) -> ToolCallRegistry:
     """A `ToolCallRegistry` holding the turn's final statuses, reached by legal lifecycle moves."""
-    from agentrig.runtime.registry import ToolCallRegistry
-
     registry = ToolCallRegistry()
     args = {call.tool_call_id: call.args for call in turn.tool_calls}
     for record in turn.tool_statuses:
@@ -551,8 +546,6 @@ def _describe_violation(prefix: str, violation: Any) -> str:
 
 def check_golden(path: Path, history: Sequence[Message], *, update: bool) -> Check:
     """Compare the final history with the golden file byte for byte; with `update`, rewrite it (atomically)."""
-    from agentrig.runtime.jsonio import write_atomic
-
     name = "scenario: golden"
     actual = canonical_golden_bytes(history)
     existing = path.read_bytes() if path.is_file() else None
@@ -569,6 +562,7 @@ def check_golden(path: Path, history: Sequence[Message], *, update: bool) -> Che
             name=name,
             passed=False,
             expected=str(path),
+            actual="no golden file",
             detail=f"golden file {path} is missing; run with --update-golden",
         )
     if existing == actual:
@@ -579,4 +573,10 @@ def check_golden(path: Path, history: Sequence[Message], *, update: bool) -> Che
         expected_label=str(path),
         actual_label="this run",
     )
-    return Check(name=name, passed=False, expected=str(path), detail=detail + "(run with --update-golden to accept)")
+    return Check(
+        name=name,
+        passed=False,
+        expected=str(path),
+        actual="a different history (diff below)",
+        detail=detail + "(run with --update-golden to accept)",
+    )

@@ -362,12 +362,9 @@ def render_summary(report: Mapping[str, Any]) -> str:
             actual = f", got `{_short(check['actual'], 120)}`" if expected or check.get("actual") is not None else ""
             lines.append(f"- **{check['name']}**{expected}{actual}")
             if check.get("detail"):
-                lines += [
-                    "",
-                    "  ```diff",
-                    *("  " + line for line in check["detail"].rstrip("\n").splitlines()),
-                    "  ```",
-                ]
+                fence = "```diff" if check["detail"].startswith("---") else "```text"
+                detail_lines = ["  " + line for line in check["detail"].rstrip("\n").splitlines()]
+                lines += ["", "  " + fence, *detail_lines, "  ```"]
     return "\n".join(lines) + "\n"
 
 

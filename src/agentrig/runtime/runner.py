@@ -23,6 +23,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -33,6 +34,7 @@ from agentrig.errors import (
     EXIT_OK,
     EXIT_PROVIDER,
     AgentrigError,
+    InfrastructureError,
     UsageError,
 )
 from agentrig.runtime.canonical import Message
@@ -432,6 +434,8 @@ def run_suite(
     started = time.perf_counter()
     if options.jobs < 1:
         raise UsageError(f"-j/--jobs must be at least 1, got {options.jobs}")
+    if options.update_golden and options.model is not None:
+        raise UsageError("--update-golden needs the scripted model: goldens are never written from a real model's run")
     all_loaded = list(loaded) if loaded is not None else load_paths(options.paths)
     selected = select_scenarios(all_loaded, keyword=options.keyword, shard=options.shard)
     if options.keyword and not selected and not options.shard:
@@ -485,12 +489,14 @@ def _run_parallel(
 ) -> None:
     pending = list(selected)
     running: dict[Future[ScenarioResult], LoadedScenario] = {}
+    # A few scenarios queued per worker hide the round trip to the parent (a scripted scenario takes
+    # ~15 ms, the hand-over a few); with -x only `jobs` are in flight, so it stops promptly.
+    window = options.jobs if options.fail_fast else options.jobs * 4
     stop = False
     pool = _pool(options.jobs)
     try:
         while pending or running:
-            # Keep only `jobs` scenarios in flight, so `-x` stops scheduling promptly.
-            while pending and not stop and len(running) < options.jobs:
+            while pending and not stop and len(running) < window:
                 item = pending.pop(0)
                 future = pool.submit(_run_in_worker, str(item.path), item.index, options, execute)
                 running[future] = item
@@ -499,7 +505,10 @@ def _run_parallel(
             done, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in sorted(done, key=lambda f: running[f].id):
                 item = running.pop(future)
-                result = future.result()
+                try:
+                    result = future.result()
+                except BrokenProcessPool as error:
+                    raise InfrastructureError(f"a worker process died while running {item.id}: {error}") from None
                 record(item, result)
                 if options.fail_fast and _is_failure(result):
                     stop = True
