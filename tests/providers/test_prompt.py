@@ -118,7 +118,7 @@ def test_anthropic_model(loopback: ServerFactory, capsys: pytest.CaptureFixture[
         "prompt",
         "Say hello in French.",
         "--model",
-        "anthropic:claude-sonnet-4-5",
+        "anthropic:claude-loopback-test",
         "--base-url",
         server.anthropic_base_url,
     ]
@@ -349,3 +349,16 @@ def test_run_with_a_real_model_across_scenarios(loopback: ServerFactory, tmp_pat
     assert len(server.requests) == 2
     report = jsonio.read_json_file(out / "report.json")
     assert [scenario["status"] for scenario in report["scenarios"]] == ["passed", "passed"]
+
+
+def test_a_corrupt_session_is_a_usage_error_and_left_alone(
+    loopback: ServerFactory, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    server = loopback([text("never sent")])
+    session = tmp_path / "session.json"
+    session.write_text('{"version": 1, "messages": [')
+    code, out, err = _agentrig(capsys, *_openai(server, "hi", "--session", str(session)))
+    assert (code, out) == (2, "")
+    assert err.startswith(f"agentrig: error: {session}: truncated JSON")
+    assert session.read_text() == '{"version": 1, "messages": ['
+    assert server.requests == []

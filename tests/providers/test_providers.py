@@ -93,7 +93,7 @@ def test_openai_with_base_url_speaks_chat_completions_without_sdk_retries(loopba
 
 def test_anthropic_with_base_url(loopback: ServerFactory) -> None:
     server = loopback()
-    model = build_model("anthropic:claude-sonnet-4-5", base_url=server.anthropic_base_url)
+    model = build_model("anthropic:claude-loopback-test", base_url=server.anthropic_base_url)
     assert isinstance(model.wrapped, AnthropicModel)
     assert model.wrapped.client.max_retries == 0
 
@@ -110,7 +110,7 @@ def test_model_defaults_to_the_environment(monkeypatch: pytest.MonkeyPatch, loop
         ("gpt-4o", None, "expected provider:name"),
         ("groq:llama-3", "http://127.0.0.1:9/v1", "--base-url works with openai:"),
         ("openai:gpt-4o", None, "openai: no API key: set OPENAI_API_KEY"),
-        ("anthropic:claude-sonnet-4-5", None, "anthropic: no API key: set ANTHROPIC_API_KEY"),
+        ("anthropic:claude-loopback-test", None, "anthropic: no API key: set ANTHROPIC_API_KEY"),
         ("nosuchprovider:model", None, "nosuchprovider"),
     ],
 )
@@ -135,7 +135,7 @@ def test_tool_call_round_trip_through_the_real_client(api: str, loopback: Server
     call_id = "call_1" if api == "openai" else "toolu_01"
     server = loopback([tool_calls(ToolCallReply(id=call_id, name="add", args={"a": 1, "b": 2})), text("sum is 3")])
     base_url = server.openai_base_url if api == "openai" else server.anthropic_base_url
-    name = "openai:gpt-4o" if api == "openai" else "anthropic:claude-sonnet-4-5"
+    name = "openai:gpt-4o" if api == "openai" else "anthropic:claude-loopback-test"
     model = build_model(name, base_url=base_url, api_key="sk-test-key-0123456789")
 
     result = _run(model, "add 1 and 2", _agent(model))
@@ -155,9 +155,13 @@ def test_tool_call_round_trip_through_the_real_client(api: str, loopback: Server
         assert (tool_result["type"], tool_result["tool_use_id"]) == ("tool_result", call_id)
 
 
-def test_openai_streaming(loopback: ServerFactory) -> None:
+@pytest.mark.parametrize("api", ["openai", "anthropic"])
+def test_streaming(api: str, loopback: ServerFactory) -> None:
     server = loopback([text("streamed answer")])
-    model = build_model("openai:gpt-4o", base_url=server.openai_base_url)
+    if api == "openai":
+        model = build_model("openai:gpt-4o", base_url=server.openai_base_url)
+    else:
+        model = build_model("anthropic:claude-loopback-test", base_url=server.anthropic_base_url)
 
     async def stream() -> str:
         try:
@@ -260,7 +264,7 @@ def test_context_length_is_classified(api: str, loopback: ServerFactory) -> None
     if api == "openai":
         model = build_model("openai:gpt-4o", base_url=server.openai_base_url)
     else:
-        model = build_model("anthropic:claude-sonnet-4-5", base_url=server.anthropic_base_url)
+        model = build_model("anthropic:claude-loopback-test", base_url=server.anthropic_base_url)
 
     failure = _fail(model)
 
@@ -274,7 +278,7 @@ def test_context_length_is_classified(api: str, loopback: ServerFactory) -> None
 
 def test_anthropic_errors_name_the_provider(loopback: ServerFactory) -> None:
     server = loopback([error(401, "invalid x-api-key")])
-    failure = _fail(build_model("anthropic:claude-sonnet-4-5", base_url=server.anthropic_base_url))
+    failure = _fail(build_model("anthropic:claude-loopback-test", base_url=server.anthropic_base_url))
     assert str(failure) == "anthropic: HTTP 401 Unauthorized: invalid x-api-key"
 
 

@@ -11,7 +11,7 @@ import pytest
 from pydantic_ai import Agent
 from pydantic_ai.models import Model, override_allow_model_requests
 
-from agentrig.errors import HistoryFormatError
+from agentrig.errors import HistoryFormatError, UsageError
 from agentrig.runtime import jsonio
 from agentrig.runtime.agents import AgentCache, AgentHandle
 from agentrig.runtime.canonical import Message
@@ -21,8 +21,10 @@ from agentrig.runtime.recording import (
     RECORDING_FORMAT,
     RecordingModel,
     ReplayMismatch,
+    ReplayModel,
     recording_path,
     replay_model,
+    scenario_model,
     wrap_for_recording,
 )
 from agentrig.runtime.records import TurnRecord
@@ -188,3 +190,22 @@ def test_bad_recording_files(tmp_path: Path, content: bytes, message: str) -> No
 def test_missing_recording(tmp_path: Path) -> None:
     with pytest.raises(HistoryFormatError, match="no such file"):
         replay_model(tmp_path / "absent.json")
+
+
+def test_scenario_model_chooses_by_flags(loopback: ServerFactory, tmp_path: Path) -> None:
+    path, _ = _record(loopback, tmp_path)
+    real = build_model("openai:gpt-4o", base_url=loopback().openai_base_url)
+
+    assert scenario_model("list-files", real) is real
+    replay = scenario_model("list-files", None, replay_dir=tmp_path)
+    assert isinstance(replay, ReplayModel)
+    assert replay.path == path
+    recording = scenario_model("other", real, record_dir=tmp_path / "new")
+    assert isinstance(recording, RecordingModel)
+    assert recording.path == tmp_path / "new" / "other.json"
+    with pytest.raises(UsageError, match="--record needs --model"):
+        scenario_model("x", None, record_dir=tmp_path)
+    with pytest.raises(UsageError, match="cannot be used together"):
+        scenario_model("x", real, record_dir=tmp_path, replay_dir=tmp_path)
+    with pytest.raises(HistoryFormatError, match="no such file"):
+        scenario_model("absent", None, replay_dir=tmp_path)

@@ -49,6 +49,7 @@ __all__ = [
     "RetryPolicy",
     "RetryingModel",
     "build_model",
+    "close_model",
     "describe_provider_failure",
     "resolve_model_name",
     "run_many",
@@ -61,6 +62,7 @@ MODEL_ENV_VAR = "AGENTRIG_MODEL"
 _LOCAL_SERVER_KEY = "api-key-not-set"
 _OPENAI_CHAT_KINDS = frozenset({"openai", "openai-chat"})
 _KEY_ENV_VARS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+_BASE_URL_ENV_VARS = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}  # read by the SDKs
 _MESSAGE_LIMIT = 300
 _CONTEXT_LENGTH_TEXT = re.compile(
     r"context[_ ]length|context window|prompt is too long|maximum context|too many tokens|input is too long",
@@ -188,7 +190,7 @@ def _api_key(family: str, base_url: str | None, api_key: str | None) -> str:
     key = api_key or os.environ.get(env_var)
     if key:
         return key
-    if base_url:
+    if base_url or os.environ.get(_BASE_URL_ENV_VARS[family]):
         return _LOCAL_SERVER_KEY
     raise UsageError(f"{family}: no API key: set {env_var} (or use --base-url for a local server)")
 
@@ -437,6 +439,14 @@ def _retry_after_seconds(error: BaseException) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(0.0, when.timestamp() - time.time())
+
+
+async def close_model(model: Model | None) -> None:
+    """Close the connections a model built by `build_model` (or a recording around one) opened in this event
+    loop; any other model is left alone. Call it at the end of each `asyncio.run` that used the model."""
+    close = getattr(model, "aclose", None)
+    if close is not None:
+        await close()
 
 
 # --------------------------------------------------------------------------------------------- concurrency

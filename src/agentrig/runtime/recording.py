@@ -32,7 +32,7 @@ from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.usage import RequestUsage
 
-from agentrig.errors import HistoryFormatError
+from agentrig.errors import HistoryFormatError, UsageError
 from agentrig.runtime import jsonio, pydantic_ai_compat
 from agentrig.runtime.canonical import Message
 from agentrig.runtime.convert import response_usage, to_canonical, to_pydantic_ai
@@ -49,6 +49,7 @@ __all__ = [
     "ReplayModel",
     "recording_path",
     "replay_model",
+    "scenario_model",
     "wrap_for_recording",
 ]
 
@@ -298,3 +299,26 @@ def replay_model(path: str | Path) -> ReplayModel:
         usage = Usage.from_json(response_data.get("usage") or {}, where=f"{where}.response.usage")
         exchanges.append(Exchange(request=cast(dict[str, Any], entry["request"]), response=response, usage=usage))
     return ReplayModel(exchanges, path=source, model_label=str(document.get("model") or "recording"))
+
+
+def scenario_model(
+    scenario: str,
+    model: Model | None,
+    *,
+    record_dir: str | Path | None = None,
+    replay_dir: str | Path | None = None,
+) -> Model | None:
+    """The model one scenario runs with under `--record DIR` / `--replay DIR` (`model` unchanged without them).
+
+    `--replay` needs no model (the recording answers); `--record` needs the real one. A scenario without a
+    recording raises `HistoryFormatError` naming the missing file.
+    """
+    if record_dir is not None and replay_dir is not None:
+        raise UsageError("--record and --replay cannot be used together")
+    if replay_dir is not None:
+        return replay_model(recording_path(replay_dir, scenario))
+    if record_dir is not None:
+        if model is None:
+            raise UsageError("--record needs --model: the real model whose answers are recorded")
+        return wrap_for_recording(model, recording_path(record_dir, scenario), scenario=scenario)
+    return model
