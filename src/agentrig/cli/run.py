@@ -30,6 +30,8 @@ Examples:
     agentrig run -j 4 --shard 2/4 --out out/2   # one CI shard (see agentrig merge)
     agentrig run --update-golden        # accept new golden histories
     agentrig run --model openai:gpt-4o -k smoke # script-only checks are skipped
+    agentrig run --model openai:gpt-4o --record recordings/   # record real answers once
+    agentrig run --replay recordings/   # then replay them offline, for ever after
     agentrig run --json --quiet > report.json
 
 Exit codes: 0 all passed, 1 a scenario failed, 2 usage or scenario file error,
@@ -103,6 +105,14 @@ def register(app: typer.Typer) -> None:
         base_url: Annotated[
             str | None, typer.Option("--base-url", help="Base URL of an OpenAI- or Anthropic-compatible server.")
         ] = None,
+        record: Annotated[
+            Path | None,
+            typer.Option("--record", help="Record the real model's answers per scenario into DIR (needs --model)."),
+        ] = None,
+        replay: Annotated[
+            Path | None,
+            typer.Option("--replay", help="Answer offline from the recordings in DIR; a changed request fails."),
+        ] = None,
         update_golden: Annotated[
             bool, typer.Option("--update-golden", help="Write this run's histories into the golden files.")
         ] = False,
@@ -126,6 +136,8 @@ def register(app: typer.Typer) -> None:
             update_golden=update_golden,
             model=model,
             base_url=base_url,
+            record_dir=record,
+            replay_dir=replay,
         )
         progress = _Progress(human, quiet=quiet)
         suite = run_suite(options, progress=progress)

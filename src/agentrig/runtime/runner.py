@@ -102,6 +102,10 @@ class RunOptions:
     """`provider:name` of a real model; None runs the scripts."""
     base_url: str | None = None
     """Base URL for an OpenAI-compatible provider (passed to `providers.build_model`)."""
+    record_dir: Path | None = None
+    """Record each scenario's real model answers as a replayable script here (`--record`, needs `model`)."""
+    replay_dir: Path | None = None
+    """Answer each scenario offline from the recordings here (`--replay`); a changed request fails with a diff."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -308,6 +312,27 @@ def _history_of(execution: ExecutionLike) -> tuple[Message, ...]:
     return tuple(execution.session.messages)
 
 
+def _scenario_model(name: str, model: Any, options: RunOptions) -> Any:
+    """The model for one scenario: the run's model, or a recording around it, or a replay of a recording."""
+    if options.record_dir is None and options.replay_dir is None:
+        return model
+    from agentrig.runtime.recording import scenario_model
+
+    return scenario_model(name, model, record_dir=options.record_dir, replay_dir=options.replay_dir)
+
+
+async def _execute_and_close(execute: ExecuteScenario, loaded: LoadedScenario, model: Any) -> ExecutionLike:
+    # A provider model's HTTP client belongs to this event loop (one `asyncio.run` per scenario): close its
+    # connections in the same loop, or the next scenario's loop inherits dead ones.
+    try:
+        return await execute(loaded, model=model)
+    finally:
+        if model is not None:
+            from agentrig.runtime.providers import close_model
+
+            await close_model(model)
+
+
 def run_one(
     loaded: LoadedScenario,
     *,
@@ -322,7 +347,8 @@ def run_one(
     started = time.perf_counter()
     scenario = loaded.scenario
     try:
-        execution: ExecutionLike = asyncio.run(execute(loaded, model=model))
+        model = _scenario_model(scenario.name, model, options)
+        execution: ExecutionLike = asyncio.run(_execute_and_close(execute, loaded, model))
     except Exception as error:  # the engine or the user's agent failed: this scenario's error, not the suite's
         message = error.message if isinstance(error, AgentrigError) else f"{type(error).__name__}: {error}"
         result = ScenarioResult(
@@ -434,8 +460,12 @@ def run_suite(
     started = time.perf_counter()
     if options.jobs < 1:
         raise UsageError(f"-j/--jobs must be at least 1, got {options.jobs}")
-    if options.update_golden and options.model is not None:
+    if options.update_golden and (options.model is not None or options.replay_dir is not None):
         raise UsageError("--update-golden needs the scripted model: goldens are never written from a real model's run")
+    if options.record_dir is not None and options.replay_dir is not None:
+        raise UsageError("--record and --replay cannot be used together")
+    if options.record_dir is not None and options.model is None:
+        raise UsageError("--record needs --model: the real model whose answers are recorded")
     all_loaded = list(loaded) if loaded is not None else load_paths(options.paths)
     selected = select_scenarios(all_loaded, keyword=options.keyword, shard=options.shard)
     if options.keyword and not selected and not options.shard:
