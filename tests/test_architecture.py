@@ -34,6 +34,7 @@ CANONICAL_LAYER = (
     "agentrig.runtime.sessions",
     "agentrig.runtime.usage",
     "agentrig.runtime.records",
+    "agentrig.runtime.redaction",
 )
 """The pydantic-ai-free history layer (the removal contract): these read, write and check stored state without it."""
 

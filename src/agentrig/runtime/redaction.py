@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["REDACTED", "redact", "redact_json", "register_secret"]
+__all__ = ["REDACTED", "redact", "redact_bytes", "redact_json", "register_secret"]
 
 REDACTED = "[REDACTED]"
 
@@ -79,6 +79,13 @@ def _redact_with(text: str, secrets: Iterable[str]) -> str:
 def redact(text: str) -> str:
     """`text` with every API key and auth token replaced by `[REDACTED]`."""
     return _redact_with(text, _secret_values(os.environ))
+
+
+def redact_bytes(data: bytes) -> bytes:
+    """UTF-8 text (a JSON, XML or markdown file about to be written) with every secret redacted."""
+    text = data.decode("utf-8")
+    redacted = redact(text)
+    return data if redacted == text else redacted.encode("utf-8")
 
 
 def redact_json(value: Any) -> Any:

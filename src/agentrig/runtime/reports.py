@@ -29,6 +29,7 @@ from agentrig import __version__
 from agentrig.errors import InputError, UsageError
 from agentrig.runtime.jsonio import dumps, read_json_file, write_atomic
 from agentrig.runtime.records import Check, RunError, ScenarioResult, TurnRecord
+from agentrig.runtime.redaction import redact_bytes
 
 if TYPE_CHECKING:
     from agentrig.runtime.runner import ExecutionLike, SuiteResult
@@ -111,13 +112,22 @@ def write_scenario_outputs(out_dir: Path, result: ScenarioResult, *, execution: 
     target = scenario_dir(out_dir, result.name)
     target.mkdir(parents=True, exist_ok=True)
     usage = {"turns": [turn.usage.to_json() for turn in result.turns], "total": result.usage.to_json()}
-    (target / "usage.json").write_bytes(dumps(usage, pretty=True))
-    (target / "checks.json").write_bytes(dumps([check_json(c) for c in result.checks], pretty=True))
+    _write(target / "usage.json", dumps(usage, pretty=True))
+    _write(target / "checks.json", dumps([check_json(c) for c in result.checks], pretty=True))
     if execution is None:
         return
-    (target / "history.json").write_bytes(dumps_history(result.history, pretty=True))
-    (target / "pydantic_ai_dump.json").write_bytes(execution.pydantic_ai_dump)
-    (target / "session.json").write_bytes(dumps(session_to_json(execution.session), pretty=True))
+    _write(target / "history.json", dumps_history(result.history, pretty=True))
+    _write(target / "pydantic_ai_dump.json", execution.pydantic_ai_dump)
+    _write(target / "session.json", dumps(session_to_json(execution.session), pretty=True))
+
+
+def _write(path: Path, data: bytes, *, atomic: bool = False) -> None:
+    """Every file of a run goes through here: API keys never reach the disk (issue 4)."""
+    data = redact_bytes(data)
+    if atomic:
+        write_atomic(path, data)
+    else:
+        path.write_bytes(data)
 
 
 # --------------------------------------------------------------------------------------------
@@ -214,9 +224,9 @@ def write_reports(out_dir: Path, suite: SuiteResult) -> dict[str, Any]:
 def write_report_files(out_dir: Path, report: Mapping[str, Any]) -> None:
     """Write the three report files of a report document."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    write_atomic(out_dir / "report.json", dumps(report, pretty=True))
-    write_atomic(out_dir / "junit.xml", render_junit(report))
-    write_atomic(out_dir / "summary.md", render_summary(report).encode("utf-8"))
+    _write(out_dir / "report.json", dumps(report, pretty=True), atomic=True)
+    _write(out_dir / "junit.xml", render_junit(report), atomic=True)
+    _write(out_dir / "summary.md", render_summary(report).encode("utf-8"), atomic=True)
 
 
 def load_report(directory: Path) -> dict[str, Any]:

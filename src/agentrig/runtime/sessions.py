@@ -25,6 +25,7 @@ from typing import Any
 from agentrig.errors import HistoryFormatError
 from agentrig.runtime import jsonio
 from agentrig.runtime.canonical import JsonValue, Message
+from agentrig.runtime.redaction import redact_bytes
 from agentrig.runtime.usage import Usage
 from agentrig.runtime.wire import history_and_thoughts_from_json, message_to_json, messages_from_json
 
@@ -211,7 +212,8 @@ def save_session(session: Session, path: str | Path) -> Session:
     target = Path(path)
     _refuse_to_overwrite(target)
     saved = replace(session, last_modified=_now())
-    jsonio.write_atomic(target, jsonio.dumps(session_to_json(saved), pretty=True))
+    # API keys never reach a session file, whatever a model or a tool echoed (issue 4).
+    jsonio.write_atomic(target, redact_bytes(jsonio.dumps(session_to_json(saved), pretty=True)))
     return saved
 
 
