@@ -13,6 +13,9 @@ import os
 import sys
 from pathlib import Path
 
+# What `agentrig --help` prints: the CLI defaults typer to plain text, and typer reads this once, at import.
+os.environ["TYPER_USE_RICH"] = "0"
+
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = ROOT / "docs" / "cli.md"
 WIDTH = "100"
