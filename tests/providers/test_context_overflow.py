@@ -144,5 +144,6 @@ def test_a_failing_summary_request_keeps_the_overflow_error(loopback: ServerFact
     assert third.error.kind == "context_length"
     assert third.compaction is not None
     assert (third.compaction.status, third.compaction.reason) == ("failed", "summary_failed")
+    assert third.error.message.endswith("(not retried: compaction failed (summary_failed))")
     assert len(server.requests) == 4
     assert result.session.compaction is None

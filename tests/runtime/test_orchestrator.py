@@ -634,4 +634,5 @@ def test_unplanned_compaction_fails_softly_and_the_turn_keeps_its_script(tmp_pat
     assert second.error is None
     assert second.compaction is not None
     assert second.compaction.status == "failed"
-    assert "asked for a compaction summary but the step is text" in second.compaction.reason
+    assert second.compaction.reason == "summary_failed"
+    assert "asked for a compaction summary but the step is text" in second.compaction.detail

@@ -15,19 +15,20 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, replace
 
-from pydantic_ai import Agent
+from pydantic_ai.direct import model_request
+from pydantic_ai.messages import ModelRequest, SystemPromptPart, UserPromptPart
 from pydantic_ai.models import Model
 
 from agentrig.runtime.agents import AgentCache, AgentHandle, agent_for_scenario
 from agentrig.runtime.canonical import Message, RetryPromptPart, ToolCallPart, ToolReturnPart
-from agentrig.runtime.compaction import SUMMARIZE_PROMPT, CompactionController
+from agentrig.runtime.compaction import SUMMARIZE_PROMPT, CompactionController, CompactionState
 from agentrig.runtime.convert import dump_pydantic_ai_json
 from agentrig.runtime.failures import classify
 from agentrig.runtime.orchestrator import RequestOrchestrator
 from agentrig.runtime.records import ToolCallStatusRecord, TurnRecord
 from agentrig.runtime.registry import ToolCallRegistry
 from agentrig.runtime.scripted_model import ScriptedModel, summary_request
-from agentrig.runtime.sessions import CompactionRecord, Session, load_history_file, new_session
+from agentrig.runtime.sessions import CompactionRecord, Session, load_session, new_session
 from agentrig.scenarios.loader import LoadedScenario
 
 __all__ = ["ScenarioExecution", "execute_scenario", "model_summarizer", "scripted_model_for"]
@@ -62,24 +63,35 @@ def scripted_model_for(loaded: LoadedScenario) -> ScriptedModel:
 
 
 def model_summarizer(model: Model) -> Callable[[str], Awaitable[str]]:
-    """A compaction summarizer that asks `model` (marked as a summarize request for scripted models)."""
-    summarizing_agent = Agent(model, instructions=SUMMARIZE_PROMPT)
+    """A compaction summarizer that asks `model` (marked as a summarize request for scripted models).
+
+    One direct model request, not an agent run: an agent would answer an empty summary with an output retry
+    (a second, paid request); here an empty answer is simply an empty summary, which the controller rejects.
+    """
 
     async def summarize(transcript: str) -> str:
+        request = ModelRequest(parts=[SystemPromptPart(content=SUMMARIZE_PROMPT), UserPromptPart(content=transcript)])
         with summary_request():
-            result = await summarizing_agent.run(transcript)
-        return str(result.output)
+            response = await model_request(model, [request])
+        return response.text or ""
 
     return summarize
 
 
 def _initial_session(loaded: LoadedScenario) -> Session:
     path = loaded.initial_history_path()
-    messages: list[Message] = load_history_file(path) if path is not None else []
-    return new_session(working_directory=loaded.base_dir, messages=messages)
+    if path is None:
+        return new_session(working_directory=loaded.base_dir)
+    stored = load_session(path)
+    # The compaction record goes on with the messages it describes: a resumed session keeps sending the
+    # summary instead of summarizing again (docs/compaction.md).
+    session = new_session(working_directory=loaded.base_dir, messages=list(stored.messages))
+    return replace(session, compaction=stored.compaction)
 
 
-def _compactor(loaded: LoadedScenario, model: Model | None, handle: AgentHandle) -> CompactionController | None:
+def _compactor(
+    loaded: LoadedScenario, model: Model | None, handle: AgentHandle, record: CompactionRecord | None
+) -> CompactionController | None:
     settings = loaded.scenario.settings.compaction
     if settings is None:
         return None
@@ -95,23 +107,13 @@ def _compactor(loaded: LoadedScenario, model: Model | None, handle: AgentHandle)
         reserve=settings.reserve,
         keep_recent=settings.keep_recent,
         summarizer=model_summarizer(summarizing),
+        state=CompactionState.from_record(record) if record is not None else None,
     )
 
 
 def _with_compaction_record(session: Session, compactor: CompactionController | None) -> Session:
-    state = compactor.state if compactor is not None else None
-    if state is None:
-        return session
-    record = CompactionRecord(
-        summary=state.summary,
-        compacted_message_count=state.compacted_message_count,
-        tokens_before=state.tokens_before,
-        tokens_after=state.tokens_after,
-        count=state.count,
-        previous_summary=state.previous_summary,
-        created_at=state.created_at,
-    )
-    return replace(session, compaction=record)
+    record = compactor.record if compactor is not None else None
+    return session if record is None else replace(session, compaction=record)
 
 
 def _scenario_registry(turns: Iterable[TurnRecord], history: Iterable[Message]) -> ToolCallRegistry:
@@ -170,9 +172,10 @@ async def execute_scenario(
     script = scripted_model_for(loaded) if scripted else None
     run_model: Model | None = script if script is not None else model
     handle = agent_for_scenario(loaded, cache=cache)
-    compactor = _compactor(loaded, run_model, handle)
+    session = _initial_session(loaded)
+    compactor = _compactor(loaded, run_model, handle, session.compaction)
     orchestrator = RequestOrchestrator(
-        handle, _initial_session(loaded), settings=scenario.settings, model=run_model, compactor=compactor
+        handle, session, settings=scenario.settings, model=run_model, compactor=compactor
     )
     turns: list[TurnRecord] = []
     for index, turn in enumerate(scenario.turns):

@@ -334,7 +334,7 @@ def _check_compaction(expect: CompactionExpectation, turn: TurnRecord, label: st
         and (expect.reason is None or outcome.reason == expect.reason)
         and (expect.compacted_messages is None or outcome.compacted_messages == expect.compacted_messages)
     )
-    return [Check(name=name, passed=passed, expected=expected, actual=actual)]
+    return [Check(name=name, passed=passed, expected=expected, actual=actual, detail=outcome.detail)]
 
 
 # --------------------------------------------------------------------------------------------

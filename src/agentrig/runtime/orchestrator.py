@@ -295,6 +295,7 @@ class RequestOrchestrator:
                 self.runtime.reset(self.runtime.request_id, prompt)
                 prefix = _input_prefix([*full_input, *next_request], model_input)
                 attempt = await self._attempt(prompt, full_input, prefix, deferred_results)
+            _explain_overflow(attempt, compaction)
         record = self._finalize(prompt, full_input, attempt, compaction, started)
         if attempt.reraise is not None:
             raise attempt.reraise
@@ -555,6 +556,19 @@ class RequestOrchestrator:
             compaction=compaction,
             duration_s=time.perf_counter() - started,
         )
+
+
+def _explain_overflow(attempt: _Attempt, compaction: CompactionOutcome) -> None:
+    """Say in a remaining `context_length` error what the forced compaction did, so the user can tell a
+    retried overflow from one that could not be compacted."""
+    error = attempt.error
+    if error is None or error.kind != "context_length":
+        return
+    if compaction.status == "compacted":
+        note = f"still too long after compacting {compaction.compacted_messages} messages and one retry"
+    else:
+        note = f"not retried: compaction {compaction.status} ({compaction.reason})"
+    attempt.error = replace(error, message=f"{error.message} ({note})")
 
 
 def _registry_args(call: ToolCallPart) -> dict[str, Any] | str:

@@ -51,6 +51,8 @@ class CompactionOutcome:
     compacted_messages: int = 0
     tokens_before: int = 0
     tokens_after: int = 0
+    detail: str = ""
+    """Why, in words, when the reason code alone does not say it (e.g. the summarizer's error)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

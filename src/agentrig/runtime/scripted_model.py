@@ -212,9 +212,10 @@ class ScriptedModel(FunctionModel):
             )
         step = steps[self._step_index]
         summarizing = _in_summary_request.get()
-        if summarizing != (step.summary is not None):
+        if step.error is None and summarizing != (step.summary is not None):
             # Not consumed: an unplanned compaction fails (and the turn goes on uncompacted) while the step
-            # stays for the request it was written for.
+            # stays for the request it was written for. An `error` step answers whichever request comes next,
+            # so a summarize request can fail with a provider error too.
             asked = "a compaction summary" if summarizing else "a normal response"
             raise ScriptMismatch(
                 f"turn {self._turn_index + 1}, step {number}: the model was asked for {asked}"

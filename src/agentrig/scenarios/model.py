@@ -380,6 +380,16 @@ class CompactionSettings(_Strict):
     keep_recent: int = Field(default=0, ge=0)
     """Tokens of recent history never summarized."""
 
+    @model_validator(mode="after")
+    def _leaves_room(self) -> CompactionSettings:
+        # The threshold is context_window - reserve - keep_recent: it must leave room for a history.
+        if self.context_window <= self.reserve + self.keep_recent:
+            raise ValueError(
+                f"context_window ({self.context_window}) must exceed reserve ({self.reserve}) + keep_recent "
+                f"({self.keep_recent})"
+            )
+        return self
+
 
 class Settings(_Strict):
     """Run settings that change behaviour."""
