@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from agentrig.cli import app, main
 from agentrig.runtime import jsonio
 from tests.providers.conftest import ServerFactory
-from tests.providers.loopback import ToolCallReply, text, tool_calls
+from tests.providers.loopback import LoopbackServer, ToolCallReply, text, tool_calls
 
 pytestmark = pytest.mark.providers
 
@@ -43,24 +43,20 @@ def _run(*args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
-def test_record_then_replay_gives_the_same_history_offline(loopback: ServerFactory, tmp_path: Path) -> None:
+def _record(loopback: ServerFactory, tmp_path: Path) -> tuple[Path, LoopbackServer, Path]:
+    """Record the weather scenario against the loopback provider: (scenarios dir, server, recordings dir)."""
     scenarios = _write(tmp_path, "Weather in Paris?")
-    server = loopback(
-        [tool_calls(ToolCallReply(id="call_1", name="weather", args={"city": "Paris"})), text("It is sunny in Paris.")]
-    )
+    calls = tool_calls(ToolCallReply(id="call_1", name="weather", args={"city": "Paris"}))
+    server = loopback([calls, text("It is sunny in Paris.")])
     recordings = tmp_path / "recordings"
-    code, output = _run(
-        str(scenarios),
-        "--out",
-        str(tmp_path / "rec"),
-        "--model",
-        "openai:gpt-4o",
-        "--base-url",
-        server.openai_base_url,
-        "--record",
-        str(recordings),
-    )
+    model = ["--model", "openai:gpt-4o", "--base-url", server.openai_base_url]
+    code, output = _run(str(scenarios), "--out", str(tmp_path / "rec"), *model, "--record", str(recordings))
     assert code == 0, output
+    return scenarios, server, recordings
+
+
+def test_record_then_replay_gives_the_same_history_offline(loopback: ServerFactory, tmp_path: Path) -> None:
+    scenarios, server, recordings = _record(loopback, tmp_path)
     assert len(server.requests) == 2
     assert (recordings / "weather.json").is_file()
 
@@ -75,23 +71,7 @@ def test_record_then_replay_gives_the_same_history_offline(loopback: ServerFacto
 def test_replay_fails_with_a_diff_when_the_agent_now_asks_something_else(
     loopback: ServerFactory, tmp_path: Path
 ) -> None:
-    scenarios = _write(tmp_path, "Weather in Paris?")
-    server = loopback(
-        [tool_calls(ToolCallReply(id="call_1", name="weather", args={"city": "Paris"})), text("It is sunny in Paris.")]
-    )
-    recordings = tmp_path / "recordings"
-    code, output = _run(
-        str(scenarios),
-        "--out",
-        str(tmp_path / "rec"),
-        "--model",
-        "openai:gpt-4o",
-        "--base-url",
-        server.openai_base_url,
-        "--record",
-        str(recordings),
-    )
-    assert code == 0, output
+    scenarios, _, recordings = _record(loopback, tmp_path)
 
     _write(tmp_path, "Weather in Rome?")  # the agent's request changed since the recording
     code, output = _run(str(scenarios), "--out", str(tmp_path / "replay"), "--replay", str(recordings))
