@@ -5,11 +5,11 @@ parametrized session below reads it, and CI builds its matrix from `nox --json -
 
     python -m nox -s tests           the whole pytest suite on the newest pin
     python -m nox -t ci              what CI runs (.ci/run): tests and suite on the floor and the newest pin
-    python -m nox -s compat          the suite on every pinned version, one session each
+    python -m nox -s compat          tests and suite on every pinned version, one session each
     python -m nox -s "compat(2.60.0)"
 
-Plain `python -m nox` runs the full gate (lint, typecheck, tests, suite, compat on every pin); bench, docs and
-matrix write files or take long, so they run only when named.
+Plain `python -m nox` runs the full gate (lint, typecheck, tests, suite, compat on every pin); bench, docs, matrix
+and adapters write files or take long, so they run only when named.
 """
 
 from __future__ import annotations
@@ -39,9 +39,17 @@ PRINT_VERSION = (
 )
 
 
+RETRY_FORMAT_CHANGE = (2, 60)
+
+
 def pins(version: str) -> list[str]:
     """The requirement strings that pin pydantic-ai (core, graph and the provider SDKs) to one version."""
-    return [f"pydantic-ai-slim[openai,anthropic]=={version}", f"pydantic-graph=={version}"]
+    requirements = [f"pydantic-ai-slim[openai,anthropic]=={version}", f"pydantic-graph=={version}"]
+    if tuple(int(part) for part in version.split(".")[:2]) < RETRY_FORMAT_CHANGE:
+        # pydantic-ai < 2.60 calls anthropic's BetaMessageParam(...), which anthropic 2.x turned into a Union
+        # ("TypeError: Cannot instantiate typing.Union"); its own requirement, anthropic>=1.3.0, lets 2.x in.
+        requirements.append("anthropic<2")
+    return requirements
 
 
 def install_pinned(session: nox.Session, version: str, extras: str = "dev") -> None:
@@ -77,8 +85,9 @@ def suite(session: nox.Session) -> None:
 def compat(session: nox.Session, pydantic_ai: str) -> None:
     """Run the tests and the scenario suite with its golden histories on one pinned pydantic-ai."""
     install_pinned(session, pydantic_ai)
-    session.run("pytest", "-q", *session.posargs)
-    run_suite(session, f"agentrig-out/compat-{pydantic_ai}")
+    # The JUnit file lets .ci/run close with one line counting every pytest run of the CI sessions.
+    session.run("pytest", "-q", f"--junitxml=out/pytest-{pydantic_ai}.xml", *session.posargs)
+    run_suite(session, f"out/compat-{pydantic_ai}")
 
 
 @nox.session
@@ -111,10 +120,10 @@ def bench(session: nox.Session) -> None:
 
 @nox.session(default=False)
 def docs(session: nox.Session) -> None:
-    """Regenerate docs/cli.md and docs/scenarios.md from the CLI's --help and the scenario schema."""
+    """Regenerate docs/cli.md and docs/scenarios.md from --help and the scenario schema (`-- --check` only checks)."""
     install_pinned(session, NEWEST, extras="providers")
-    session.run("python", "scripts/gen_cli_docs.py")
-    session.run("python", "scripts/gen_scenario_docs.py")
+    session.run("python", "scripts/gen_cli_docs.py", *session.posargs)
+    session.run("python", "scripts/gen_scenario_docs.py", *session.posargs)
 
 
 REPOSITORY_NOTE = """
@@ -135,7 +144,7 @@ def matrix(session: nox.Session) -> None:
     """Regenerate docs/compatibility.md by running agentrig matrix over scenarios/ on every pinned version."""
     install_pinned(session, NEWEST, extras="providers")
     session.install("uv")  # agentrig matrix builds its per-version environments with uv when it can find it
-    out = "agentrig-out/matrix"
+    out = "out/matrix"
     session.run("agentrig", "matrix", "scenarios/", "--out", out, *session.posargs, success_codes=[0, 1])
     report = (ROOT / out / "compatibility.md").read_text(encoding="utf-8")
     (ROOT / "docs" / "compatibility.md").write_text(report.rstrip("\n") + "\n" + REPOSITORY_NOTE, encoding="utf-8")
@@ -161,10 +170,12 @@ def adapters(session: nox.Session, pydantic_ai: str) -> None:
     # Not agentrig dependencies: this only shows they resolve and import beside the pin (no integration claim).
     session.install(
         "-e",
-        ".",
-        f"pydantic-ai-slim[ag-ui,ui]=={pydantic_ai}",
+        ".[dev]",
+        f"pydantic-ai-slim[openai,anthropic,ag-ui,ui]=={pydantic_ai}",
         f"pydantic-graph=={pydantic_ai}",
         "pydantic-ai-harness",
     )
     session.run("python", "-c", PRINT_VERSION)
     session.run("python", "-c", ADAPTER_SMOKE)
+    # The same checks as tests, which skip without these extras in every other session.
+    session.run("pytest", "-q", "-rs", "tests/compatibility/test_optional_extras.py", *session.posargs)

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
 import pytest
 
 from agentrig.cli import main
+from agentrig.runtime import matrix as matrix_module
 from agentrig.runtime.matrix import EnvironmentSpec, environment_spec, probe_python
-from tests.runtime.test_matrix import executable, fake_environment
+from tests.runtime.test_matrix import executable, fake_environment, no_real_builds
+
+__all__ = ["no_real_builds"]  # the autouse fixture applies here too
 
 
 def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -55,6 +57,7 @@ def test_help_documents_the_options_and_exit_codes(capsys: pytest.CaptureFixture
         (["matrix", "nowhere/"], "nowhere: no such file or directory"),
         (["matrix", "scenarios", "--versions", " , "], "--versions: give at least one pydantic-ai version"),
         (["matrix", "scenarios", "--versions", "2.38.0,2.38.0"], "a version is listed twice"),
+        (["matrix", "scenarios", "--versions", "2.38.0,latest"], "--versions: 'latest' is not a version number"),
         (["matrix", "scenarios", "--project", "."], "--project .: no pyproject.toml or setup.py there"),
         (
             ["matrix", "scenarios", "--python", "no-such-python-3.99"],
@@ -89,20 +92,25 @@ def test_a_regression_exits_1_and_names_it(workdir: Path, capsys: pytest.Capture
 def test_no_regression_exits_0(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     fake_environment(cli_spec("2.38.0"), {"a": "passed"})
     fake_environment(cli_spec("2.40.0"), {"a": "passed"})
-    code, out, err = run_cli(["matrix", "scenarios", "--versions", "2.38.0,2.40.0", "-j", "2"], capsys)
+    code, out, err = run_cli(["matrix", "scenarios", "--versions", "2.38.0,2.40.0", "-j", "2", "-k", "a"], capsys)
     assert code == 0, err
+    document = json.loads((workdir / "agentrig-matrix" / "compatibility.json").read_text(encoding="utf-8"))
+    assert (
+        document["command"] == "agentrig matrix scenarios --versions 2.38.0,2.40.0 --out agentrig-matrix -k a --jobs 2"
+    )
+    assert document["versions"][0]["command"][-2:] == ["-k", "a"]
     assert "1 scenarios x 2 versions: 0 regression(s)" in out
-    assert (workdir / "agentrig-out" / "matrix" / "compatibility.md").is_file()
+    assert (workdir / "agentrig-matrix" / "compatibility.md").is_file()
 
 
 def test_an_environment_that_cannot_be_built_exits_3_with_one_line(
     workdir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    bin_dir = workdir / "fakebin"
-    executable(
-        bin_dir / "uv", "#!/bin/sh\necho 'error: no matching distribution for pydantic-ai-slim==9.9.9' >&2\nexit 2\n"
+    uv = executable(
+        workdir / "fakebin" / "uv",
+        "#!/bin/sh\necho 'error: no matching distribution for pydantic-ai-slim==9.9.9' >&2\nexit 2\n",
     )
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(matrix_module, "find_uv", lambda: str(uv))
 
     code, _, err = run_cli(["matrix", "scenarios", "--versions", "9.9.9"], capsys)
 

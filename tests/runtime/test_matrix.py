@@ -22,16 +22,11 @@ from agentrig.runtime.matrix import (
     agentrig_install_args,
     ensure_environment,
     environment_spec,
+    probe_python,
     run_matrix,
 )
-from agentrig.runtime.matrix_report import (
-    REPORT_FORMAT,
-    VersionOutput,
-    build_report,
-    load_version_output,
-    normalized_json_text,
-    summarize_change,
-)
+from agentrig.runtime.matrix_compare import VersionOutput, load_version_output, normalized_json_text, summarize_change
+from agentrig.runtime.matrix_report import REPORT_FORMAT, build_report
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -235,6 +230,16 @@ def test_a_run_that_left_no_report_fails_every_scenario_that_passed_on_the_basel
     assert "agentrig run failed (exit 1)" in markdown
 
 
+def test_a_run_that_resolved_another_version_is_flagged(tmp_path: Path) -> None:
+    history, dump = canonical_history(), retry_dump(new_format=False)
+    write_run(tmp_path / "2.38.0", "2.38.0", {"a": ("passed", history, dump)})
+    write_run(tmp_path / "2.40.0", "2.41.0", {"a": ("passed", history, dump)})  # the pin did not hold
+    outputs = [load_version_output(v, tmp_path / v, exit_code=0) for v in ("2.38.0", "2.40.0")]
+    build_report(outputs, python_version="3.11", paths=["s"], out=tmp_path / "r")
+    markdown = (tmp_path / "r" / "compatibility.md").read_text(encoding="utf-8")
+    assert "| 2.40.0 | 1 | 0 | 0 | 0 | resolved 2.41.0 |" in markdown
+
+
 def test_compatibility_json_is_a_tagged_document_with_only_declared_keys(tmp_path: Path) -> None:
     history, dump = canonical_history(), retry_dump(new_format=False)
     outputs = outputs_for(
@@ -388,14 +393,22 @@ def fake_environment(spec: EnvironmentSpec, statuses: dict[str, str], *, marker:
         (spec.location / MARKER_FILE).write_text(json.dumps(matrix_module._marker(spec)), encoding="utf-8")
 
 
+@pytest.fixture(autouse=True)
+def no_real_builds(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Outside the slow test, an environment that is not faked fails to build instead of downloading anything."""
+    if request.node.get_closest_marker("slow"):
+        return
+    guard = executable(
+        tmp_path / "guard" / "uv", "#!/bin/sh\necho 'tests must not build real environments' >&2\nexit 1\n"
+    )
+    monkeypatch.setattr(matrix_module, "find_uv", lambda: str(guard))
+
+
 def spec_for(tmp_path: Path, version: str) -> EnvironmentSpec:
     """The spec run_matrix computes for this interpreter and no project."""
+    python, python_version = probe_python(sys.executable)
     return environment_spec(
-        version,
-        python=sys.executable,
-        python_version=f"{sys.version_info.major}.{sys.version_info.minor}",
-        env_root=tmp_path / "envs",
-        project=None,
+        version, python=python, python_version=python_version, env_root=tmp_path / "envs", project=None
     )
 
 

@@ -25,14 +25,23 @@ HELP = (
 )
 
 DEFAULT_PATHS = [Path("scenarios")]
-DEFAULT_OUT = Path("agentrig-out/matrix")
+# Not inside agentrig-out/: `agentrig run` refuses an --out directory that holds files but no report.json.
+DEFAULT_OUT = Path("agentrig-matrix")
 
 
 def _command_line(
-    paths: list[Path], versions: tuple[str, ...], out: Path, python: str | None, project: Path | None, jobs: int
+    paths: list[Path],
+    versions: tuple[str, ...],
+    out: Path,
+    python: str | None,
+    project: Path | None,
+    jobs: int,
+    keyword: str | None,
 ) -> str:
     """The `agentrig matrix` command that reproduces this run (written into the report)."""
     argv = ["agentrig", "matrix", *map(str, paths), "--versions", ",".join(versions), "--out", str(out)]
+    if keyword is not None:
+        argv += ["-k", keyword]
     if project is not None:
         argv += ["--project", str(project)]
     if python is not None:
@@ -71,6 +80,9 @@ def register(app: typer.Typer) -> None:
         ] = None,
         jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Versions built and run at the same time.")] = 1,
         rebuild: Annotated[bool, typer.Option("--rebuild", help="Build every environment afresh.")] = False,
+        keyword: Annotated[
+            str | None, typer.Option("-k", help="Select scenarios, as `agentrig run -k` does, in every version.")
+        ] = None,
     ) -> None:
         import sys
 
@@ -98,8 +110,9 @@ def register(app: typer.Typer) -> None:
             python=python or sys.executable,
             jobs=jobs,
             rebuild=rebuild,
+            run_args=("-k", keyword) if keyword is not None else (),
         )
-        command_line = _command_line(scenario_paths, chosen, out, python, project, jobs)
+        command_line = _command_line(scenario_paths, chosen, out, python, project, jobs, keyword)
         report = run_matrix(options, command_line=command_line, progress=lambda line: typer.echo(line, err=True))
         canonical_changed = sum(1 for item in report.scenarios if item.canonical_differs)
         raw_changed = sum(1 for item in report.scenarios if item.raw_differs)

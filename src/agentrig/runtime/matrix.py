@@ -6,8 +6,8 @@ For each version an environment `.agentrig/matrix/py<X.Y>-<version>/` is built, 
 that pin, with one resolver call that installs the user's project (editable), agentrig from the same source as the
 running one, and `pydantic-ai-slim==V pydantic-graph==V`. uv builds it when it can be found, else `python -m venv`
 and pip. Each environment then runs `python -m agentrig run PATHS --out OUT/<version>` in a subprocess, and
-`agentrig.runtime.matrix_report` compares the outputs. This module never imports pydantic-ai: the versions under
-test live only in the subprocesses.
+`matrix_compare` compares the outputs and `matrix_report` writes the report. This module never imports pydantic-ai:
+the versions under test live only in the subprocesses.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import importlib
 import importlib.metadata
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -30,7 +31,8 @@ from pathlib import Path
 
 from agentrig.errors import EXIT_USAGE, AgentrigError, InfrastructureError, UsageError
 from agentrig.runtime import jsonio
-from agentrig.runtime.matrix_report import MatrixReport, VersionOutput, build_report, load_version_output
+from agentrig.runtime.matrix_compare import VersionOutput, load_version_output
+from agentrig.runtime.matrix_report import MatrixReport, build_report
 
 __all__ = [
     "EnvironmentSpec",
@@ -42,6 +44,8 @@ __all__ = [
     "run_matrix",
 ]
 
+VERSION_PATTERN = re.compile(r"[0-9]+(\.[0-9]+)*([a-z]+[0-9]*)?(\.post[0-9]+|\.dev[0-9]+)?")
+"""A release number as pip pins it (2.38.0, 2.61.0b1, 2.60.0.post1); anything else is a usage error."""
 MARKER_FILE = "agentrig-matrix.json"
 MARKER_FORMAT = "agentrig.matrix-env/1"
 LOG_TAIL_LINES = 20
@@ -351,6 +355,9 @@ def run_matrix(options: MatrixOptions, *, command_line: str = "", progress: Prog
     """Build or reuse one environment per version, run the suite in each, write and return the comparison."""
     if not options.versions:
         raise UsageError("--versions: give at least one pydantic-ai version")
+    for version in options.versions:
+        if not VERSION_PATTERN.fullmatch(version):
+            raise UsageError(f"--versions: {version!r} is not a version number (like 2.38.0)")
     if len(set(options.versions)) != len(options.versions):
         raise UsageError(f"--versions {','.join(options.versions)}: a version is listed twice")
     python, python_version = probe_python(options.python)

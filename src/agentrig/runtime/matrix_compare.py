@@ -1,0 +1,278 @@
+"""Comparing `agentrig run` outputs across pydantic-ai versions: the data behind `agentrig matrix`'s report.
+
+Each version's output is an `agentrig run --out DIR` directory (`report.json`, `scenarios/<name>/history.json`,
+`scenarios/<name>/pydantic_ai_dump.json`). Every scenario's canonical history and raw pydantic-ai dump is compared
+with the baseline's (the first version) after masking volatile values (timestamps, run ids, generated call ids);
+differences are written as unified diffs to `OUT/diffs/<scenario>/<version>.<file>.diff`. Pure file work: no
+pydantic-ai import, no subprocess, so it is tested on fabricated directories.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from agentrig.errors import AgentrigError
+from agentrig.runtime import jsonio
+
+__all__ = [
+    "COMPARED_FILES",
+    "FAILING_STATUSES",
+    "MISSING",
+    "VOLATILE_KEYS",
+    "DumpChange",
+    "Regression",
+    "ScenarioComparison",
+    "VersionOutput",
+    "compare_dumps",
+    "compare_outputs",
+    "load_version_output",
+    "normalized_json_text",
+    "summarize_change",
+]
+COMPARED_FILES = ("history.json", "pydantic_ai_dump.json")
+"""The canonical history (must be identical on every version) and the raw pydantic-ai dump (may differ)."""
+MISSING = "missing"
+"""The status of a scenario a version's run did not report (its run crashed, or the scenario is new)."""
+FAILING_STATUSES = frozenset({"failed", "error", MISSING})
+VOLATILE_KEYS = frozenset({"timestamp", "run_id", "conversation_id", "provider_response_id", "created_at"})
+"""Values that differ between any two runs, even on one version; masked before comparing."""
+GENERATED_ID = re.compile(r"^pyd_ai_[0-9a-f]{32}$")
+"""pydantic-ai generates `pyd_ai_<uuid hex>` tool call ids where a response gives none."""
+MASK = "<volatile>"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VersionOutput:
+    """One version's `agentrig run` output, as far as the comparison needs it."""
+
+    version: str
+    """The pinned pydantic-ai version."""
+    directory: Path
+    """The `agentrig run --out` directory."""
+    exit_code: int
+    """The exit code of `agentrig run` in that version's environment."""
+    statuses: Mapping[str, str] = field(default_factory=dict[str, str])
+    """Scenario name -> passed / failed / error / skipped, from `report.json`."""
+    tags: Mapping[str, tuple[str, ...]] = field(default_factory=dict[str, tuple[str, ...]])
+    """Scenario name -> its tags (the areas the scenario covers)."""
+    error: str | None = None
+    """Set when the run left no readable report: the end of its stderr."""
+    resolved_version: str | None = None
+    """`pydantic_ai_version` as the run reported it (must equal `version`)."""
+    environment: Path | None = None
+    """The environment the run used."""
+    reused: bool = False
+    """True when the environment was reused rather than built."""
+    command: tuple[str, ...] = ()
+    """The command that produced the output."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DumpChange:
+    """How one raw pydantic-ai dump differs from the baseline's, in terms a reader can scan."""
+
+    part_kinds: Mapping[str, tuple[int, int]] = field(default_factory=dict[str, tuple[int, int]])
+    """Part kind -> (count in the baseline, count here), only where the counts differ."""
+    new_keys: tuple[str, ...] = ()
+    """JSON keys that appear here and nowhere in the baseline's dump."""
+    removed_keys: tuple[str, ...] = ()
+    """JSON keys of the baseline's dump that appear nowhere here."""
+
+    def summary(self) -> str:
+        """One line: part kind counts, keys that appear or disappear ("values differ" when neither)."""
+        notes: list[str] = []
+        if self.part_kinds:
+            notes.append("part kinds " + ", ".join(f"{k} {a}→{b}" for k, (a, b) in self.part_kinds.items()))
+        if self.new_keys:
+            notes.append("new keys " + ", ".join(f"`{key}`" for key in self.new_keys))
+        if self.removed_keys:
+            notes.append("keys gone " + ", ".join(f"`{key}`" for key in self.removed_keys))
+        return "; ".join(notes) or "values differ"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScenarioComparison:
+    """One scenario across the versions."""
+
+    name: str
+    """The scenario name."""
+    tags: tuple[str, ...]
+    """Its tags."""
+    statuses: Mapping[str, str]
+    """Version -> status (`missing` when that version's run did not report it)."""
+    canonical_differs: tuple[str, ...]
+    """Versions whose canonical history differs from the baseline's."""
+    raw_differs: tuple[str, ...]
+    """Versions whose raw pydantic-ai dump differs from the baseline's."""
+    raw_changes: Mapping[str, DumpChange]
+    """Version -> how its raw dump differs from the baseline's."""
+    diffs: tuple[str, ...]
+    """Diff files written for this scenario, relative to the report directory."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Regression:
+    """A scenario that passes on the baseline and fails on another version."""
+
+    scenario: str
+    """The scenario name."""
+    version: str
+    """The version it fails on."""
+    status: str
+    """Its status there."""
+
+
+def load_version_output(
+    version: str,
+    directory: Path,
+    *,
+    exit_code: int,
+    stderr_tail: str = "",
+    environment: Path | None = None,
+    reused: bool = False,
+    command: Sequence[str] = (),
+) -> VersionOutput:
+    """Read a run's `report.json`; a missing or unreadable one becomes a `VersionOutput` with `error` set."""
+    common: dict[str, Any] = {
+        "version": version,
+        "directory": directory,
+        "exit_code": exit_code,
+        "environment": environment,
+        "reused": reused,
+        "command": tuple(command),
+    }
+    try:
+        report = jsonio.read_json_file(directory / "report.json")
+        scenarios = report["scenarios"]
+        statuses = {str(item["name"]): str(item["status"]) for item in scenarios}
+        tags = {str(item["name"]): tuple(str(tag) for tag in item.get("tags", ())) for item in scenarios}
+    except (AgentrigError, KeyError, TypeError) as error:
+        reason = stderr_tail.strip() or str(error)
+        return VersionOutput(error=reason, **common)
+    resolved = report.get("pydantic_ai_version")
+    return VersionOutput(statuses=statuses, tags=tags, resolved_version=str(resolved) if resolved else None, **common)
+
+
+def _mask(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: MASK if key in VOLATILE_KEYS and item is not None else _mask(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_mask(item) for item in value]
+    if isinstance(value, str) and GENERATED_ID.match(value):
+        return MASK
+    return value
+
+
+def normalized_json_text(path: Path) -> str | None:
+    """The file's JSON with volatile values masked, keys sorted, two-space indent; None when absent or unreadable."""
+    try:
+        data = jsonio.read_json_file(path)
+    except AgentrigError:
+        return None
+    return orjson.dumps(_mask(data), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode() + "\n"
+
+
+def _walk(value: Any) -> Iterator[dict[str, Any]]:
+    if isinstance(value, dict):
+        yield value
+        for item in value.values():
+            yield from _walk(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _walk(item)
+
+
+def _shape(text: str) -> tuple[Counter[str], set[str]]:
+    objects = list(_walk(orjson.loads(text)))
+    kinds = Counter(str(obj["part_kind"]) for obj in objects if "part_kind" in obj)
+    keys = {key for obj in objects for key in obj}
+    return kinds, keys
+
+
+def compare_dumps(baseline_text: str, other_text: str) -> DumpChange:
+    """Part kind counts and key sets of two JSON documents, compared."""
+    base_kinds, base_keys = _shape(baseline_text)
+    kinds, keys = _shape(other_text)
+    changed = sorted(kind for kind in base_kinds | kinds if base_kinds[kind] != kinds[kind])
+    return DumpChange(
+        part_kinds={kind: (base_kinds[kind], kinds[kind]) for kind in changed},
+        new_keys=tuple(sorted(keys - base_keys)),
+        removed_keys=tuple(sorted(base_keys - keys)),
+    )
+
+
+def summarize_change(baseline_text: str, other_text: str) -> str:
+    """One line on how a JSON document differs: part kind counts and keys that appear or disappear."""
+    return compare_dumps(baseline_text, other_text).summary()
+
+
+def _diff_scenario(
+    name: str, baseline: VersionOutput, others: Sequence[VersionOutput], out: Path
+) -> tuple[list[str], list[str], dict[str, DumpChange], list[str]]:
+    canonical_differs: list[str] = []
+    raw_differs: list[str] = []
+    raw_changes: dict[str, DumpChange] = {}
+    diffs: list[str] = []
+    for file_name in COMPARED_FILES:
+        base_text = normalized_json_text(baseline.directory / "scenarios" / name / file_name)
+        if base_text is None:
+            continue
+        for other in others:
+            text = normalized_json_text(other.directory / "scenarios" / name / file_name)
+            if text is None or text == base_text:
+                continue
+            lines = difflib.unified_diff(
+                base_text.splitlines(keepends=True),
+                text.splitlines(keepends=True),
+                fromfile=f"{baseline.version}/scenarios/{name}/{file_name}",
+                tofile=f"{other.version}/scenarios/{name}/{file_name}",
+            )
+            relative = f"diffs/{name}/{other.version}.{file_name.removesuffix('.json')}.diff"
+            jsonio.write_atomic(out / relative, "".join(lines).encode())
+            diffs.append(relative)
+            if file_name == "history.json":
+                canonical_differs.append(other.version)
+            else:
+                raw_differs.append(other.version)
+                raw_changes[other.version] = compare_dumps(base_text, text)
+    return canonical_differs, raw_differs, raw_changes, diffs
+
+
+def compare_outputs(
+    outputs: Sequence[VersionOutput], out: Path
+) -> tuple[tuple[ScenarioComparison, ...], tuple[Regression, ...]]:
+    """Compare every scenario across versions with the first, writing diff files under `out/diffs/`."""
+    baseline, others = outputs[0], list(outputs[1:])
+    names = sorted({name for output in outputs for name in output.statuses})
+    comparisons: list[ScenarioComparison] = []
+    regressions: list[Regression] = []
+    for name in names:
+        statuses = {output.version: output.statuses.get(name, MISSING) for output in outputs}
+        tags = next((output.tags[name] for output in outputs if output.tags.get(name)), ())
+        canonical, raw, raw_changes, diffs = _diff_scenario(name, baseline, others, out)
+        comparisons.append(
+            ScenarioComparison(
+                name=name,
+                tags=tags,
+                statuses=statuses,
+                canonical_differs=tuple(canonical),
+                raw_differs=tuple(raw),
+                raw_changes=raw_changes,
+                diffs=tuple(diffs),
+            )
+        )
+        if statuses[baseline.version] == "passed":
+            regressions += [
+                Regression(scenario=name, version=version, status=status)
+                for version, status in statuses.items()
+                if status in FAILING_STATUSES
+            ]
+    return tuple(comparisons), tuple(regressions)
