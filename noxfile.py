@@ -28,6 +28,9 @@ FLOOR, NEWEST = VERSIONS[0], VERSIONS[-1]
 
 # uv must never fetch a Python interpreter: CI machines have only PyPI, and a session must use the host's Python.
 os.environ["UV_PYTHON_DOWNLOADS"] = "never"
+# Trust the system certificate store (as pip does here), so installs also work behind a TLS-inspecting proxy
+# whose CA is installed system-wide but not in uv's bundled roots.
+os.environ.setdefault("UV_NATIVE_TLS", "1")
 os.environ.setdefault("PYDANTIC_AI_NO_BANNER", "1")
 
 nox.options.default_venv_backend = "uv"

@@ -192,6 +192,7 @@ def _subprocess_env() -> dict[str, str]:
     env = dict(os.environ)
     # uv must use the interpreter it is given, never download one (CI machines reach only PyPI).
     env["UV_PYTHON_DOWNLOADS"] = "never"
+    env.setdefault("UV_NATIVE_TLS", "1")  # the system certificate store, as pip uses (TLS-inspecting proxies)
     env["PYDANTIC_AI_NO_BANNER"] = "1"
     env.pop("VIRTUAL_ENV", None)  # uv and pip would otherwise prefer the caller's activated environment
     return env
