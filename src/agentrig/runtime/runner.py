@@ -20,6 +20,7 @@ import os
 import re
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -413,12 +414,36 @@ def _run_in_worker(path: str, index: int, options: RunOptions, execute: ExecuteS
     return run_one(loaded, options=options, model=_worker_model.get(options.model or ""), execute=execute)
 
 
+# Imported once by the forkserver, so forked workers start warm: everything a scripted scenario touches
+# (a module first imported inside a worker is imported again by every worker).
+_WORKER_PRELOAD = [
+    "agentrig.runtime.runner",
+    "agentrig.runtime.execution",
+    "agentrig.runtime.reports",
+    "agentrig.runtime.wire",
+    "agentrig.runtime.sessions",
+    "agentrig.scenarios.loader",
+    "jsonschema",
+]
+
+
+def _started_pool(jobs: int) -> ProcessPoolExecutor:
+    """A worker pool whose processes are already starting (the executor would start them on first use).
+
+    Starting a worker blocks until the forkserver has imported its preload, so it happens on a thread: the
+    caller goes on reading scenario files meanwhile, and its first `submit` waits for the thread's lock.
+    """
+    pool = _pool(jobs)
+    threading.Thread(target=lambda: [pool.submit(os.getpid) for _ in range(jobs)], daemon=True).start()
+    return pool
+
+
 def _pool(jobs: int) -> ProcessPoolExecutor:
     # forkserver: workers fork from a clean server that has pydantic-ai imported once (no fork of a
     # parent with threads, no per-worker re-import). Windows and macOS default to spawn.
     if sys.platform.startswith("linux"):
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["agentrig.runtime.runner", "agentrig.runtime.execution"])
+        context.set_forkserver_preload(_WORKER_PRELOAD)
     else:
         context = multiprocessing.get_context("spawn")
     return ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_worker_init, initargs=(os.getcwd(),))
@@ -454,9 +479,6 @@ def run_suite(
     loaded: Sequence[LoadedScenario] | None = None,
 ) -> SuiteResult:
     """Run the selected scenarios and write reports to `options.out_dir` (also after Ctrl-C, then partial)."""
-    from agentrig.runtime import reports
-    from agentrig.scenarios.loader import load_paths
-
     started = time.perf_counter()
     if options.jobs < 1:
         raise UsageError(f"-j/--jobs must be at least 1, got {options.jobs}")
@@ -466,6 +488,27 @@ def run_suite(
         raise UsageError("--record and --replay cannot be used together")
     if options.record_dir is not None and options.model is None:
         raise UsageError("--record needs --model: the real model whose answers are recorded")
+    # Workers start first: the forkserver imports pydantic-ai (about a second) while this process reads the
+    # scenario files, instead of after it.
+    pool = _started_pool(options.jobs) if options.jobs > 1 else None
+    try:
+        return _run_suite(options, progress, execute, loaded, pool, started)
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _run_suite(
+    options: RunOptions,
+    progress: Progress | None,
+    execute: ExecuteScenario | None,
+    loaded: Sequence[LoadedScenario] | None,
+    pool: ProcessPoolExecutor | None,
+    started: float,
+) -> SuiteResult:
+    from agentrig.runtime import reports
+    from agentrig.scenarios.loader import load_paths
+
     all_loaded = list(loaded) if loaded is not None else load_paths(options.paths)
     selected = select_scenarios(all_loaded, keyword=options.keyword, shard=options.shard)
     if options.keyword and not selected and not options.shard:
@@ -491,7 +534,8 @@ def run_suite(
                 if options.fail_fast and _is_failure(finished[item.id]):
                     break
         else:
-            _run_parallel(selected, options, execute, record)
+            assert pool is not None  # created by run_suite whenever jobs > 1
+            _run_parallel(pool, selected, options, execute, record)
     except KeyboardInterrupt:
         interrupted = True
 
@@ -512,6 +556,7 @@ def run_suite(
 
 
 def _run_parallel(
+    pool: ProcessPoolExecutor,
     selected: Sequence[LoadedScenario],
     options: RunOptions,
     execute: ExecuteScenario | None,
@@ -523,7 +568,6 @@ def _run_parallel(
     # ~15 ms, the hand-over a few); with -x only `jobs` are in flight, so it stops promptly.
     window = options.jobs if options.fail_fast else options.jobs * 4
     stop = False
-    pool = _pool(options.jobs)
     try:
         while pending or running:
             while pending and not stop and len(running) < window:
