@@ -33,13 +33,12 @@ from agentrig.runtime.agents import AgentCache, AgentHandle
 from agentrig.runtime.canonical import Message, TextPart, ToolCallPart, ToolReturnPart
 from agentrig.runtime.compaction import (
     CompactionController,
-    CompactionState,
     calculate_retention_boundary,
     estimate_tokens,
 )
 from agentrig.runtime.orchestrator import RequestOrchestrator
 from agentrig.runtime.records import CompactionOutcome
-from agentrig.runtime.sessions import new_session
+from agentrig.runtime.sessions import CompactionRecord, new_session
 
 REPEAT = 7
 """Each figure is the median of this many runs."""
@@ -118,7 +117,7 @@ async def orchestrated(size: int, *, with_record: bool) -> tuple[float, float]:
     if with_record:
         boundary = calculate_retention_boundary(history, tokens // 2)
         assert boundary is not None
-        state = CompactionState(
+        state = CompactionRecord(
             summary="earlier work",
             compacted_message_count=boundary,
             tokens_before=tokens,
@@ -151,7 +150,7 @@ async def main() -> None:
     check = await median_seconds(lambda: below.check_and_compact(history))
     split = calculate_retention_boundary(history, tokens // 2)
     assert split is not None
-    in_force = CompactionState(
+    in_force = CompactionRecord(
         summary="earlier work",
         compacted_message_count=split,
         tokens_before=tokens,

@@ -12,7 +12,6 @@ from agentrig.runtime.canonical import Message, RetryPromptPart, TextPart, ToolC
 from agentrig.runtime.compaction import (
     SUMMARY_PREFIX,
     CompactionController,
-    CompactionState,
     apply_state,
     calculate_retention_boundary,
     estimate_tokens,
@@ -230,7 +229,7 @@ def test_every_chosen_boundary_is_a_valid_boundary(shape: list[str], keep_recent
         assert not pairs_split(history, boundary)
 
 
-def test_a_record_round_trips_through_the_state() -> None:
+def test_a_resumed_record_is_the_state_in_force() -> None:
     record = CompactionRecord(
         summary="s",
         compacted_message_count=4,
@@ -240,12 +239,13 @@ def test_a_record_round_trips_through_the_state() -> None:
         previous_summary="p",
         created_at="2026-11-30T09:10:00+00:00",
     )
-    assert CompactionState.from_record(record).to_record() == record
+    controller = CompactionController(context_window=1000, summarizer=FakeSummarizer(), state=record)
+    assert controller.record == record
 
 
 def test_a_record_that_no_longer_fits_the_history_is_ignored() -> None:
     history = conversation(3)  # user, call, return, answer per turn
-    fitting = CompactionState(
+    fitting = CompactionRecord(
         summary="s",
         compacted_message_count=4,
         tokens_before=0,
@@ -265,7 +265,7 @@ def test_a_record_that_no_longer_fits_the_history_is_ignored() -> None:
 def test_a_resumed_record_is_used_without_summarizing_again() -> None:
     history = conversation(6)
     summarizer = FakeSummarizer()
-    state = CompactionState(
+    state = CompactionRecord(
         summary="earlier work",
         compacted_message_count=8,
         tokens_before=0,

@@ -10,8 +10,8 @@ tail`, with an outcome `compacted` / `skipped` (`below_threshold`, `no_valid_bou
 
 What is stored (the compatibility contract's history-policy row): compaction changes the model's *input* only.
 The session keeps every message as the authoritative record, plus a `CompactionRecord` (summary, how many
-leading messages it replaces, token counts). Later requests, and a resumed session (`CompactionState.
-from_record`), rebuild their input from that record instead of summarizing again; a new compaction folds the
+leading messages it replaces, token counts). Later requests, and a resumed session (the controller is
+seeded with its record), rebuild their input from that record instead of summarizing again; a new compaction folds the
 previous summary into the next one. Request scoping (one check per request, one forced compaction and retry
 on a context overflow) is the orchestrator's side of the contract.
 
@@ -22,7 +22,7 @@ the run's model; scenarios script it with `summary:` steps).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Literal
 
@@ -172,57 +172,12 @@ def serialize_transcript(history: Sequence[Message]) -> str:
     return "\n".join(lines)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CompactionState:
-    """The compaction currently in force for a session (mirrors the stored `CompactionRecord`)."""
-
-    summary: str
-    """The summary that stands for the first `compacted_message_count` messages."""
-    compacted_message_count: int
-    """How many leading messages of the stored history the summary replaces in the model's input."""
-    tokens_before: int
-    """Estimated tokens of the model input before this compaction."""
-    tokens_after: int
-    """Estimated tokens of the model input after it."""
-    count: int
-    """How many compactions this session has had."""
-    previous_summary: str | None
-    """The summary this one replaced, if any."""
-    created_at: str
-    """When it was made (ISO 8601, UTC)."""
-
-    @classmethod
-    def from_record(cls, record: CompactionRecord) -> CompactionState:
-        """The state a stored session's record stands for (a resumed session goes on from it)."""
-        return cls(
-            summary=record.summary,
-            compacted_message_count=record.compacted_message_count,
-            tokens_before=record.tokens_before,
-            tokens_after=record.tokens_after,
-            count=record.count,
-            previous_summary=record.previous_summary,
-            created_at=record.created_at,
-        )
-
-    def to_record(self) -> CompactionRecord:
-        """The session's `compaction` record for this state."""
-        return CompactionRecord(
-            summary=self.summary,
-            compacted_message_count=self.compacted_message_count,
-            tokens_before=self.tokens_before,
-            tokens_after=self.tokens_after,
-            count=self.count,
-            previous_summary=self.previous_summary,
-            created_at=self.created_at,
-        )
-
-
 def summary_message(summary: str) -> Message:
     """The request that stands for compacted messages in the model's input."""
     return Message.request(TextPart(content=f"{SUMMARY_PREFIX}\n{summary}"))
 
 
-def state_applies(history: Sequence[Message], state: CompactionState | None) -> bool:
+def state_applies(history: Sequence[Message], state: CompactionRecord | None) -> bool:
     """Whether `state` can be used on `history`: its count still falls on a safe split of it.
 
     A record loaded with a history that was edited, or cleaned differently, may no longer fit; it is then
@@ -231,7 +186,7 @@ def state_applies(history: Sequence[Message], state: CompactionState | None) -> 
     return state is not None and bool(state.summary) and is_valid_boundary(history, state.compacted_message_count)
 
 
-def apply_state(history: Sequence[Message], state: CompactionState | None) -> list[Message]:
+def apply_state(history: Sequence[Message], state: CompactionRecord | None) -> list[Message]:
     """The model input for a stored history under a compaction: the summary, then the messages after it.
 
     The full history when there is no compaction or it does not fit the history (`state_applies`)."""
@@ -255,7 +210,7 @@ class CompactionController:
         reserve: int = 0,
         keep_recent: int = 0,
         summarizer: Summarizer,
-        state: CompactionState | None = None,
+        state: CompactionRecord | None = None,
     ) -> None:
         if context_window - reserve - keep_recent <= 0:
             raise UsageError(
@@ -277,7 +232,7 @@ class CompactionController:
     @property
     def record(self) -> CompactionRecord | None:
         """The session's `compaction` record for the state in force."""
-        return self.state.to_record() if self.state is not None else None
+        return self.state
 
     async def check_and_compact(
         self, history: Sequence[Message], *, force: bool = False
@@ -316,7 +271,7 @@ class CompactionController:
         if not summary:
             return unchanged("failed", "summary_failed", "the summary was empty")
         previous = self.state  # a record that no longer fits is still the previous summary
-        new_state = CompactionState(
+        new_state = CompactionRecord(
             summary=summary,
             compacted_message_count=boundary,
             tokens_before=tokens_before,

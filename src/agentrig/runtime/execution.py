@@ -21,7 +21,7 @@ from pydantic_ai.models import Model
 
 from agentrig.runtime.agents import AgentCache, AgentHandle, agent_for_scenario
 from agentrig.runtime.canonical import Message, RetryPromptPart, ToolCallPart, ToolReturnPart
-from agentrig.runtime.compaction import SUMMARIZE_PROMPT, CompactionController, CompactionState
+from agentrig.runtime.compaction import SUMMARIZE_PROMPT, CompactionController
 from agentrig.runtime.convert import dump_pydantic_ai_json
 from agentrig.runtime.failures import classify
 from agentrig.runtime.orchestrator import RequestOrchestrator
@@ -107,7 +107,7 @@ def _compactor(
         reserve=settings.reserve,
         keep_recent=settings.keep_recent,
         summarizer=model_summarizer(summarizing),
-        state=CompactionState.from_record(record) if record is not None else None,
+        state=record,
     )
 
 
