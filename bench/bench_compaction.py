@@ -29,16 +29,16 @@ from pydantic_ai.messages import TextPart as PaiTextPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.usage import RequestUsage
 
-from agentrig.runtime.agents import AgentCache, AgentHandle
-from agentrig.runtime.canonical import Message, TextPart, ToolCallPart, ToolReturnPart
-from agentrig.runtime.compaction import (
+from agentrig.runtime.engine.agent_loading import AgentCache, AgentHandle
+from agentrig.runtime.engine.compaction import (
     CompactionController,
     calculate_retention_boundary,
     estimate_tokens,
 )
-from agentrig.runtime.orchestrator import RequestOrchestrator
-from agentrig.runtime.records import CompactionOutcome
-from agentrig.runtime.sessions import CompactionRecord, new_session
+from agentrig.runtime.engine.orchestrator import RequestOrchestrator
+from agentrig.runtime.history.canonical import Message, TextPart, ToolCallPart, ToolReturnPart
+from agentrig.runtime.history.run_records import CompactionOutcome
+from agentrig.runtime.history.sessions import CompactionRecord, new_session
 
 REPEAT = 7
 """Each figure is the median of this many runs."""

@@ -19,9 +19,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository r
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 from tests.runtime.history_scenarios import run_tools_and_retries
 
-from agentrig.runtime import canonical
-from agentrig.runtime.convert import dump_pydantic_ai_json, load_pydantic_ai_json, to_canonical, to_pydantic_ai
-from agentrig.runtime.wire import dumps_history, history_from_json, loads_history
+from agentrig.runtime.history import canonical
+from agentrig.runtime.history.wire import dumps_history, history_from_json, loads_history
+from agentrig.runtime.models.conversion import (
+    dump_pydantic_ai_json,
+    load_pydantic_ai_json,
+    to_canonical,
+    to_pydantic_ai,
+)
 
 
 def through_pydantic_dump(messages: list[ModelMessage]) -> list[canonical.Message]:

@@ -15,8 +15,8 @@ import os
 import time
 from collections.abc import Callable
 
-from agentrig.runtime.canonical import Message, TextPart, ThoughtPart, ToolCallPart, ToolReturnPart
-from agentrig.runtime.wire import dumps_history, loads_history, to_pydantic_ai_dicts
+from agentrig.runtime.history.canonical import Message, TextPart, ThoughtPart, ToolCallPart, ToolReturnPart
+from agentrig.runtime.history.wire import dumps_history, loads_history, to_pydantic_ai_dicts
 
 TARGET_RATIO = 5.0
 

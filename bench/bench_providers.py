@@ -29,10 +29,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pydantic_ai.models import override_allow_model_requests
 
-from agentrig.runtime.agents import agent_for_prompt
-from agentrig.runtime.orchestrator import RequestOrchestrator
-from agentrig.runtime.providers import build_model, run_many
-from agentrig.runtime.sessions import new_session
+from agentrig.runtime.engine.agent_loading import agent_for_prompt
+from agentrig.runtime.engine.orchestrator import RequestOrchestrator
+from agentrig.runtime.history.sessions import new_session
+from agentrig.runtime.models.providers import build_model, run_many
 
 LATENCY_S = 0.1
 

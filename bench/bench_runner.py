@@ -29,7 +29,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.usage import RequestUsage
 
-from agentrig.runtime.runner import RunOptions, run_suite
+from agentrig.runtime.suite.runner import RunOptions, run_suite
 from agentrig.scenarios.loader import load_paths
 
 SCENARIO = """name: bench-{index}
@@ -120,7 +120,7 @@ def main() -> None:
             return run
 
         def engine_only() -> None:
-            from agentrig.runtime.execution import execute_scenario
+            from agentrig.runtime.engine.scenario_execution import execute_scenario
 
             for item in small_loaded:
                 asyncio.run(execute_scenario(item))

@@ -1,8 +1,15 @@
-"""The dependency rules, enforced: `cli -> runtime -> scenarios`; only `agentrig.runtime` touches pydantic-ai;
-the canonical history layer never does, not even lazily inside a function; `agentrig.scenarios` needs no typer.
+"""The dependency rules, enforced (docs/architecture.md draws them).
 
-Two checks: what importing actually loads (a fresh interpreter), and what the source could import (an AST scan of
-every import statement, function bodies included).
+- `cli -> runtime -> scenarios`; `agentrig.scenarios` needs neither typer nor the runtime.
+- Inside `agentrig.runtime` the sub-packages are layers: `history` < `models` < `engine` < `suite`, `matrix` and
+  the flat modules. A module imports only its own layer and the layers below, never one above, not even lazily.
+- Only `engine` and `models` import an agent framework (pydantic-ai, pydantic-graph, tinyagent). `history`, the
+  canonical layer of the removal contract, imports none and nothing of agentrig beyond itself and `agentrig.errors`.
+- No import cycle between modules, function-level imports included; no module over 500 lines; at most six modules
+  directly in `runtime/`.
+
+Two kinds of check: what importing actually loads (a fresh interpreter), and what the source could import (an AST
+scan of every import statement, function bodies included).
 """
 
 from __future__ import annotations
@@ -17,29 +24,20 @@ import pytest
 
 SOURCE_ROOT = Path(__file__).parents[1] / "src"
 PACKAGE = SOURCE_ROOT / "agentrig"
+RUNTIME = PACKAGE / "runtime"
 
+FRAMEWORK_PACKAGES = frozenset({"pydantic_ai", "pydantic_graph", "tinyagent"})
+"""Top-level import names of the agent frameworks (pydantic-ai-slim, pydantic-graph, tiny-agent-os)."""
 PYDANTIC_AI_PACKAGES = frozenset({"pydantic_ai", "pydantic_graph"})
-"""Top-level names of pydantic-ai's distributions (pydantic-ai-slim, pydantic-graph)."""
 
-PYDANTIC_AI_ALLOWED_UNDER = PACKAGE / "runtime"
-"""The only package whose modules may import pydantic-ai."""
+FRAMEWORK_ALLOWED_UNDER = (RUNTIME / "engine", RUNTIME / "models")
+"""The only packages whose modules may import an agent framework."""
 
-CANONICAL_LAYER = (
-    "agentrig.runtime.canonical",
-    "agentrig.runtime.wire",
-    "agentrig.runtime.jsonio",
-    "agentrig.runtime.history_ops",
-    "agentrig.runtime.invariants",
-    "agentrig.runtime.registry",
-    "agentrig.runtime.sessions",
-    "agentrig.runtime.usage",
-    "agentrig.runtime.records",
-    "agentrig.runtime.redaction",
-)
-"""The pydantic-ai-free history layer (the removal contract): these read, write and check stored state without it."""
+RUNTIME_LAYERS = {"history": 0, "models": 1, "engine": 2, "suite": 3, "matrix": 3, "": 3}
+"""Rank of each runtime sub-package ("" = runtime's flat modules): imports point only to a lower or equal rank."""
 
-CANONICAL_LAYER_MAY_IMPORT = frozenset({"agentrig", "agentrig.errors", "agentrig.runtime", *CANONICAL_LAYER})
-"""Inside agentrig, the canonical layer imports only itself and the error module."""
+MAX_FLAT_RUNTIME_MODULES = 6
+MAX_MODULE_LINES = 500
 
 
 def module_name(path: Path) -> str:
@@ -89,6 +87,40 @@ def top_level(name: str) -> str:
     return name.split(".")[0]
 
 
+CANONICAL_LAYER = tuple(all_modules("agentrig.runtime.history"))
+"""The framework-free history layer (the removal contract): it reads, writes and checks stored state."""
+
+CANONICAL_LAYER_MAY_IMPORT = frozenset({"agentrig", "agentrig.errors", "agentrig.runtime", *CANONICAL_LAYER})
+"""Inside agentrig, the canonical layer imports only itself and the error module."""
+
+AGENTRIG_MODULES = frozenset(all_modules("agentrig"))
+
+
+def resolve_module(name: str) -> str | None:
+    """The agentrig module an imported name refers to (`a.b.Name` -> `a.b`), or None outside agentrig."""
+    while name and name not in AGENTRIG_MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the agentrig modules it imports (any import statement, lazy ones included)."""
+    graph: dict[str, set[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        source = module_name(path)
+        targets = {resolve_module(name) for _, name in imported_names(path) if top_level(name) == "agentrig"}
+        graph[source] = {target for target in targets if target and target != source}
+    return graph
+
+
+def runtime_layer(module: str) -> str | None:
+    """The runtime sub-package a module belongs to ("" for runtime's flat modules), None outside the runtime."""
+    parts = module.split(".")
+    if parts[:2] != ["agentrig", "runtime"] or len(parts) < 3:
+        return None
+    return parts[2] if len(parts) > 3 or parts[2] in RUNTIME_LAYERS else ""
+
+
 # --- what importing loads ------------------------------------------------------------------------------------
 
 PYDANTIC_AI_FREE_IMPORTS = (*CANONICAL_LAYER, *all_modules("agentrig.scenarios"), "agentrig.cli")
@@ -111,15 +143,95 @@ def test_the_canonical_layer_scenarios_and_cli_load_without_pydantic_ai() -> Non
 # --- what the source could import ------------------------------------------------------------------------------
 
 
-def test_only_the_runtime_imports_pydantic_ai() -> None:
+def test_only_the_engine_and_models_packages_import_an_agent_framework() -> None:
     offenders = [
         f"{path.relative_to(SOURCE_ROOT)}:{line}: {name}"
         for path in sorted(PACKAGE.rglob("*.py"))
-        if not path.is_relative_to(PYDANTIC_AI_ALLOWED_UNDER)
+        if not any(path.is_relative_to(allowed) for allowed in FRAMEWORK_ALLOWED_UNDER)
         for line, name in imported_names(path)
-        if top_level(name) in PYDANTIC_AI_PACKAGES
+        if top_level(name) in FRAMEWORK_PACKAGES
     ]
     assert offenders == []
+
+
+def test_runtime_layers_import_only_downwards() -> None:
+    offenders: list[str] = []
+    for source, targets in import_graph().items():
+        source_layer = runtime_layer(source)
+        for target in targets:
+            if target.startswith("agentrig.cli") and source.startswith(("agentrig.runtime", "agentrig.scenarios")):
+                offenders.append(f"{source} -> {target}")
+                continue
+            target_layer = runtime_layer(target)
+            if source_layer is None or target_layer is None or source_layer == target_layer:
+                continue
+            if RUNTIME_LAYERS[target_layer] >= RUNTIME_LAYERS[source_layer]:
+                offenders.append(f"{source} -> {target}")
+    assert sorted(offenders) == []
+
+
+def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component: list[str] = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                components.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return components
+
+
+def test_no_import_cycles_lazy_imports_included() -> None:
+    # A package's __init__ importing its own modules is not a cycle worth reporting; nothing else is exempt.
+    graph = {
+        source: {t for t in targets if not (source.endswith("__init__") or t == source.rpartition(".")[0])}
+        for source, targets in import_graph().items()
+    }
+    assert find_cycles(graph) == []
+
+
+def test_the_cycle_finder_sees_a_cycle() -> None:
+    assert find_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_runtime_is_sub_packages_with_few_flat_modules() -> None:
+    flat = sorted(path.name for path in RUNTIME.glob("*.py") if path.name != "__init__.py")
+    assert len(flat) <= MAX_FLAT_RUNTIME_MODULES, flat
+    packages = sorted(path.name for path in RUNTIME.iterdir() if (path / "__init__.py").exists())
+    assert set(packages) <= set(RUNTIME_LAYERS), packages
+
+
+def test_no_module_is_over_500_lines() -> None:
+    long_modules = {
+        str(path.relative_to(SOURCE_ROOT)): lines
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert long_modules == {}
 
 
 def test_scenarios_import_neither_typer_nor_the_runtime_nor_the_cli() -> None:
@@ -149,7 +261,7 @@ def test_the_canonical_layer_never_imports_pydantic_ai_even_lazily(module: str) 
 
 
 def _allowed_in_canonical_layer(name: str) -> bool:
-    """An allowed module, or a name taken from one (`from agentrig.runtime.canonical import Message`)."""
+    """An allowed module, or a name taken from one (`from agentrig.runtime.history.canonical import Message`)."""
     if name in CANONICAL_LAYER_MAY_IMPORT:
         return True
     parent = name.rpartition(".")[0]
@@ -157,12 +269,12 @@ def _allowed_in_canonical_layer(name: str) -> bool:
 
 
 def test_the_import_scanner_finds_lazy_and_relative_imports() -> None:
-    source = "def later():\n    import pydantic_ai.messages\n\nfrom . import jsonio\nfrom ..cli import app\n"
-    names = {name for _, name in imported_names_in_source(source, "agentrig.runtime.example")}
-    assert {"pydantic_ai.messages", "agentrig.runtime.jsonio", "agentrig.cli.app"} <= names
-    assert not _allowed_in_canonical_layer("agentrig.runtime.convert")
-    assert not _allowed_in_canonical_layer("agentrig.runtime.convert.to_canonical")
-    assert _allowed_in_canonical_layer("agentrig.runtime.canonical.Message")
+    source = "def later():\n    import pydantic_ai.messages\n\nfrom . import jsonio\nfrom ...cli import app\n"
+    names = {name for _, name in imported_names_in_source(source, "agentrig.runtime.history.example")}
+    assert {"pydantic_ai.messages", "agentrig.runtime.history.jsonio", "agentrig.cli.app"} <= names
+    assert not _allowed_in_canonical_layer("agentrig.runtime.models.conversion")
+    assert not _allowed_in_canonical_layer("agentrig.runtime.models.conversion.to_canonical")
+    assert _allowed_in_canonical_layer("agentrig.runtime.history.canonical.Message")
 
 
 # --- CLI verb modules stay light at import time -------------------------------------------------------------

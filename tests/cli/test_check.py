@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from agentrig.cli import app
-from agentrig.runtime.canonical import Message, SystemPromptPart, TextPart, ToolCallPart, ToolReturnPart
-from agentrig.runtime.wire import dumps_history
+from agentrig.runtime.history.canonical import Message, SystemPromptPart, TextPart, ToolCallPart, ToolReturnPart
+from agentrig.runtime.history.wire import dumps_history
 
 DATA = Path(__file__).parent.parent / "runtime" / "data"
 runner = CliRunner()
@@ -130,7 +130,8 @@ def test_check_and_the_canonical_layer_never_import_pydantic_ai(clean: Path) -> 
         "from agentrig.cli import app\n"
         f"code = app(['check', {str(clean)!r}], standalone_mode=False)\n"
         "assert code == 0, code\n"
-        "import agentrig.runtime.history_ops, agentrig.runtime.registry, agentrig.runtime.sessions\n"
+        "import agentrig.runtime.history.cleanup, agentrig.runtime.history.tool_registry\n"
+        "import agentrig.runtime.history.sessions\n"
         "assert 'pydantic_ai' not in sys.modules, 'pydantic_ai was imported'\n"
         "print('clean')\n"
     )

@@ -13,8 +13,8 @@ from pydantic_ai.messages import ModelMessagesTypeAdapter
 from typer.testing import CliRunner
 
 from agentrig.cli import app, main
-from agentrig.runtime.convert import to_canonical
-from agentrig.runtime.wire import HISTORY_FORMAT, history_from_json, loads_history
+from agentrig.runtime.history.wire import HISTORY_FORMAT, history_from_json, loads_history
+from agentrig.runtime.models.conversion import to_canonical
 
 DUMPS = Path(__file__).parents[1] / "runtime" / "convert_data"
 OLD_DUMP = DUMPS / "tools-and-retries-2.38.0.json"

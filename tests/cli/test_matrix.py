@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from agentrig.cli import main
-from agentrig.runtime import matrix as matrix_module
-from agentrig.runtime.matrix import EnvironmentSpec, environment_spec, probe_python
+from agentrig.runtime.matrix import environments as matrix_module
+from agentrig.runtime.matrix.environments import EnvironmentSpec, environment_spec, probe_python
 from tests.runtime.test_matrix import executable, fake_environment, no_real_builds
 
 __all__ = ["no_real_builds"]  # the autouse fixture applies here too

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agentrig.cli import app, main
-from agentrig.runtime import runner as runner_module
+from agentrig.runtime.suite import runner as runner_module
 from tests.runtime.runner_fakes import fake_execute
 from tests.runtime.test_runner import write_scenario
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pydantic_ai.models
 import pytest
 
-from agentrig.runtime import pydantic_ai_compat
+from agentrig.runtime.models import pydantic_ai_compat
 
 
 def pytest_report_header() -> str:

@@ -1,7 +1,7 @@
 """Helpers the compatibility cases share: a recording scripted model and part-level views of histories.
 
 Everything here uses public pydantic-ai API that is the same on every pinned version (2.38.0 .. 2.68.0);
-version differences go through `agentrig.runtime.pydantic_ai_compat` or the canonical layer instead.
+version differences go through `agentrig.runtime.models.pydantic_ai_compat` or the canonical layer instead.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, ModelResponsePart
 from pydantic_ai.models.function import AgentInfo, DeltaThinkingCalls, DeltaToolCalls, FunctionModel
 from pydantic_ai.usage import RequestUsage
 
-from agentrig.runtime.canonical import Message, Part
-from agentrig.runtime.convert import to_canonical
+from agentrig.runtime.history.canonical import Message, Part
+from agentrig.runtime.models.conversion import to_canonical
 
 StreamChunk = str | DeltaToolCalls | DeltaThinkingCalls
 """What a FunctionModel stream function may yield in these cases."""

@@ -18,9 +18,10 @@ from pydantic_ai import Agent, CancellationToken, RunCancelled
 from pydantic_ai.messages import ModelMessage, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 
-from agentrig.runtime import canonical, pydantic_ai_compat
-from agentrig.runtime.convert import to_canonical, to_pydantic_ai, usage_from_run
-from agentrig.runtime.wire import dumps_history, loads_history
+from agentrig.runtime.history import canonical
+from agentrig.runtime.history.wire import dumps_history, loads_history
+from agentrig.runtime.models import pydantic_ai_compat
+from agentrig.runtime.models.conversion import to_canonical, to_pydantic_ai, usage_from_run
 from tests.compatibility.support import ScriptedModel, flat_parts
 
 INTERRUPTED = "The tool call was interrupted before a result was produced."

@@ -21,7 +21,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from agentrig.runtime import canonical
+from agentrig.runtime.history import canonical
 from tests.compatibility.support import ScriptedModel, flat_parts, scripted_usage
 
 INTERRUPTED = "The tool call was interrupted before a result was produced."

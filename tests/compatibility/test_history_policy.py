@@ -21,8 +21,8 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, Text
 from pydantic_ai.models import ModelRequestContext
 from pydantic_ai.models.function import DeltaToolCall
 
-from agentrig.runtime import canonical
-from agentrig.runtime.convert import to_canonical
+from agentrig.runtime.history import canonical
+from agentrig.runtime.models.conversion import to_canonical
 from tests.compatibility.support import ScriptedModel, flat_parts
 
 CLEARED = "[cleared: old tool result]"

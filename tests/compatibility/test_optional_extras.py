@@ -13,7 +13,7 @@ from importlib.metadata import PackageNotFoundError, requires, version
 
 import pytest
 
-from agentrig.runtime import pydantic_ai_compat
+from agentrig.runtime.models import pydantic_ai_compat
 
 
 def needs(*modules: str) -> None:

@@ -15,10 +15,10 @@ from pathlib import Path
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, TextPart, ToolCallPart
 
-from agentrig.runtime import canonical
-from agentrig.runtime.convert import to_canonical, to_pydantic_ai
-from agentrig.runtime.invariants import check_invariants
-from agentrig.runtime.sessions import load_session, new_session, save_session
+from agentrig.runtime.history import canonical
+from agentrig.runtime.history.invariants import check_invariants
+from agentrig.runtime.history.sessions import load_session, new_session, save_session
+from agentrig.runtime.models.conversion import to_canonical, to_pydantic_ai
 from tests.compatibility.support import ScriptedModel
 
 TURN_ONE = [[ToolCallPart("read", {"name": "notes"}, tool_call_id="read_1")], [TextPart("notes say hi")]]

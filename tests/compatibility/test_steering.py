@@ -15,8 +15,8 @@ from pydantic_ai import Agent, EnqueuedMessagesEvent, RunContext
 from pydantic_ai.messages import ModelMessage, TextPart, ToolCallPart
 from pydantic_ai.models.function import DeltaToolCall
 
-from agentrig.runtime import canonical
-from agentrig.runtime.convert import to_canonical
+from agentrig.runtime.history import canonical
+from agentrig.runtime.models.conversion import to_canonical
 from tests.compatibility.support import ScriptedModel, flat_parts
 
 STEER = "STEER: also check the logs"

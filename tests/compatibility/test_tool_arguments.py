@@ -16,9 +16,10 @@ from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, Extern
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import DeltaToolCall
 
-from agentrig.runtime import canonical, pydantic_ai_compat
-from agentrig.runtime.convert import to_canonical, to_pydantic_ai
-from agentrig.runtime.wire import dumps_history, loads_history
+from agentrig.runtime.history import canonical
+from agentrig.runtime.history.wire import dumps_history, loads_history
+from agentrig.runtime.models import pydantic_ai_compat
+from agentrig.runtime.models.conversion import to_canonical, to_pydantic_ai
 from tests.compatibility.support import ScriptedModel
 
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Iterator
 import pytest
 from pydantic_ai.models import override_allow_model_requests
 
-from agentrig.runtime import providers
+from agentrig.runtime.models import providers
 from tests.providers.loopback import LoopbackServer, Reply
 
 ServerFactory = Callable[..., LoopbackServer]

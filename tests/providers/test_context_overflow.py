@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from agentrig.runtime.agents import AgentCache
-from agentrig.runtime.compaction import SUMMARIZE_PROMPT, SUMMARY_PREFIX
-from agentrig.runtime.execution import ScenarioExecution, execute_scenario
-from agentrig.runtime.invariants import check_invariants
-from agentrig.runtime.providers import build_model
+from agentrig.runtime.engine.agent_loading import AgentCache
+from agentrig.runtime.engine.compaction import SUMMARIZE_PROMPT, SUMMARY_PREFIX
+from agentrig.runtime.engine.scenario_execution import ScenarioExecution, execute_scenario
+from agentrig.runtime.history.invariants import check_invariants
+from agentrig.runtime.models.providers import build_model
 from agentrig.scenarios.loader import load_scenario_file
 from tests.providers.conftest import ServerFactory
 from tests.providers.loopback import LoopbackServer, ReceivedRequest, context_length_exceeded, text

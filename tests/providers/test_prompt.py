@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from agentrig.cli import main
-from agentrig.runtime import jsonio
+from agentrig.runtime.history import jsonio
 from tests.providers.conftest import ServerFactory
 from tests.providers.loopback import (
     LoopbackServer,

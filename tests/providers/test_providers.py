@@ -13,9 +13,9 @@ from pydantic_ai.models.anthropic import AnthropicModel
 from pydantic_ai.models.openai import OpenAIChatModel
 
 from agentrig.errors import ContextOverflowError, UsageError
-from agentrig.runtime import providers
-from agentrig.runtime.failures import classify
-from agentrig.runtime.providers import (
+from agentrig.runtime.models import providers
+from agentrig.runtime.models.failures import classify
+from agentrig.runtime.models.providers import (
     ProviderContextLengthError,
     ProviderRequestError,
     RetryingModel,

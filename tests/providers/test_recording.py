@@ -12,12 +12,15 @@ from pydantic_ai import Agent
 from pydantic_ai.models import Model, override_allow_model_requests
 
 from agentrig.errors import HistoryFormatError, UsageError
-from agentrig.runtime import jsonio
-from agentrig.runtime.agents import AgentCache, AgentHandle
-from agentrig.runtime.canonical import Message
-from agentrig.runtime.orchestrator import RequestOrchestrator
-from agentrig.runtime.providers import build_model
-from agentrig.runtime.recording import (
+from agentrig.runtime.engine.agent_loading import AgentCache, AgentHandle
+from agentrig.runtime.engine.orchestrator import RequestOrchestrator
+from agentrig.runtime.history import jsonio
+from agentrig.runtime.history.canonical import Message
+from agentrig.runtime.history.run_records import TurnRecord
+from agentrig.runtime.history.sessions import new_session
+from agentrig.runtime.history.wire import message_to_json
+from agentrig.runtime.models.providers import build_model
+from agentrig.runtime.models.record_replay import (
     RECORDING_FORMAT,
     RecordingModel,
     ReplayMismatch,
@@ -27,9 +30,6 @@ from agentrig.runtime.recording import (
     scenario_model,
     wrap_for_recording,
 )
-from agentrig.runtime.records import TurnRecord
-from agentrig.runtime.sessions import new_session
-from agentrig.runtime.wire import message_to_json
 from tests.providers.conftest import ServerFactory
 from tests.providers.loopback import ToolCallReply, text, tool_calls
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from agentrig.runtime import redaction
-from agentrig.runtime.redaction import REDACTED, redact, redact_json, register_secret
+from agentrig.runtime.history import redaction
+from agentrig.runtime.history.redaction import REDACTED, redact, redact_json, register_secret
 
 pytestmark = pytest.mark.providers
 

@@ -6,10 +6,10 @@ import asyncio
 import textwrap
 from pathlib import Path
 
-from agentrig.runtime.agents import AgentCache
-from agentrig.runtime.canonical import Message
-from agentrig.runtime.execution import ScenarioExecution, execute_scenario
-from agentrig.runtime.invariants import check_invariants
+from agentrig.runtime.engine.agent_loading import AgentCache
+from agentrig.runtime.engine.scenario_execution import ScenarioExecution, execute_scenario
+from agentrig.runtime.history.canonical import Message
+from agentrig.runtime.history.invariants import check_invariants
 from agentrig.scenarios.loader import LoadedScenario, load_scenario_file
 
 

@@ -29,7 +29,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, ModelResponsePart,
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.usage import RequestUsage
 
-from agentrig.runtime.pydantic_ai_compat import is_output_retry, is_tool_retry
+from agentrig.runtime.models.pydantic_ai_compat import is_output_retry, is_tool_retry
 
 ModelFunction = Callable[[list[ModelMessage], AgentInfo], ModelResponse]
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from agentrig.runtime.canonical import (
+from agentrig.runtime.history.canonical import (
     Message,
     OpaquePart,
     Part,

@@ -12,10 +12,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from agentrig.runtime.canonical import Message, TextPart, ToolCallPart, ToolReturnPart
-from agentrig.runtime.records import RunError, ToolCallStatusRecord, TurnRecord
-from agentrig.runtime.sessions import Session, new_session
-from agentrig.runtime.usage import Usage
+from agentrig.runtime.history.canonical import Message, TextPart, ToolCallPart, ToolReturnPart
+from agentrig.runtime.history.run_records import RunError, ToolCallStatusRecord, TurnRecord
+from agentrig.runtime.history.sessions import Session, new_session
+from agentrig.runtime.history.usage import Usage
 from agentrig.scenarios.loader import LoadedScenario
 
 

@@ -10,10 +10,10 @@ from typing import Any
 from pydantic_ai import DeferredToolRequests
 from pydantic_ai.messages import ModelMessage
 
-from agentrig.runtime import canonical
-from agentrig.runtime.convert import to_canonical, to_pydantic_ai
-from agentrig.runtime.pydantic_ai_compat import is_tool_retry
-from agentrig.runtime.wire import dumps_history, loads_history
+from agentrig.runtime.history import canonical
+from agentrig.runtime.history.wire import dumps_history, loads_history
+from agentrig.runtime.models.conversion import to_canonical, to_pydantic_ai
+from agentrig.runtime.models.pydantic_ai_compat import is_tool_retry
 from tests.runtime.history_scenarios import (
     deferred_agent,
     deferred_results,

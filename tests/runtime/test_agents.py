@@ -9,9 +9,15 @@ import pytest
 from pydantic_ai import Agent, DeferredToolRequests
 
 from agentrig.errors import ScenarioError
-from agentrig.runtime.agents import AgentCache, agent_for_prompt, agent_for_scenario, agent_version, load_user_agent
-from agentrig.runtime.canonical import RetryPromptPart, ToolReturnPart
-from agentrig.runtime.execution import execute_scenario
+from agentrig.runtime.engine.agent_loading import (
+    AgentCache,
+    agent_for_prompt,
+    agent_for_scenario,
+    agent_version,
+    load_user_agent,
+)
+from agentrig.runtime.engine.scenario_execution import execute_scenario
+from agentrig.runtime.history.canonical import RetryPromptPart, ToolReturnPart
 from agentrig.scenarios.model import Settings, ToolSpec
 from tests.runtime import fixtures_agents
 from tests.runtime.engine_helpers import assert_invariants, execute, load_yaml

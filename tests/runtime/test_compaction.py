@@ -8,8 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agentrig.errors import UsageError
-from agentrig.runtime.canonical import Message, RetryPromptPart, TextPart, ToolCallPart, ToolReturnPart
-from agentrig.runtime.compaction import (
+from agentrig.runtime.engine.compaction import (
     SUMMARY_PREFIX,
     CompactionController,
     apply_state,
@@ -19,7 +18,8 @@ from agentrig.runtime.compaction import (
     serialize_transcript,
     state_applies,
 )
-from agentrig.runtime.sessions import CompactionRecord
+from agentrig.runtime.history.canonical import Message, RetryPromptPart, TextPart, ToolCallPart, ToolReturnPart
+from agentrig.runtime.history.sessions import CompactionRecord
 
 
 def user(text: str) -> Message:

@@ -17,13 +17,13 @@ from pydantic_ai.models import Model
 from typer.testing import CliRunner
 
 from agentrig.cli import app
-from agentrig.runtime import execution
-from agentrig.runtime.agents import AgentCache
-from agentrig.runtime.canonical import Message, ToolCallPart, ToolReturnPart
-from agentrig.runtime.compaction import SUMMARY_PREFIX
-from agentrig.runtime.execution import ScenarioExecution, execute_scenario
-from agentrig.runtime.records import TurnRecord
-from agentrig.runtime.sessions import load_session, save_session
+from agentrig.runtime.engine import scenario_execution as execution
+from agentrig.runtime.engine.agent_loading import AgentCache
+from agentrig.runtime.engine.compaction import SUMMARY_PREFIX
+from agentrig.runtime.engine.scenario_execution import ScenarioExecution, execute_scenario
+from agentrig.runtime.history.canonical import Message, ToolCallPart, ToolReturnPart
+from agentrig.runtime.history.run_records import TurnRecord
+from agentrig.runtime.history.sessions import load_session, save_session
 from tests.runtime.engine_helpers import assert_invariants, execute, load_yaml
 
 cli = CliRunner()

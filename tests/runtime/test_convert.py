@@ -33,8 +33,10 @@ from pydantic_ai.messages import (
 from pydantic_ai.usage import RequestUsage
 
 from agentrig.errors import HistoryFormatError
-from agentrig.runtime import canonical, pydantic_ai_compat
-from agentrig.runtime.convert import (
+from agentrig.runtime.history import canonical
+from agentrig.runtime.history.wire import dumps_history, history_from_json, loads_history
+from agentrig.runtime.models import pydantic_ai_compat
+from agentrig.runtime.models.conversion import (
     dump_pydantic_ai_json,
     load_pydantic_ai_json,
     response_usage,
@@ -42,7 +44,6 @@ from agentrig.runtime.convert import (
     to_pydantic_ai,
     usage_from_run,
 )
-from agentrig.runtime.wire import dumps_history, history_from_json, loads_history
 from tests.runtime.history_scenarios import history_signature, run_tools_and_retries, tools_and_retries_agent
 
 DUMPS = Path(__file__).parent / "convert_data"

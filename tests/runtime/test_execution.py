@@ -6,8 +6,8 @@ from pathlib import Path
 
 from pydantic_ai.messages import ModelMessagesTypeAdapter
 
-from agentrig.runtime.canonical import TextPart, ToolCallPart, ToolReturnPart
-from agentrig.runtime.convert import to_canonical
+from agentrig.runtime.history.canonical import TextPart, ToolCallPart, ToolReturnPart
+from agentrig.runtime.models.conversion import to_canonical
 from tests.runtime.engine_helpers import assert_invariants, execute, kinds, load_yaml
 
 TOOL_ROUNDTRIP = """

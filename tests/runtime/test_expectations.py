@@ -10,8 +10,10 @@ from typing import Any
 
 import pytest
 
-from agentrig.runtime.canonical import Message, TextPart, ToolCallPart, ToolReturnPart
-from agentrig.runtime.expectations import (
+from agentrig.runtime.history.canonical import Message, TextPart, ToolCallPart, ToolReturnPart
+from agentrig.runtime.history.run_records import Check, CompactionOutcome, RunError, ToolCallStatusRecord, TurnRecord
+from agentrig.runtime.history.usage import Usage
+from agentrig.runtime.suite.expectations import (
     ALL_INVARIANTS,
     canonical_golden_bytes,
     check_golden,
@@ -19,8 +21,6 @@ from agentrig.runtime.expectations import (
     check_turn,
     strip_run_ids,
 )
-from agentrig.runtime.records import Check, CompactionOutcome, RunError, ToolCallStatusRecord, TurnRecord
-from agentrig.runtime.usage import Usage
 from agentrig.scenarios.model import Scenario, TurnExpectations
 
 
@@ -381,7 +381,7 @@ def test_strip_run_ids() -> None:
     assert [m.parts for m in strip_run_ids(HISTORY)] == [m.parts for m in HISTORY]
 
 
-wire = pytest.importorskip("agentrig.runtime.wire", reason="helper A's wire module has not landed yet")
+wire = pytest.importorskip("agentrig.runtime.history.wire", reason="helper A's wire module has not landed yet")
 
 
 def test_golden_compare_update_and_diff(tmp_path: Path) -> None:
@@ -439,7 +439,7 @@ def test_real_invariants_and_rebuilt_registry(tmp_path: Path) -> None:
 
 
 def test_scenario_wide_registry_is_used_when_given(tmp_path: Path) -> None:
-    from agentrig.runtime.registry import ToolCallRegistry
+    from agentrig.runtime.history.tool_registry import ToolCallRegistry
 
     loaded = FakeLoaded(scenario({}), tmp_path)
     registry = ToolCallRegistry()

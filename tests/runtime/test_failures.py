@@ -11,7 +11,7 @@ from pydantic_ai.exceptions import (
     UserError,
 )
 
-from agentrig.runtime.failures import (
+from agentrig.runtime.models.failures import (
     EmptyResponsesRepeated,
     MaxIterationsReached,
     ScriptedToolFailure,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic_ai.messages import ModelResponse, TextPart, ThinkingPart, ToolCallPart
 
-from agentrig.runtime.fallback_parsing import FallbackToolCall, parse_fallback_tool_calls
-from agentrig.runtime.request_model import with_fallback_tool_calls
+from agentrig.runtime.models.fallback_parsing import FallbackToolCall, parse_fallback_tool_calls
+from agentrig.runtime.models.request_model import with_fallback_tool_calls
 
 
 def test_tagged_calls_are_found_in_order_and_removed_from_the_text() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 
-from agentrig.runtime.canonical import (
+from agentrig.runtime.history.canonical import (
     Message,
     RetryPromptPart,
     SystemPromptPart,
@@ -14,7 +14,7 @@ from agentrig.runtime.canonical import (
     ToolCallPart,
     ToolReturnPart,
 )
-from agentrig.runtime.history_ops import (
+from agentrig.runtime.history.cleanup import (
     drop_trailing_request,
     merge_consecutive_requests,
     prepare_history,
@@ -25,7 +25,7 @@ from agentrig.runtime.history_ops import (
     run_cleanup_loop,
     sanitize_history_for_resume,
 )
-from agentrig.runtime.invariants import check_invariants
+from agentrig.runtime.history.invariants import check_invariants
 from tests.runtime.history_strategies import conversations
 
 

@@ -6,7 +6,7 @@ from typing import get_args
 
 import pytest
 
-from agentrig.runtime.canonical import (
+from agentrig.runtime.history.canonical import (
     Message,
     RetryPromptPart,
     SystemPromptPart,
@@ -14,7 +14,7 @@ from agentrig.runtime.canonical import (
     ToolCallPart,
     ToolReturnPart,
 )
-from agentrig.runtime.invariants import INVARIANT_CODES, Violation, check_invariants
+from agentrig.runtime.history.invariants import INVARIANT_CODES, Violation, check_invariants
 from agentrig.scenarios.model import InvariantName
 
 

@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 
 from agentrig.errors import EXIT_FAILED, EXIT_OK, EXIT_PROVIDER, InfrastructureError, UsageError
-from agentrig.runtime import matrix as matrix_module
-from agentrig.runtime.matrix import (
+from agentrig.runtime.matrix import environments as matrix_module
+from agentrig.runtime.matrix.compare import VersionOutput, load_version_output, normalized_json_text, summarize_change
+from agentrig.runtime.matrix.environments import (
     MARKER_FILE,
     EnvironmentSpec,
     MatrixOptions,
@@ -25,8 +26,7 @@ from agentrig.runtime.matrix import (
     probe_python,
     run_matrix,
 )
-from agentrig.runtime.matrix_compare import VersionOutput, load_version_output, normalized_json_text, summarize_change
-from agentrig.runtime.matrix_report import REPORT_FORMAT, build_report
+from agentrig.runtime.matrix.report import REPORT_FORMAT, build_report
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

@@ -12,13 +12,13 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.usage import RequestUsage
 
-from agentrig.runtime import canonical as c
-from agentrig.runtime.agents import AgentCache, AgentHandle
-from agentrig.runtime.invariants import check_invariants
-from agentrig.runtime.orchestrator import INTERRUPTED_MARKER, RequestOrchestrator
-from agentrig.runtime.records import CompactionOutcome
-from agentrig.runtime.run_control import request_abort
-from agentrig.runtime.sessions import new_session
+from agentrig.runtime.engine.agent_loading import AgentCache, AgentHandle
+from agentrig.runtime.engine.orchestrator import INTERRUPTED_MARKER, RequestOrchestrator
+from agentrig.runtime.history import canonical as c
+from agentrig.runtime.history.invariants import check_invariants
+from agentrig.runtime.history.run_records import CompactionOutcome
+from agentrig.runtime.history.sessions import new_session
+from agentrig.runtime.models.run_control import request_abort
 from agentrig.scenarios.model import Settings
 from tests.runtime.engine_helpers import assert_invariants, execute, kinds, load_yaml
 

@@ -15,7 +15,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from agentrig.runtime import pydantic_ai_compat as compat
+from agentrig.runtime.models import pydantic_ai_compat as compat
 from tests.runtime.history_scenarios import parts_of, run_tools_and_retries, tools_and_retries_agent
 
 

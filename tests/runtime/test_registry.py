@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from agentrig.runtime.canonical import Message, RetryPromptPart, TextPart, ToolCallPart, ToolReturnPart
-from agentrig.runtime.invariants import check_invariants
-from agentrig.runtime.records import ToolCallStatusRecord
-from agentrig.runtime.registry import IllegalToolTransition, ToolCallRegistry
+from agentrig.runtime.history.canonical import Message, RetryPromptPart, TextPart, ToolCallPart, ToolReturnPart
+from agentrig.runtime.history.invariants import check_invariants
+from agentrig.runtime.history.run_records import ToolCallStatusRecord
+from agentrig.runtime.history.tool_registry import IllegalToolTransition, ToolCallRegistry
 
 
 def call(tool_call_id: str, name: str = "bash") -> ToolCallPart:

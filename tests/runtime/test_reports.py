@@ -9,8 +9,10 @@ from typing import Any
 import pytest
 
 from agentrig.errors import InputError, UsageError
-from agentrig.runtime.jsonio import read_json_file
-from agentrig.runtime.reports import (
+from agentrig.runtime.history.jsonio import read_json_file
+from agentrig.runtime.history.sessions import load_session
+from agentrig.runtime.history.wire import loads_history
+from agentrig.runtime.suite.reports import (
     CHECK_KEYS,
     ERROR_KEYS,
     REPORT_FORMAT,
@@ -23,9 +25,7 @@ from agentrig.runtime.reports import (
     render_summary,
     summary_line,
 )
-from agentrig.runtime.runner import RunOptions, SuiteResult, run_suite
-from agentrig.runtime.sessions import load_session
-from agentrig.runtime.wire import loads_history
+from agentrig.runtime.suite.runner import RunOptions, SuiteResult, run_suite
 from tests.runtime.runner_fakes import fake_execute
 from tests.runtime.test_runner import write_scenario
 

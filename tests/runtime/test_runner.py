@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from agentrig.errors import UsageError
-from agentrig.runtime.records import ScenarioResult
-from agentrig.runtime.runner import (
+from agentrig.runtime.history.run_records import ScenarioResult
+from agentrig.runtime.suite.runner import (
     KeywordExpression,
     RunOptions,
     in_shard,

@@ -9,8 +9,8 @@ import orjson
 import pytest
 
 from agentrig.errors import HistoryFormatError
-from agentrig.runtime.canonical import Message, TextPart, ThoughtPart, ToolCallPart, ToolReturnPart
-from agentrig.runtime.sessions import (
+from agentrig.runtime.history.canonical import Message, TextPart, ThoughtPart, ToolCallPart, ToolReturnPart
+from agentrig.runtime.history.sessions import (
     CompactionRecord,
     Session,
     load_history_file,
@@ -18,8 +18,8 @@ from agentrig.runtime.sessions import (
     new_session,
     save_session,
 )
-from agentrig.runtime.usage import Usage
-from agentrig.runtime.wire import dumps_history
+from agentrig.runtime.history.usage import Usage
+from agentrig.runtime.history.wire import dumps_history
 
 DATA = Path(__file__).parent / "data"
 CONTRACT_KEYS = [

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pytest
 
 from agentrig.errors import HistoryFormatError
-from agentrig.runtime.usage import Usage
+from agentrig.runtime.history.usage import Usage
 
 
 def test_seed_contract_names_mirror_the_2x_names() -> None:

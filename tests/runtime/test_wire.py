@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 
 from agentrig.errors import HistoryFormatError
-from agentrig.runtime.canonical import (
+from agentrig.runtime.history.canonical import (
     Message,
     OpaquePart,
     RetryPromptPart,
@@ -24,8 +24,8 @@ from agentrig.runtime.canonical import (
     tool_retry_ids,
     tool_return_ids,
 )
-from agentrig.runtime.jsonio import loads
-from agentrig.runtime.wire import (
+from agentrig.runtime.history.jsonio import loads
+from agentrig.runtime.history.wire import (
     HISTORY_FORMAT,
     dumps_history,
     history_and_thoughts_from_json,

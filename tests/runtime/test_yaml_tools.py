@@ -11,8 +11,8 @@ from pydantic_ai.exceptions import UnexpectedModelBehavior
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from agentrig.runtime.failures import ScriptedToolFailure, ScriptMismatch
-from agentrig.runtime.yaml_tools import ToolCallCounts, build_toolset, can_defer, matching_result
+from agentrig.runtime.engine.yaml_tools import ToolCallCounts, build_toolset, can_defer, matching_result
+from agentrig.runtime.models.failures import ScriptedToolFailure, ScriptMismatch
 from agentrig.scenarios.model import ToolSpec
 
 

@@ -7,7 +7,7 @@ from typing import Any, get_args
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from agentrig.runtime.records import RunErrorKind
+from agentrig.runtime.history.run_records import RunErrorKind
 from agentrig.scenarios import model
 from agentrig.scenarios.field_docs import field_docstrings
 

@@ -1,6 +1,6 @@
 """`agentrig check FILE...`: report the invariant violations of history and session files.
 
-Accepts every form `agentrig.runtime.sessions.load_session` reads (canonical history, session,
+Accepts every form `agentrig.runtime.history.sessions.load_session` reads (canonical history, session,
 pydantic-ai dump of any 2.x release, legacy dict lists). Never imports pydantic-ai, so it also runs
 where pydantic-ai is not installed. Exit codes: 0 no violation, 1 a violation, 2 a file could not
 be read (which wins over 1).
@@ -35,9 +35,9 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         from agentrig.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, AgentrigError
-        from agentrig.runtime.invariants import INVARIANT_CODES, check_invariants
-        from agentrig.runtime.jsonio import dumps
-        from agentrig.runtime.sessions import load_history_file
+        from agentrig.runtime.history.invariants import INVARIANT_CODES, check_invariants
+        from agentrig.runtime.history.jsonio import dumps
+        from agentrig.runtime.history.sessions import load_history_file
 
         unknown = sorted(set(only or ()) - set(INVARIANT_CODES))
         if unknown:

@@ -42,18 +42,18 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         from agentrig.errors import UsageError
-        from agentrig.runtime import jsonio
-        from agentrig.runtime.sessions import load_history_file
+        from agentrig.runtime.history import jsonio
+        from agentrig.runtime.history.sessions import load_history_file
 
         if output is not None and _same_file(file, output):
             raise UsageError(f"{output}: refusing to overwrite the input file; choose another output path")
         history = load_history_file(file)
         if to is TargetFormat.canonical:
-            from agentrig.runtime.wire import dumps_history
+            from agentrig.runtime.history.wire import dumps_history
 
             data = dumps_history(history, pretty=True)
         else:
-            from agentrig.runtime.convert import dump_pydantic_ai_json
+            from agentrig.runtime.models.conversion import dump_pydantic_ai_json
 
             data = dump_pydantic_ai_json(history, pretty=True)
         if output is None:

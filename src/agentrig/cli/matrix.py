@@ -87,7 +87,7 @@ def register(app: typer.Typer) -> None:
         import sys
 
         from agentrig.errors import UsageError
-        from agentrig.runtime.matrix import MatrixOptions, run_matrix
+        from agentrig.runtime.matrix.environments import MatrixOptions, run_matrix
         from agentrig.runtime.versions import PYDANTIC_AI_VERSIONS
 
         chosen = tuple(v.strip() for v in versions.split(",") if v.strip()) if versions else PYDANTIC_AI_VERSIONS

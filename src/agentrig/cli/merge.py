@@ -35,9 +35,9 @@ def register(app: typer.Typer) -> None:
         out: Annotated[Path, typer.Option("--out", help="Where the merged output goes.")] = Path("agentrig-out"),
         as_json: Annotated[bool, typer.Option("--json", help="Print the merged report.json to stdout.")] = False,
     ) -> None:
-        from agentrig.runtime.jsonio import dumps
-        from agentrig.runtime.reports import append_step_summary, merge_reports, summary_line
-        from agentrig.runtime.runner import exit_code_for
+        from agentrig.runtime.history.jsonio import dumps
+        from agentrig.runtime.suite.reports import append_step_summary, merge_reports, summary_line
+        from agentrig.runtime.suite.runner import exit_code_for
 
         report = merge_reports(directories, out)
         summary = report["summary"]

@@ -69,9 +69,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         import asyncio
 
-        from agentrig.runtime import jsonio
-        from agentrig.runtime.prompting import PromptRequest, outcome_to_json, run_prompt
-        from agentrig.runtime.records import PROVIDER_ERROR_KINDS
+        from agentrig.runtime.history import jsonio
+        from agentrig.runtime.history.run_records import PROVIDER_ERROR_KINDS
+        from agentrig.runtime.one_shot import PromptRequest, outcome_to_json, run_prompt
 
         prompt_text = sys.stdin.read() if text == "-" else text
         if not prompt_text.strip():

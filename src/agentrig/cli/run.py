@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TextIO
 import typer
 
 if TYPE_CHECKING:
-    from agentrig.runtime.records import ScenarioResult
+    from agentrig.runtime.history.run_records import ScenarioResult
 
 HELP = """Run scenarios and check their expectations.
 
@@ -72,7 +72,7 @@ class _Progress:
 def _parse_shard(value: str | None) -> tuple[int, int] | None:
     if value is None:
         return None
-    from agentrig.runtime.runner import parse_shard
+    from agentrig.runtime.suite.runner import parse_shard
 
     return parse_shard(value)
 
@@ -121,9 +121,9 @@ def register(app: typer.Typer) -> None:
         ] = False,
         quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Print only the final summary line.")] = False,
     ) -> None:
-        from agentrig.runtime.jsonio import dumps
-        from agentrig.runtime.reports import append_step_summary, describe_check, load_report, summary_line
-        from agentrig.runtime.runner import RunOptions, run_suite
+        from agentrig.runtime.history.jsonio import dumps
+        from agentrig.runtime.suite.reports import append_step_summary, describe_check, load_report, summary_line
+        from agentrig.runtime.suite.runner import RunOptions, run_suite
 
         human = sys.stderr if as_json else sys.stdout
         options = RunOptions(

@@ -34,7 +34,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         from agentrig.errors import InfrastructureError
-        from agentrig.runtime.jsonio import dumps, write_atomic
+        from agentrig.runtime.history.jsonio import dumps, write_atomic
         from agentrig.scenarios.schema import scenario_json_schema
 
         document = dumps(scenario_json_schema(), pretty=True)

@@ -290,7 +290,7 @@ ErrorKind = Literal[
     "replay_mismatch",
     "agent_error",
 ]
-"""Every `agentrig.runtime.records.RunErrorKind` (a test keeps the two lists equal)."""
+"""Every `agentrig.runtime.history.run_records.RunErrorKind` (a test keeps the two lists equal)."""
 
 
 class ErrorExpectation(_Strict):

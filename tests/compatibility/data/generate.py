@@ -36,8 +36,8 @@ def main() -> None:
     target.write_bytes(ModelMessagesTypeAdapter.dump_json(messages, indent=2) + b"\n")
     print(f"wrote {target.relative_to(DATA.parents[2])} ({len(messages)} messages, pydantic-ai {installed})")
     if "--golden" in sys.argv[1:]:
-        from agentrig.runtime.convert import to_canonical
-        from agentrig.runtime.wire import dumps_history
+        from agentrig.runtime.history.wire import dumps_history
+        from agentrig.runtime.models.conversion import to_canonical
 
         golden = DATA / "conversation.canonical.json"
         golden.write_bytes(dumps_history(to_canonical(messages), pretty=True) + b"\n")

@@ -29,7 +29,7 @@ from typing import Literal
 import orjson
 
 from agentrig.errors import UsageError
-from agentrig.runtime.canonical import (
+from agentrig.runtime.history.canonical import (
     Message,
     OpaquePart,
     Part,
@@ -40,8 +40,8 @@ from agentrig.runtime.canonical import (
     ToolCallPart,
     ToolReturnPart,
 )
-from agentrig.runtime.records import CompactionOutcome
-from agentrig.runtime.sessions import CompactionRecord
+from agentrig.runtime.history.run_records import CompactionOutcome
+from agentrig.runtime.history.sessions import CompactionRecord
 
 Summarizer = Callable[[str], Awaitable[str]]
 """Turns a transcript into a summary (calls the model with `SUMMARIZE_PROMPT`)."""

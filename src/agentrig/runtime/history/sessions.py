@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from agentrig.errors import HistoryFormatError
-from agentrig.runtime import jsonio
-from agentrig.runtime.canonical import JsonValue, Message
-from agentrig.runtime.redaction import redact_bytes
-from agentrig.runtime.usage import Usage
-from agentrig.runtime.wire import history_and_thoughts_from_json, message_to_json, messages_from_json
+from agentrig.runtime.history import jsonio
+from agentrig.runtime.history.canonical import JsonValue, Message
+from agentrig.runtime.history.redaction import redact_bytes
+from agentrig.runtime.history.usage import Usage
+from agentrig.runtime.history.wire import history_and_thoughts_from_json, message_to_json, messages_from_json
 
 __all__ = [
     "SESSION_VERSION",

@@ -29,7 +29,7 @@ from pydantic_ai.exceptions import (
     UserError,
 )
 
-from agentrig.runtime.records import RunError, RunErrorKind
+from agentrig.runtime.history.run_records import RunError, RunErrorKind
 
 __all__ = [
     "EmptyResponsesRepeated",

@@ -18,13 +18,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, get_args
 
-from agentrig.runtime.canonical import JsonValue, Message, ToolCallPart
-from agentrig.runtime.invariants import check_invariants
-from agentrig.runtime.jsonio import write_atomic
-from agentrig.runtime.records import Check, ToolCallStatusRecord, TurnRecord
-from agentrig.runtime.registry import ToolCallRegistry
-from agentrig.runtime.usage import Usage
-from agentrig.runtime.wire import dumps_history
+from agentrig.runtime.history.canonical import JsonValue, Message, ToolCallPart
+from agentrig.runtime.history.invariants import check_invariants
+from agentrig.runtime.history.jsonio import write_atomic
+from agentrig.runtime.history.run_records import Check, ToolCallStatusRecord, TurnRecord
+from agentrig.runtime.history.tool_registry import ToolCallRegistry
+from agentrig.runtime.history.usage import Usage
+from agentrig.runtime.history.wire import dumps_history
 from agentrig.scenarios.model import (
     Bounds,
     CompactionExpectation,
@@ -396,7 +396,7 @@ def check_turn(
 # --------------------------------------------------------------------------------------------
 
 InvariantChecker = Callable[[Sequence[Message], Any, Sequence[str] | None], Sequence[Any]]
-"""`(history, registry, only) -> violations`; defaults to `agentrig.runtime.invariants.check_invariants`.
+"""`(history, registry, only) -> violations`; defaults to `agentrig.runtime.history.invariants.check_invariants`.
 (Injectable so the checker's own wiring can be tested with planted violations.)"""
 
 

@@ -20,9 +20,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
-from agentrig.runtime.canonical import History, JsonValue, Part, RetryPromptPart, ToolCallPart, ToolReturnPart
-from agentrig.runtime.invariants import Violation
-from agentrig.runtime.records import ToolCallStatusRecord
+from agentrig.runtime.history.canonical import History, JsonValue, Part, RetryPromptPart, ToolCallPart, ToolReturnPart
+from agentrig.runtime.history.invariants import Violation
+from agentrig.runtime.history.run_records import ToolCallStatusRecord
 
 __all__ = ["IllegalToolTransition", "ToolCallRegistry", "ToolCallStatus"]
 

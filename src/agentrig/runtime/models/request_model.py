@@ -30,7 +30,7 @@ from pydantic_ai.models import Model, ModelRequestParameters
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 
-from agentrig.runtime.fallback_parsing import parse_fallback_tool_calls
+from agentrig.runtime.models.fallback_parsing import parse_fallback_tool_calls
 
 __all__ = ["FALLBACK_ID_PREFIX", "InputPrefix", "RequestModel"]
 

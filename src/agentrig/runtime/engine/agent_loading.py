@@ -28,7 +28,7 @@ from pydantic_ai import Agent, DeferredToolRequests
 from pydantic_ai.agent import AbstractAgent
 
 from agentrig.errors import ScenarioError
-from agentrig.runtime.yaml_tools import ToolCallCounts, build_toolset, can_defer
+from agentrig.runtime.engine.yaml_tools import ToolCallCounts, build_toolset, can_defer
 from agentrig.scenarios.loader import LoadedScenario
 from agentrig.scenarios.model import Settings, ToolSpec
 

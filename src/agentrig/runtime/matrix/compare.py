@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 
 from agentrig.errors import AgentrigError
-from agentrig.runtime import jsonio
+from agentrig.runtime.history import jsonio
 
 __all__ = [
     "COMPARED_FILES",

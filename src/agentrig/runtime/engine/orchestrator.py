@@ -44,37 +44,37 @@ from pydantic_ai.models.test import TestModel
 from pydantic_ai.usage import UsageLimits
 
 from agentrig.errors import UsageError
-from agentrig.runtime import pydantic_ai_compat
-from agentrig.runtime.agents import AgentHandle
-from agentrig.runtime.canonical import (
+from agentrig.runtime.engine.agent_loading import AgentHandle
+from agentrig.runtime.engine.compaction import estimate_tokens
+from agentrig.runtime.history.canonical import (
     Message,
     Part,
     RetryPromptPart,
     TextPart,
 )
-from agentrig.runtime.canonical import ToolCallPart as CanonicalToolCall
-from agentrig.runtime.canonical import ToolReturnPart as CanonicalToolReturn
-from agentrig.runtime.compaction import estimate_tokens
-from agentrig.runtime.convert import to_canonical, to_pydantic_ai
-from agentrig.runtime.failures import (
+from agentrig.runtime.history.canonical import ToolCallPart as CanonicalToolCall
+from agentrig.runtime.history.canonical import ToolReturnPart as CanonicalToolReturn
+from agentrig.runtime.history.cleanup import (
+    merge_consecutive_requests,
+    prepare_history,
+    run_cleanup_loop,
+    sanitize_history_for_resume,
+)
+from agentrig.runtime.history.run_records import CompactionOutcome, RunError, TurnRecord
+from agentrig.runtime.history.sessions import Session
+from agentrig.runtime.history.tool_registry import ToolCallRegistry
+from agentrig.runtime.history.usage import Usage
+from agentrig.runtime.models import pydantic_ai_compat
+from agentrig.runtime.models.conversion import to_canonical, to_pydantic_ai
+from agentrig.runtime.models.failures import (
     EmptyResponsesRepeated,
     MaxIterationsReached,
     RunStopped,
     ScriptedToolFailure,
     classify,
 )
-from agentrig.runtime.history_ops import (
-    merge_consecutive_requests,
-    prepare_history,
-    run_cleanup_loop,
-    sanitize_history_for_resume,
-)
-from agentrig.runtime.records import CompactionOutcome, RunError, TurnRecord
-from agentrig.runtime.registry import ToolCallRegistry
-from agentrig.runtime.request_model import InputPrefix, RequestModel
-from agentrig.runtime.run_control import RunControl, open_run_control
-from agentrig.runtime.sessions import Session
-from agentrig.runtime.usage import Usage
+from agentrig.runtime.models.request_model import InputPrefix, RequestModel
+from agentrig.runtime.models.run_control import RunControl, open_run_control
 from agentrig.scenarios.model import Settings
 
 __all__ = [

@@ -30,8 +30,8 @@ from typing import Any, Literal, NoReturn
 import orjson
 
 from agentrig.errors import HistoryFormatError
-from agentrig.runtime import jsonio
-from agentrig.runtime.canonical import (
+from agentrig.runtime.history import jsonio
+from agentrig.runtime.history.canonical import (
     JsonValue,
     Message,
     OpaquePart,

@@ -33,14 +33,15 @@ from pydantic_ai.settings import ModelSettings
 from pydantic_ai.usage import RequestUsage
 
 from agentrig.errors import HistoryFormatError, UsageError
-from agentrig.runtime import jsonio, pydantic_ai_compat
-from agentrig.runtime.canonical import Message
-from agentrig.runtime.convert import response_usage, to_canonical, to_pydantic_ai
-from agentrig.runtime.failures import RunStopped
-from agentrig.runtime.records import RunErrorKind
-from agentrig.runtime.redaction import redact_json
-from agentrig.runtime.usage import Usage
-from agentrig.runtime.wire import history_from_json, message_to_json
+from agentrig.runtime.history import jsonio
+from agentrig.runtime.history.canonical import Message
+from agentrig.runtime.history.redaction import redact_json
+from agentrig.runtime.history.run_records import RunErrorKind
+from agentrig.runtime.history.usage import Usage
+from agentrig.runtime.history.wire import history_from_json, message_to_json
+from agentrig.runtime.models import pydantic_ai_compat
+from agentrig.runtime.models.conversion import response_usage, to_canonical, to_pydantic_ai
+from agentrig.runtime.models.failures import RunStopped
 
 __all__ = [
     "RECORDING_FORMAT",

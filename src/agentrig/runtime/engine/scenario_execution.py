@@ -19,16 +19,16 @@ from pydantic_ai.direct import model_request
 from pydantic_ai.messages import ModelRequest, SystemPromptPart, UserPromptPart
 from pydantic_ai.models import Model
 
-from agentrig.runtime.agents import AgentCache, AgentHandle, agent_for_scenario
-from agentrig.runtime.canonical import Message, RetryPromptPart, ToolCallPart, ToolReturnPart
-from agentrig.runtime.compaction import SUMMARIZE_PROMPT, CompactionController
-from agentrig.runtime.convert import dump_pydantic_ai_json
-from agentrig.runtime.failures import classify
-from agentrig.runtime.orchestrator import RequestOrchestrator
-from agentrig.runtime.records import ToolCallStatusRecord, TurnRecord
-from agentrig.runtime.registry import ToolCallRegistry
-from agentrig.runtime.scripted_model import ScriptedModel, summary_request
-from agentrig.runtime.sessions import CompactionRecord, Session, load_session, new_session
+from agentrig.runtime.engine.agent_loading import AgentCache, AgentHandle, agent_for_scenario
+from agentrig.runtime.engine.compaction import SUMMARIZE_PROMPT, CompactionController
+from agentrig.runtime.engine.orchestrator import RequestOrchestrator
+from agentrig.runtime.history.canonical import Message, RetryPromptPart, ToolCallPart, ToolReturnPart
+from agentrig.runtime.history.run_records import ToolCallStatusRecord, TurnRecord
+from agentrig.runtime.history.sessions import CompactionRecord, Session, load_session, new_session
+from agentrig.runtime.history.tool_registry import ToolCallRegistry
+from agentrig.runtime.models.conversion import dump_pydantic_ai_json
+from agentrig.runtime.models.failures import classify
+from agentrig.runtime.models.scripted import ScriptedModel, summary_request
 from agentrig.scenarios.loader import LoadedScenario
 
 __all__ = ["ScenarioExecution", "execute_scenario", "model_summarizer", "scripted_model_for"]

@@ -16,8 +16,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-from agentrig.runtime import jsonio
-from agentrig.runtime.canonical import (
+from agentrig.runtime.history import jsonio
+from agentrig.runtime.history.canonical import (
     History,
     Message,
     Part,

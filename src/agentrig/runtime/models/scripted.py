@@ -42,9 +42,9 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.usage import RequestUsage
 
-from agentrig.runtime.failures import ScriptExhausted, ScriptMismatch
-from agentrig.runtime.records import Check
-from agentrig.runtime.run_control import request_abort
+from agentrig.runtime.history.run_records import Check
+from agentrig.runtime.models.failures import ScriptExhausted, ScriptMismatch
+from agentrig.runtime.models.run_control import request_abort
 from agentrig.scenarios.model import ModelInputCheck, ModelStep, ScriptedError
 
 __all__ = ["SCRIPT_MODEL_NAME", "ScriptedModel", "summary_request"]

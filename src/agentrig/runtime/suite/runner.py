@@ -38,10 +38,17 @@ from agentrig.errors import (
     InfrastructureError,
     UsageError,
 )
-from agentrig.runtime.canonical import Message
-from agentrig.runtime.expectations import check_scenario
-from agentrig.runtime.records import PROVIDER_ERROR_KINDS, Check, RunError, ScenarioResult, ScenarioStatus, TurnRecord
-from agentrig.runtime.usage import Usage
+from agentrig.runtime.history.canonical import Message
+from agentrig.runtime.history.run_records import (
+    PROVIDER_ERROR_KINDS,
+    Check,
+    RunError,
+    ScenarioResult,
+    ScenarioStatus,
+    TurnRecord,
+)
+from agentrig.runtime.history.usage import Usage
+from agentrig.runtime.suite.expectations import check_scenario
 from agentrig.scenarios.loader import LoadedScenario
 
 __all__ = [
@@ -61,7 +68,7 @@ FAIL_FAST_REASON = "not run: stopped after the first failure (-x)"
 
 
 class ExecutionLike(Protocol):
-    """What the engine returns (`agentrig.runtime.execution.ScenarioExecution`)."""
+    """What the engine returns (`agentrig.runtime.engine.scenario_execution.ScenarioExecution`)."""
 
     @property
     def turns(self) -> Sequence[TurnRecord]: ...
@@ -77,7 +84,8 @@ class ExecutionLike(Protocol):
 
 
 ExecuteScenario = Callable[..., Any]
-"""`async (loaded, *, model=None) -> ExecutionLike`; the default is `agentrig.runtime.execution.execute_scenario`.
+"""`async (loaded, *, model=None) -> ExecutionLike`; the default is
+`agentrig.runtime.engine.scenario_execution.execute_scenario`.
 Must be a module-level function when `jobs > 1` (it is sent to worker processes by reference)."""
 
 
@@ -270,17 +278,17 @@ def select_scenarios(
 
 
 def _default_execute() -> ExecuteScenario:
-    from agentrig.runtime.execution import execute_scenario
+    from agentrig.runtime.engine.scenario_execution import execute_scenario
 
     return execute_scenario
 
 
 def build_model(model: str | None, base_url: str | None) -> Any:
-    """The real model for `--model`, through helper-built `agentrig.runtime.providers.build_model`."""
+    """The real model for `--model`, through helper-built `agentrig.runtime.models.providers.build_model`."""
     if model is None:
         return None
     try:
-        from agentrig.runtime.providers import build_model as build_provider_model
+        from agentrig.runtime.models.providers import build_model as build_provider_model
     except ImportError as error:
         raise UsageError(f"--model {model}: real providers are not available ({error})") from None
     return build_provider_model(model, base_url=base_url)
@@ -317,7 +325,7 @@ def _scenario_model(name: str, model: Any, options: RunOptions) -> Any:
     """The model for one scenario: the run's model, or a recording around it, or a replay of a recording."""
     if options.record_dir is None and options.replay_dir is None:
         return model
-    from agentrig.runtime.recording import scenario_model
+    from agentrig.runtime.models.record_replay import scenario_model
 
     return scenario_model(name, model, record_dir=options.record_dir, replay_dir=options.replay_dir)
 
@@ -329,7 +337,7 @@ async def _execute_and_close(execute: ExecuteScenario, loaded: LoadedScenario, m
         return await execute(loaded, model=model)
     finally:
         if model is not None:
-            from agentrig.runtime.providers import close_model
+            from agentrig.runtime.models.providers import close_model
 
             await close_model(model)
 
@@ -342,7 +350,7 @@ def run_one(
     execute: ExecuteScenario | None = None,
 ) -> ScenarioResult:
     """Run, check and (with `options.out_dir`) write the outputs of one scenario. KeyboardInterrupt propagates."""
-    from agentrig.runtime import reports
+    from agentrig.runtime.suite import reports
 
     execute = execute or _default_execute()
     started = time.perf_counter()
@@ -417,11 +425,11 @@ def _run_in_worker(path: str, index: int, options: RunOptions, execute: ExecuteS
 # Imported once by the forkserver, so forked workers start warm: everything a scripted scenario touches
 # (a module first imported inside a worker is imported again by every worker).
 _WORKER_PRELOAD = [
-    "agentrig.runtime.runner",
-    "agentrig.runtime.execution",
-    "agentrig.runtime.reports",
-    "agentrig.runtime.wire",
-    "agentrig.runtime.sessions",
+    "agentrig.runtime.suite.runner",
+    "agentrig.runtime.engine.scenario_execution",
+    "agentrig.runtime.suite.reports",
+    "agentrig.runtime.history.wire",
+    "agentrig.runtime.history.sessions",
     "agentrig.scenarios.loader",
     "jsonschema",
 ]
@@ -506,7 +514,7 @@ def _run_suite(
     pool: ProcessPoolExecutor | None,
     started: float,
 ) -> SuiteResult:
-    from agentrig.runtime import reports
+    from agentrig.runtime.suite import reports
     from agentrig.scenarios.loader import load_paths
 
     all_loaded = list(loaded) if loaded is not None else load_paths(options.paths)

@@ -1,6 +1,6 @@
 """The report of `agentrig matrix`: `compatibility.json` (format `agentrig.compatibility/1`) and `compatibility.md`.
 
-`build_report` compares the per-version run outputs (`agentrig.runtime.matrix_compare`), writes the diffs, the JSON
+`build_report` compares the per-version run outputs (`agentrig.runtime.matrix.compare`), writes the diffs, the JSON
 document and the markdown page, and returns the `MatrixReport` whose `exit_code` the command exits with.
 """
 
@@ -15,8 +15,8 @@ from typing import Any
 
 from agentrig import __version__
 from agentrig.errors import EXIT_FAILED, EXIT_OK
-from agentrig.runtime import jsonio
-from agentrig.runtime.matrix_compare import (
+from agentrig.runtime.history import jsonio
+from agentrig.runtime.matrix.compare import (
     MISSING,
     VOLATILE_KEYS,
     Regression,

@@ -27,12 +27,12 @@ from typing import TYPE_CHECKING, Any
 
 from agentrig import __version__
 from agentrig.errors import InputError, UsageError
-from agentrig.runtime.jsonio import dumps, read_json_file, write_atomic
-from agentrig.runtime.records import Check, RunError, ScenarioResult, TurnRecord
-from agentrig.runtime.redaction import redact_bytes
+from agentrig.runtime.history.jsonio import dumps, read_json_file, write_atomic
+from agentrig.runtime.history.redaction import redact_bytes
+from agentrig.runtime.history.run_records import Check, RunError, ScenarioResult, TurnRecord
 
 if TYPE_CHECKING:
-    from agentrig.runtime.runner import ExecutionLike, SuiteResult
+    from agentrig.runtime.suite.runner import ExecutionLike, SuiteResult
 
 __all__ = [
     "REPORT_FORMAT",
@@ -106,8 +106,8 @@ def write_scenario_outputs(out_dir: Path, result: ScenarioResult, *, execution: 
     Plain writes, not `write_atomic`: these are new files in a directory this run just created (never a
     user's file), and an fsync per file made writing them cost more than running the scenario.
     """
-    from agentrig.runtime.sessions import session_to_json
-    from agentrig.runtime.wire import dumps_history
+    from agentrig.runtime.history.sessions import session_to_json
+    from agentrig.runtime.history.wire import dumps_history
 
     target = scenario_dir(out_dir, result.name)
     target.mkdir(parents=True, exist_ok=True)

@@ -37,9 +37,9 @@ from pydantic_ai.providers import Provider, infer_provider
 from pydantic_ai.settings import ModelSettings
 
 from agentrig.errors import ContextOverflowError, ProviderError, UsageError
-from agentrig.runtime.failures import RunStopped
-from agentrig.runtime.records import RunErrorKind
-from agentrig.runtime.redaction import redact, register_secret
+from agentrig.runtime.history.redaction import redact, register_secret
+from agentrig.runtime.history.run_records import RunErrorKind
+from agentrig.runtime.models.failures import RunStopped
 
 __all__ = [
     "DEFAULT_RETRY_POLICY",

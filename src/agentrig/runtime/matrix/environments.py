@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentrig.errors import EXIT_USAGE, AgentrigError, InfrastructureError, UsageError
-from agentrig.runtime import jsonio
-from agentrig.runtime.matrix_compare import VersionOutput, load_version_output
-from agentrig.runtime.matrix_report import MatrixReport, build_report
+from agentrig.runtime.history import jsonio
+from agentrig.runtime.matrix.compare import VersionOutput, load_version_output
+from agentrig.runtime.matrix.report import MatrixReport, build_report
 
 __all__ = [
     "EnvironmentSpec",

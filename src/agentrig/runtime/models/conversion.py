@@ -1,6 +1,6 @@
 """pydantic-ai message objects <-> the canonical history, and pydantic-ai JSON dumps for the installed version.
 
-The mapping itself lives at the dict level in `agentrig.runtime.wire` (which imports no pydantic-ai):
+The mapping itself lives at the dict level in `agentrig.runtime.history.wire` (which imports no pydantic-ai):
 objects become the dicts pydantic-ai's `ModelMessagesTypeAdapter` would dump, read by `wire.history_from_json`;
 the way back asks `wire.to_pydantic_ai_dicts` for the retry shape the installed version validates
 (`pydantic_ai_compat.RETRY_SHAPE`). So pydantic-ai decides how its objects look as JSON and agentrig
@@ -36,10 +36,11 @@ from pydantic_ai.messages import (
 )
 
 from agentrig.errors import HistoryFormatError
-from agentrig.runtime import jsonio, pydantic_ai_compat
-from agentrig.runtime.canonical import Message
-from agentrig.runtime.usage import Usage
-from agentrig.runtime.wire import history_from_json, to_pydantic_ai_dicts
+from agentrig.runtime.history import jsonio
+from agentrig.runtime.history.canonical import Message
+from agentrig.runtime.history.usage import Usage
+from agentrig.runtime.history.wire import history_from_json, to_pydantic_ai_dicts
+from agentrig.runtime.models import pydantic_ai_compat
 
 __all__ = [
     "dump_pydantic_ai_json",

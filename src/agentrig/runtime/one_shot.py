@@ -12,13 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentrig.runtime.agents import AgentHandle, agent_for_prompt, load_user_agent
-from agentrig.runtime.canonical import Message
-from agentrig.runtime.orchestrator import RequestOrchestrator
-from agentrig.runtime.providers import build_model, resolve_model_name
-from agentrig.runtime.records import RunError
-from agentrig.runtime.redaction import redact, redact_json
-from agentrig.runtime.sessions import (
+from agentrig.runtime.engine.agent_loading import AgentHandle, agent_for_prompt, load_user_agent
+from agentrig.runtime.engine.orchestrator import RequestOrchestrator
+from agentrig.runtime.history.canonical import Message
+from agentrig.runtime.history.redaction import redact, redact_json
+from agentrig.runtime.history.run_records import RunError
+from agentrig.runtime.history.sessions import (
     Session,
     load_session,
     new_session,
@@ -26,8 +25,9 @@ from agentrig.runtime.sessions import (
     session_from_json,
     session_to_json,
 )
-from agentrig.runtime.usage import Usage
-from agentrig.runtime.wire import message_to_json
+from agentrig.runtime.history.usage import Usage
+from agentrig.runtime.history.wire import message_to_json
+from agentrig.runtime.models.providers import build_model, resolve_model_name
 from agentrig.scenarios.model import Settings
 
 __all__ = ["PromptOutcome", "PromptRequest", "outcome_to_json", "run_prompt"]

@@ -20,11 +20,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypeAlias, get_args
 
-from agentrig.runtime.canonical import History, SystemPromptPart, ToolCallPart, ToolReturnPart
-from agentrig.runtime.history_ops import answered_tool_call_id, dangling_tool_calls, orphaned_tool_answers
+from agentrig.runtime.history.canonical import History, SystemPromptPart, ToolCallPart, ToolReturnPart
+from agentrig.runtime.history.cleanup import answered_tool_call_id, dangling_tool_calls, orphaned_tool_answers
 
 if TYPE_CHECKING:
-    from agentrig.runtime.registry import ToolCallRegistry
+    from agentrig.runtime.history.tool_registry import ToolCallRegistry
 
 __all__ = ["INVARIANT_CODES", "InvariantCode", "Violation", "check_invariants"]
 

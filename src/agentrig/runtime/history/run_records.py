@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
-from agentrig.runtime.canonical import JsonValue, Message, ToolCallPart
-from agentrig.runtime.usage import Usage
+from agentrig.runtime.history.canonical import JsonValue, Message, ToolCallPart
+from agentrig.runtime.history.usage import Usage
 
 RunErrorKind: TypeAlias = Literal[
     "context_length",
