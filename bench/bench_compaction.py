@@ -36,6 +36,7 @@ from agentrig.runtime.engine.compaction import (
     estimate_tokens,
 )
 from agentrig.runtime.engine.orchestrator import RequestOrchestrator
+from agentrig.runtime.engine.pydantic_ai_engine import PydanticAIEngine
 from agentrig.runtime.history.canonical import Message, TextPart, ToolCallPart, ToolReturnPart
 from agentrig.runtime.history.run_records import CompactionOutcome
 from agentrig.runtime.history.sessions import CompactionRecord, new_session
@@ -133,7 +134,7 @@ async def orchestrated(size: int, *, with_record: bool) -> tuple[float, float]:
     totals: list[float] = []
     for request in range(REQUESTS):
         # A fresh session of the same size per request, so every request sees `size` messages.
-        orchestrator = RequestOrchestrator(handle, new_session(messages=history), compactor=compactor)
+        orchestrator = RequestOrchestrator(PydanticAIEngine(handle), new_session(messages=history), compactor=compactor)
         started = time.perf_counter()
         await orchestrator.run(f"question {request}")
         totals.append(time.perf_counter() - started)

@@ -26,6 +26,7 @@ from pydantic_ai.usage import RequestUsage
 
 from agentrig.runtime.engine.agent_loading import AgentCache, AgentHandle
 from agentrig.runtime.engine.orchestrator import RequestOrchestrator
+from agentrig.runtime.engine.pydantic_ai_engine import PydanticAIEngine
 from agentrig.runtime.engine.scenario_execution import execute_scenario
 from agentrig.runtime.history.sessions import new_session
 from agentrig.scenarios.loader import load_scenario_file
@@ -62,7 +63,7 @@ async def _bare() -> None:
 async def _orchestrated() -> None:
     agent = _agent()
     handle = AgentHandle(key="bench", build=lambda: agent, label="bench", cache=AgentCache())
-    orchestrator = RequestOrchestrator(handle, new_session())
+    orchestrator = RequestOrchestrator(PydanticAIEngine(handle), new_session())
     for turn in range(TURNS):
         await orchestrator.run(f"question {turn}")
 

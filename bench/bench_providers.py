@@ -31,6 +31,7 @@ from pydantic_ai.models import override_allow_model_requests
 
 from agentrig.runtime.engine.agent_loading import agent_for_prompt
 from agentrig.runtime.engine.orchestrator import RequestOrchestrator
+from agentrig.runtime.engine.pydantic_ai_engine import PydanticAIEngine
 from agentrig.runtime.history.sessions import new_session
 from agentrig.runtime.models.providers import build_model, run_many
 
@@ -63,7 +64,9 @@ async def _throughput(base_url: str, prompts: int, concurrency: int, *, bare: bo
     async def one(number: int) -> str | None:
         if bare:
             return (await handle.agent.run(f"prompt {number}", model=model)).output
-        orchestrator = RequestOrchestrator(handle, new_session(current_model="openai:gpt-4o"), model=model)
+        orchestrator = RequestOrchestrator(
+            PydanticAIEngine(handle, model=model), new_session(current_model="openai:gpt-4o")
+        )
         record = await orchestrator.run(f"prompt {number}")
         if record.error is not None:
             raise RuntimeError(record.error.message)

@@ -14,6 +14,7 @@ from pydantic_ai.models import Model, override_allow_model_requests
 from agentrig.errors import HistoryFormatError, UsageError
 from agentrig.runtime.engine.agent_loading import AgentCache, AgentHandle
 from agentrig.runtime.engine.orchestrator import RequestOrchestrator
+from agentrig.runtime.engine.pydantic_ai_engine import PydanticAIEngine
 from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.run_records import TurnRecord
@@ -61,7 +62,9 @@ def _run_turns(
     model: Model, prompts: Sequence[str], instructions: str = "Be terse."
 ) -> tuple[list[TurnRecord], list[dict[str, Any]]]:
     async def go() -> tuple[list[TurnRecord], list[dict[str, Any]]]:
-        orchestrator = RequestOrchestrator(_handle(instructions), new_session(current_model="test"), model=model)
+        orchestrator = RequestOrchestrator(
+            PydanticAIEngine(_handle(instructions), model=model), new_session(current_model="test")
+        )
         try:
             records = [await orchestrator.run(prompt) for prompt in prompts]
         finally:

@@ -11,14 +11,13 @@ from pydantic_ai.exceptions import (
     UserError,
 )
 
-from agentrig.runtime.models.failures import (
+from agentrig.runtime.models.failures import classify, is_context_length_error
+from agentrig.runtime.models.stops import (
     EmptyResponsesRepeated,
     MaxIterationsReached,
     ScriptedToolFailure,
     ScriptExhausted,
     ScriptMismatch,
-    classify,
-    is_context_length_error,
 )
 
 

@@ -14,6 +14,7 @@ from pydantic_ai.usage import RequestUsage
 
 from agentrig.runtime.engine.agent_loading import AgentCache, AgentHandle
 from agentrig.runtime.engine.orchestrator import INTERRUPTED_MARKER, RequestOrchestrator
+from agentrig.runtime.engine.pydantic_ai_engine import PydanticAIEngine
 from agentrig.runtime.history import canonical as c
 from agentrig.runtime.history.invariants import check_invariants
 from agentrig.runtime.history.run_records import CompactionOutcome
@@ -70,10 +71,9 @@ def test_request_loop_prunes_and_sanitizes_history_before_a_run() -> None:
     ]
     model, seen = _responses(_response(TextPart("answer")))
     orchestrator = RequestOrchestrator(
-        _handle(Agent(None)),
+        PydanticAIEngine(_handle(Agent(None)), model=model),
         new_session(messages=stored),
         settings=Settings(prune_keep_recent_tool_outputs=0),
-        model=model,
     )
 
     record = asyncio.run(orchestrator.run("q3"))
@@ -97,7 +97,7 @@ def test_request_loop_prunes_and_sanitizes_history_before_a_run() -> None:
 
 def test_runtime_state_is_reset_for_every_request_but_keeps_the_original_query() -> None:
     model, _ = _responses(_response(TextPart("a")), _response(TextPart("b")))
-    orchestrator = RequestOrchestrator(_handle(Agent(None)), new_session(), model=model)
+    orchestrator = RequestOrchestrator(PydanticAIEngine(_handle(Agent(None)), model=model), new_session())
 
     first = asyncio.run(orchestrator.run("first"))
     second = asyncio.run(orchestrator.run("second"))
@@ -163,7 +163,7 @@ def test_abort_appends_interrupted_response_and_cleans_dangling_calls() -> None:
     )
     cache = AgentCache()
     handle = _handle(agent, cache)
-    orchestrator = RequestOrchestrator(handle, new_session(), model=model)
+    orchestrator = RequestOrchestrator(PydanticAIEngine(handle, model=model), new_session())
     _ = handle.agent
     assert "test" in cache
 
@@ -251,7 +251,7 @@ def test_external_cancellation_saves_the_history_then_propagates() -> None:
     model, _ = _responses(_response(TextPart("checking"), ToolCallPart("slow", {}, tool_call_id="s1")))
     cache = AgentCache()
     handle = _handle(agent, cache)
-    orchestrator = RequestOrchestrator(handle, new_session(), model=model)
+    orchestrator = RequestOrchestrator(PydanticAIEngine(handle, model=model), new_session())
 
     async def main() -> None:
         task = asyncio.create_task(orchestrator.run("go"))
@@ -598,7 +598,7 @@ def test_second_context_overflow_keeps_the_error_and_the_history(tmp_path: Path)
 
 def test_usage_of_a_plain_function_model_is_flagged_estimated() -> None:
     model = FunctionModel(lambda messages, info: ModelResponse(parts=[TextPart("hi")]))
-    orchestrator = RequestOrchestrator(_handle(Agent(None)), new_session(), model=model)
+    orchestrator = RequestOrchestrator(PydanticAIEngine(_handle(Agent(None)), model=model), new_session())
     record = asyncio.run(orchestrator.run("hello"))
     assert record.usage.estimated
     assert record.usage.requests == 1
@@ -608,7 +608,7 @@ def test_usage_of_a_plain_function_model_is_flagged_estimated() -> None:
 def test_an_agent_without_a_model_is_a_usage_error() -> None:
     from agentrig.errors import UsageError
 
-    orchestrator = RequestOrchestrator(_handle(Agent(None)), new_session())
+    orchestrator = RequestOrchestrator(PydanticAIEngine(_handle(Agent(None))), new_session())
     with pytest.raises(UsageError, match="has no model"):
         asyncio.run(orchestrator.run("hello"))
 

@@ -11,8 +11,8 @@ from pydantic_ai.exceptions import ModelAPIError, ModelHTTPError
 from pydantic_ai.messages import ModelResponse, TextPart, ThinkingPart, ToolCallPart
 from pydantic_ai.models.function import FunctionModel
 
-from agentrig.runtime.models.failures import ScriptExhausted, ScriptMismatch
 from agentrig.runtime.models.scripted import SCRIPT_MODEL_NAME, ScriptedModel, summary_request
+from agentrig.runtime.models.stops import ScriptExhausted, ScriptMismatch
 from agentrig.scenarios.model import ModelStep
 
 

@@ -12,7 +12,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from agentrig.runtime.engine.yaml_tools import ToolCallCounts, build_toolset, can_defer, matching_result
-from agentrig.runtime.models.failures import ScriptedToolFailure, ScriptMismatch
+from agentrig.runtime.models.stops import ScriptedToolFailure, ScriptMismatch
 from agentrig.scenarios.model import ToolSpec
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from agentrig.runtime.engine.agent_loading import AgentHandle, agent_for_prompt, load_user_agent
 from agentrig.runtime.engine.orchestrator import RequestOrchestrator
+from agentrig.runtime.engine.pydantic_ai_engine import PydanticAIEngine
 from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.redaction import redact, redact_json
 from agentrig.runtime.history.run_records import RunError
@@ -100,7 +101,9 @@ async def run_prompt(request: PromptRequest) -> PromptOutcome:
     model = build_model(model_name, base_url=request.base_url)
     settings = Settings(max_iterations=request.max_iterations, timeout=request.timeout)
     orchestrator = RequestOrchestrator(
-        _agent_handle(request, settings), _session(request.session_path, model_name), settings=settings, model=model
+        PydanticAIEngine(_agent_handle(request, settings), model=model),
+        _session(request.session_path, model_name),
+        settings=settings,
     )
     try:
         record = await orchestrator.run(request.text)

@@ -1,13 +1,17 @@
 """`RequestOrchestrator`: every agent run goes through it, in the removal contract's loop sequence.
 
+It knows no agent framework: running the agent is the engine's job (`seam.Engine`; `PydanticAIEngine`
+drives pydantic-ai), which reports each model request and response back here as canonical messages.
+
     run(prompt)
       1. request_id: uuid4 hex, first 8 chars, on the runtime state
       2. runtime reset: counters, tool registry, consecutive empty responses, original query (unless set)
       3. history preparation: prune old tool outputs, cleanup loop, drop a trailing request, sanitize
          (strip system prompts, clear run_id); compaction check, at most once per request
-      4. agent.iter(...) node by node: counters, tool registry (register + start on the model's calls,
-         complete / fail from the tool-return and retry parts that follow), thought capture,
-         empty-response detection, the max-iteration guard
+      4. the engine runs the agent (pydantic-ai: agent.iter node by node) and reports each step here:
+         counters, tool registry (register + start on the model's calls, complete / fail from the
+         tool-return and retry parts that follow), thought capture, empty-response detection, the
+         max-iteration guard
       5. finalize: the run's messages, sanitized, become the session history; tokens and usage updated after
       6. abort / timeout: `[INTERRUPTED]` response with the partial text, unfinished calls closed as
          interrupted, cleanup loop, cached agent invalidated
@@ -29,52 +33,31 @@ Decisions (tested in tests/runtime/test_orchestrator.py):
 
 from __future__ import annotations
 
-import asyncio
 import time
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, RunCancelled, capture_run_messages
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ThinkingPart, ToolCallPart
-from pydantic_ai.models import Model
-from pydantic_ai.models.function import FunctionModel
-from pydantic_ai.models.test import TestModel
-from pydantic_ai.usage import UsageLimits
-
-from agentrig.errors import UsageError
-from agentrig.runtime.engine.agent_loading import AgentHandle
 from agentrig.runtime.engine.compaction import estimate_tokens
-from agentrig.runtime.history.canonical import (
-    Message,
-    Part,
-    RetryPromptPart,
-    TextPart,
-)
-from agentrig.runtime.history.canonical import ToolCallPart as CanonicalToolCall
+from agentrig.runtime.engine.seam import Attempt, AttemptRequest, CompactedInput, Engine
+from agentrig.runtime.history.canonical import Message, Part, RetryPromptPart, TextPart, ThoughtPart, ToolCallPart
 from agentrig.runtime.history.canonical import ToolReturnPart as CanonicalToolReturn
 from agentrig.runtime.history.cleanup import (
+    INTERRUPTED_TOOL_RESULT,
+    answered_tool_call_id,
+    close_unanswered_calls,
+    common_prefix_length,
     merge_consecutive_requests,
     prepare_history,
     run_cleanup_loop,
     sanitize_history_for_resume,
+    split_at_last_response,
 )
-from agentrig.runtime.history.run_records import CompactionOutcome, RunError, TurnRecord
+from agentrig.runtime.history.run_records import CompactionOutcome, TurnRecord
 from agentrig.runtime.history.sessions import Session
 from agentrig.runtime.history.tool_registry import ToolCallRegistry
-from agentrig.runtime.history.usage import Usage
-from agentrig.runtime.models import pydantic_ai_compat
-from agentrig.runtime.models.conversion import to_canonical, to_pydantic_ai
-from agentrig.runtime.models.failures import (
-    EmptyResponsesRepeated,
-    MaxIterationsReached,
-    RunStopped,
-    ScriptedToolFailure,
-    classify,
-)
-from agentrig.runtime.models.request_model import InputPrefix, RequestModel
-from agentrig.runtime.models.run_control import RunControl, open_run_control
+from agentrig.runtime.models.stops import EmptyResponsesRepeated, MaxIterationsReached, RunStopped
 from agentrig.scenarios.model import Settings
 
 __all__ = [
@@ -88,9 +71,6 @@ __all__ = [
 
 INTERRUPTED_MARKER = "[INTERRUPTED]"
 """Starts the text of the response appended when a run is aborted or times out."""
-
-INTERRUPTED_TOOL_RESULT = "The tool call was interrupted before a result was produced."
-"""The content of the return given to a call the run left unanswered (pydantic-ai's own wording)."""
 
 EMPTY_RESPONSE_LIMIT = 2
 """Consecutive empty model responses that stop a turn."""
@@ -136,104 +116,12 @@ class RuntimeState:
             self.original_query = prompt
 
 
-@dataclass(slots=True, kw_only=True)
-class _Attempt:
-    """What one agent run produced."""
-
-    messages: list[ModelMessage]
-    output: Any = None
-    usage: Usage = field(default_factory=Usage)
-    error: RunError | None = None
-    interrupted: bool = False
-    partial_text: str | None = None
-    failed_call_id: str | None = None
-    reraise: BaseException | None = None
+def _is_empty(response: Message) -> bool:
+    has_text = any(isinstance(p, TextPart) and p.content.strip() for p in response.parts)
+    return not response.tool_calls and not has_text
 
 
-def _usage_limits(settings: Settings) -> UsageLimits:
-    return UsageLimits(
-        request_limit=settings.request_limit,
-        tool_calls_limit=settings.tool_calls_limit,
-        input_tokens_limit=settings.input_tokens_limit,
-        output_tokens_limit=settings.output_tokens_limit,
-        total_tokens_limit=settings.total_tokens_limit,
-    )
-
-
-def _is_empty(response: ModelResponse) -> bool:
-    has_call = any(isinstance(p, ToolCallPart) for p in response.parts)
-    return not has_call and not (response.text or "").strip()  # `text` is None without text parts (2.68)
-
-
-def _responses_usage(messages: Sequence[ModelMessage], *, estimated: bool) -> Usage:
-    """Usage summed from responses (failed runs carry no run usage)."""
-    total = Usage(estimated=estimated)
-    for message in messages:
-        if isinstance(message, ModelResponse):
-            total = total + Usage.from_object(message.usage, estimated=estimated)
-    return total
-
-
-def _answer_of(part: Part) -> str | None:
-    if isinstance(part, CanonicalToolReturn | RetryPromptPart):
-        return part.tool_call_id
-    return None
-
-
-def _close_unanswered_calls(
-    history: Sequence[Message], *, failed_call_id: str | None = None, failure: str = ""
-) -> list[Message]:
-    """Give every call that no later request answers an `interrupted` return (`failed` for `failed_call_id`),
-    in the request right after its response (a new request when none follows)."""
-    answered = {call_id for m in history if m.kind == "request" for p in m.parts if (call_id := _answer_of(p))}
-    result: list[Message] = []
-    index = 0
-    while index < len(history):
-        message = history[index]
-        result.append(message)
-        index += 1
-        missing = (
-            [c for c in message.tool_calls if c.tool_call_id not in answered] if message.kind == "response" else []
-        )
-        if not missing:
-            continue
-        closing: list[Part] = [
-            CanonicalToolReturn(
-                tool_call_id=c.tool_call_id,
-                tool_name=c.tool_name,
-                content=failure if c.tool_call_id == failed_call_id else INTERRUPTED_TOOL_RESULT,
-                outcome="failed" if c.tool_call_id == failed_call_id else "interrupted",
-            )
-            for c in missing
-        ]
-        if index < len(history) and history[index].kind == "request":
-            following = history[index]
-            result.append(following.with_parts([*following.parts, *closing]))
-            index += 1
-        else:
-            result.append(Message.request(*closing))
-    return result
-
-
-def _common_prefix_length(a: Sequence[Message], b: Sequence[Message]) -> int:
-    count = 0
-    for left, right in zip(a, b, strict=False):
-        if left != right:
-            break
-        count += 1
-    return count
-
-
-def _split_for_resume(history: Sequence[Message]) -> tuple[list[Message], list[Message]]:
-    """For a deferred resume: everything up to the last response (the pending calls), and what follows it
-    (the request with the results of calls that did run), which pydantic-ai needs unchanged."""
-    for index in range(len(history) - 1, -1, -1):
-        if history[index].kind == "response":
-            return list(history[: index + 1]), list(history[index + 1 :])
-    return list(history), []
-
-
-def _input_prefix(full: Sequence[Message], model_input: Sequence[Message]) -> InputPrefix | None:
+def _compacted_input(full: Sequence[Message], model_input: Sequence[Message]) -> CompactedInput | None:
     """The model-input-only replacement a compaction asks for: `model_input` shares a tail with `full`."""
     if list(model_input) == list(full):
         return None
@@ -243,29 +131,24 @@ def _input_prefix(full: Sequence[Message], model_input: Sequence[Message]) -> In
         and full[len(full) - 1 - shared] == model_input[len(model_input) - 1 - shared]
     ):
         shared += 1
-    replaced = len(full) - shared
-    head = list(model_input[: len(model_input) - shared])
-    return InputPrefix(replaced_count=replaced, messages=tuple(to_pydantic_ai(head)))
+    return CompactedInput(replaced_count=len(full) - shared, messages=tuple(model_input[: len(model_input) - shared]))
 
 
 class RequestOrchestrator:
-    """Runs one agent over one session, request after request, keeping the loop contract."""
+    """Runs one agent (through its engine) over one session, request after request, keeping the loop contract."""
 
     def __init__(
         self,
-        agent: AgentHandle,
+        engine: Engine,
         session: Session,
         *,
         settings: Settings | None = None,
-        model: Model | None = None,
         compactor: Compactor | None = None,
     ) -> None:
-        self.agent = agent
+        self.engine = engine
         self.session = session
         """The session; replaced (it is frozen) after every request with the authoritative history."""
         self.settings = settings or Settings()
-        self.model = model
-        """The model for every run; None uses the agent's own model."""
         self.compactor = compactor
         self.runtime = RuntimeState()
         self.turn_index = 0
@@ -284,17 +167,24 @@ class RequestOrchestrator:
         # The compactor judges what the model would be sent: the history plus the new prompt's request.
         next_request = [Message.request(TextPart(content=prompt))] if prompt is not None else []
         compaction: CompactionOutcome | None = None
-        prefix: InputPrefix | None = None
+        compacted: CompactedInput | None = None
         if self.compactor is not None:
             model_input, compaction = await self.compactor.check_and_compact([*full_input, *next_request])
-            prefix = _input_prefix([*full_input, *next_request], model_input)
-        attempt = await self._attempt(prompt, full_input, prefix, deferred_results)
+            compacted = _compacted_input([*full_input, *next_request], model_input)
+        request = AttemptRequest(
+            prompt=prompt,
+            history=full_input,
+            compacted_input=compacted,
+            deferred_results=deferred_results,
+            settings=self.settings,
+        )
+        attempt = await self.engine.attempt(request, self)
         if attempt.error is not None and attempt.error.kind == "context_length" and self.compactor is not None:
             model_input, compaction = await self.compactor.check_and_compact([*full_input, *next_request], force=True)
             if compaction.status == "compacted":  # retry once; a second overflow ends the turn with the error
                 self.runtime.reset(self.runtime.request_id, prompt)
-                prefix = _input_prefix([*full_input, *next_request], model_input)
-                attempt = await self._attempt(prompt, full_input, prefix, deferred_results)
+                compacted = _compacted_input([*full_input, *next_request], model_input)
+                attempt = await self.engine.attempt(replace(request, compacted_input=compacted), self)
             _explain_overflow(attempt, compaction)
         record = self._finalize(prompt, full_input, attempt, compaction, started)
         if attempt.reraise is not None:
@@ -314,10 +204,10 @@ class RequestOrchestrator:
         keep = self.settings.prune_keep_recent_tool_outputs
         stored = self.session.messages
         if resume:
-            head, tail = _split_for_resume(stored)
+            head, tail = split_at_last_response(stored)
             prepared = prepare_history(head, prune_keep_recent=keep, keep_pending_tool_calls=True)
             return prepared, sanitize_history_for_resume(tail)
-        results = [p for p in stored[-1].parts if _answer_of(p) is not None] if stored else []
+        results = [p for p in stored[-1].parts if answered_tool_call_id(p) is not None] if stored else []
         if stored[-1:] and stored[-1].kind == "request" and results:
             head = prepare_history(stored[:-1], prune_keep_recent=keep, keep_pending_tool_calls=True)
             combined = run_cleanup_loop([*head, Message.request(*results)])
@@ -326,124 +216,29 @@ class RequestOrchestrator:
             return prepare_history(combined, prune_keep_recent=None), []
         return prepare_history(stored, prune_keep_recent=keep), []
 
-    def _run_model(self, prefix: InputPrefix | None) -> Model:
-        base = self.model if self.model is not None else self.agent.agent.model
-        if base is None:
-            raise UsageError(f"agent {self.agent.label} has no model and none was given (pass --model)")
-        if not isinstance(base, Model):
-            from pydantic_ai.models import infer_model  # a model name on the user's agent, e.g. "openai:gpt-4o"
+    # --- what the engine reports (seam.TurnObserver) ---
 
-            base = infer_model(base)
-        return RequestModel(base, input_prefix=prefix)
+    def on_node(self) -> None:
+        self.runtime.current_iteration += 1
 
-    def _estimated(self) -> bool:
-        base = self.model if self.model is not None else self.agent.agent.model
-        if getattr(base, "reports_exact_usage", False):
-            return False
-        return isinstance(base, FunctionModel | TestModel)
+    def on_model_request(self, request: Message) -> RunStopped | None:
+        for part in request.parts:
+            self._settle(part)
+        if self.runtime.iteration_count >= self.settings.max_iterations:
+            return MaxIterationsReached(
+                f"stopped after {self.runtime.iteration_count} model requests"
+                f" (settings.max_iterations = {self.settings.max_iterations})"
+            )
+        self.runtime.iteration_count += 1
+        return None
 
-    async def _attempt(
-        self,
-        prompt: str | None,
-        full_input: list[Message],
-        prefix: InputPrefix | None,
-        deferred_results: Mapping[str, Any] | None,
-    ) -> _Attempt:
-        agent = self.agent.agent
-        model = self._run_model(prefix)
-        estimated = self._estimated()
-        control = RunControl()
-        loop = asyncio.get_running_loop()
-        timer = None
-        if self.settings.timeout is not None:
-            timer = loop.call_later(self.settings.timeout, lambda: control.stop("timeout"))
-        deferred = DeferredToolResults(calls=dict(deferred_results)) if deferred_results is not None else None
-        stopped: RunStopped | None = None
-        with capture_run_messages() as captured, open_run_control(control):
-            try:
-                async with agent.iter(
-                    prompt,
-                    message_history=to_pydantic_ai(full_input),
-                    model=model,
-                    deps=self.agent.deps,
-                    usage_limits=_usage_limits(self.settings),
-                    deferred_tool_results=deferred,
-                    cancellation_token=control.token,
-                ) as run:
-                    pending_request: ModelRequest | None = None
-                    async for node in run:
-                        self.runtime.current_iteration += 1
-                        if Agent.is_model_request_node(node):
-                            self._settle_from_request(node.request)
-                            if self.runtime.iteration_count >= self.settings.max_iterations:
-                                pending_request = node.request  # not in all_messages() until the node runs
-                                stopped = MaxIterationsReached(
-                                    f"stopped after {self.runtime.iteration_count} model requests"
-                                    f" (settings.max_iterations = {self.settings.max_iterations})"
-                                )
-                                break
-                            self.runtime.iteration_count += 1
-                        elif Agent.is_call_tools_node(node):
-                            stopped = self._observe_response(node.model_response)
-                            if stopped is not None:
-                                break
-                    messages = list(run.all_messages())
-                    if pending_request is not None and (not messages or messages[-1] is not pending_request):
-                        messages.append(pending_request)
-                    run_total = Usage.from_object(pydantic_ai_compat.run_usage(run), estimated=estimated)
-                    if stopped is not None:
-                        return _Attempt(messages=messages, usage=run_total, error=classify(stopped))
-                    result = run.result
-                    return _Attempt(
-                        messages=messages, output=result.output if result is not None else None, usage=run_total
-                    )
-            except RunCancelled as cancelled:
-                return self._cancelled(cancelled, control, estimated)
-            except (KeyboardInterrupt, asyncio.CancelledError) as external:  # Ctrl-C: save, then re-raise
-                self.agent.invalidate()
-                state = RunCancelled.from_cancellation(external)
-                messages = list(state.all_messages()) if state is not None else list(captured)
-                return _Attempt(
-                    messages=messages,
-                    usage=_responses_usage(messages[len(full_input) :], estimated=estimated),
-                    interrupted=True,
-                    reraise=external,
-                )
-            except Exception as error:  # every other failure is classified; the history stays intact
-                messages = list(captured)
-                failed_call = error.tool_call_id if isinstance(error, ScriptedToolFailure) else None
-                return _Attempt(
-                    messages=messages,
-                    usage=_responses_usage(messages[len(full_input) :], estimated=estimated),
-                    error=classify(error),
-                    failed_call_id=failed_call,
-                )
-            finally:
-                if timer is not None:
-                    timer.cancel()
-
-    def _cancelled(self, cancelled: RunCancelled, control: RunControl, estimated: bool) -> _Attempt:
-        self.agent.invalidate()
-        error = None
-        if control.reason == "timeout":
-            error = RunError(kind="timeout", message=f"the turn exceeded settings.timeout = {self.settings.timeout}s")
-        return _Attempt(
-            messages=list(cancelled.all_messages()),
-            usage=Usage.from_object(pydantic_ai_compat.run_usage(cancelled), estimated=estimated),
-            error=error,
-            interrupted=True,
-            partial_text=control.partial_text,
-        )
-
-    # --- node processing ---
-
-    def _observe_response(self, response: ModelResponse) -> RunStopped | None:
+    def on_model_response(self, response: Message) -> RunStopped | None:
         if self.runtime.iteration_count == 0:
             # A resumed run (deferred results) processes the stored response again before any request:
             # register its calls, but its thoughts were captured and its emptiness judged when it arrived.
             self._register_calls(response)
             return None
-        thoughts = [p.content for p in response.parts if isinstance(p, ThinkingPart) and p.content]
+        thoughts = [p.content for p in response.parts if isinstance(p, ThoughtPart) and p.content]
         if thoughts:
             self.session = replace(self.session, thoughts=(*self.session.thoughts, *thoughts))
         if _is_empty(response):
@@ -457,24 +252,19 @@ class RequestOrchestrator:
         self._register_calls(response)
         return None
 
-    def _register_calls(self, response: ModelResponse) -> None:
-        calls = [p for p in response.parts if isinstance(p, ToolCallPart)]
+    def _register_calls(self, response: Message) -> None:
+        calls = response.tool_calls
         if calls:
             self.runtime.batch_counter += 1
         registry = self.runtime.registry
         for call in calls:
             if call.tool_call_id in registry:
                 continue
-            registry.register(call.tool_call_id, call.tool_name, _registry_args(call))
+            registry.register(call.tool_call_id, call.tool_name, call.args)
             registry.start(call.tool_call_id)
 
-    def _settle_from_request(self, request: ModelRequest) -> None:
-        for message in to_canonical([request]):
-            for part in message.parts:
-                self._settle(part)
-
     def _settle(self, part: Part) -> None:
-        call_id = _answer_of(part)
+        call_id = answered_tool_call_id(part)
         if call_id is None:
             return
         registry = self.runtime.registry
@@ -504,15 +294,15 @@ class RequestOrchestrator:
         self,
         prompt: str | None,
         full_input: list[Message],
-        attempt: _Attempt,
+        attempt: Attempt,
         compaction: CompactionOutcome | None,
         started: float,
     ) -> TurnRecord:
-        history = to_canonical(attempt.messages)
-        pending_deferred = isinstance(attempt.output, DeferredToolRequests)
+        history = attempt.messages
+        pending_deferred = attempt.pending_deferred
         if not pending_deferred and (attempt.error is not None or attempt.interrupted):
             failure = attempt.error.message if attempt.error is not None else ""
-            history = _close_unanswered_calls(history, failed_call_id=attempt.failed_call_id, failure=failure)
+            history = close_unanswered_calls(history, failed_call_id=attempt.failed_call_id, failure=failure)
         history = sanitize_history_for_resume(history)
         if attempt.interrupted:
             partial = (attempt.partial_text or "").strip()
@@ -522,7 +312,7 @@ class RequestOrchestrator:
             # Merge first: a resumed run keeps the stored results request and adds the host's results as a
             # request of its own; the dangling-call pass would otherwise see the deferred calls unanswered.
             history = run_cleanup_loop(merge_consecutive_requests(history))
-        new_messages = tuple(history[_common_prefix_length(full_input, history) :])
+        new_messages = tuple(history[common_prefix_length(full_input, history) :])
         for message in new_messages:
             for part in message.parts:
                 self._settle(part)
@@ -534,13 +324,13 @@ class RequestOrchestrator:
             self.session,
             messages=tuple(history),
             session_total_usage=total_usage,
-            current_model=self.session.current_model or _model_name(self.model),
+            current_model=self.session.current_model or self.engine.model_name,
         )
         self.session = replace(self.session, total_tokens=estimate_tokens(self.session.messages))
         index = self.turn_index
         self.turn_index += 1
         output = attempt.output if isinstance(attempt.output, str) else None
-        if attempt.output is not None and not isinstance(attempt.output, str | DeferredToolRequests):
+        if attempt.output is not None and not isinstance(attempt.output, str) and not pending_deferred:
             output = str(attempt.output)
         return TurnRecord(
             index=index,
@@ -548,7 +338,7 @@ class RequestOrchestrator:
             prompt=prompt,
             output=output,
             new_messages=new_messages,
-            tool_calls=tuple(p for m in new_messages for p in m.parts if isinstance(p, CanonicalToolCall)),
+            tool_calls=tuple(p for m in new_messages for p in m.parts if isinstance(p, ToolCallPart)),
             tool_statuses=tuple(self.runtime.registry.records()),
             usage=attempt.usage,
             error=attempt.error,
@@ -558,7 +348,7 @@ class RequestOrchestrator:
         )
 
 
-def _explain_overflow(attempt: _Attempt, compaction: CompactionOutcome) -> None:
+def _explain_overflow(attempt: Attempt, compaction: CompactionOutcome) -> None:
     """Say in a remaining `context_length` error what the forced compaction did, so the user can tell a
     retried overflow from one that could not be compacted."""
     error = attempt.error
@@ -569,16 +359,3 @@ def _explain_overflow(attempt: _Attempt, compaction: CompactionOutcome) -> None:
     else:
         note = f"not retried: compaction {compaction.status} ({compaction.reason})"
     attempt.error = replace(error, message=f"{error.message} ({note})")
-
-
-def _registry_args(call: ToolCallPart) -> dict[str, Any] | str:
-    args = call.args
-    if isinstance(args, dict):
-        return dict(args)
-    return args if args is not None else {}
-
-
-def _model_name(model: Model | None) -> str | None:
-    if model is None:
-        return None
-    return f"{model.system}:{model.model_name}"

@@ -22,6 +22,7 @@ from pydantic_ai.models import Model
 from agentrig.runtime.engine.agent_loading import AgentCache, AgentHandle, agent_for_scenario
 from agentrig.runtime.engine.compaction import SUMMARIZE_PROMPT, CompactionController
 from agentrig.runtime.engine.orchestrator import RequestOrchestrator
+from agentrig.runtime.engine.pydantic_ai_engine import PydanticAIEngine
 from agentrig.runtime.history.canonical import Message, RetryPromptPart, ToolCallPart, ToolReturnPart
 from agentrig.runtime.history.run_records import ToolCallStatusRecord, TurnRecord
 from agentrig.runtime.history.sessions import CompactionRecord, Session, load_session, new_session
@@ -175,7 +176,7 @@ async def execute_scenario(
     session = _initial_session(loaded)
     compactor = _compactor(loaded, run_model, handle, session.compaction)
     orchestrator = RequestOrchestrator(
-        handle, session, settings=scenario.settings, model=run_model, compactor=compactor
+        PydanticAIEngine(handle, model=run_model), session, settings=scenario.settings, compactor=compactor
     )
     turns: list[TurnRecord] = []
     for index, turn in enumerate(scenario.turns):

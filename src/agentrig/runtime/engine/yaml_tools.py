@@ -29,7 +29,7 @@ from typing import Any
 from pydantic_ai import CallDeferred, ModelRetry, RunContext, Tool
 from pydantic_ai.toolsets import FunctionToolset
 
-from agentrig.runtime.models.failures import ScriptedToolFailure, ScriptMismatch
+from agentrig.runtime.models.stops import ScriptedToolFailure, ScriptMismatch
 from agentrig.scenarios.model import ToolResult, ToolSpec
 
 __all__ = ["ToolCallCounts", "build_toolset", "can_defer", "matching_result"]

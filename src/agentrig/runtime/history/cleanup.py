@@ -29,8 +29,11 @@ from agentrig.runtime.history.canonical import (
 )
 
 __all__ = [
+    "INTERRUPTED_TOOL_RESULT",
     "answered_ids",
     "answered_tool_call_id",
+    "close_unanswered_calls",
+    "common_prefix_length",
     "dangling_tool_calls",
     "drop_trailing_request",
     "merge_consecutive_requests",
@@ -42,7 +45,11 @@ __all__ = [
     "remove_orphaned_tool_returns",
     "run_cleanup_loop",
     "sanitize_history_for_resume",
+    "split_at_last_response",
 ]
+
+INTERRUPTED_TOOL_RESULT = "The tool call was interrupted before a result was produced."
+"""The content of the return given to a call a run left unanswered (pydantic-ai's own wording)."""
 
 _PRUNED_MARKER = re.compile(r"\[pruned: \d+ chars\]")
 
@@ -282,3 +289,59 @@ def prepare_history(
     if not keep_pending_tool_calls:
         prepared = drop_trailing_request(run_cleanup_loop(_without_pending_calls(prepared)))
     return prepared
+
+
+def close_unanswered_calls(history: History, *, failed_call_id: str | None = None, failure: str = "") -> list[Message]:
+    """Give every call that no later request answers an `interrupted` return (`failed` for `failed_call_id`),
+    in the request right after its response (a new request when none follows).
+
+    Unlike the cleanup loop, which drops dangling calls, this keeps them: after an abort, a timeout or an
+    error the history shows the call and how it ended, and the tool registry (cancelled / failed) agrees.
+    """
+    answered = {call_id for message in history if message.kind == "request" for call_id in answered_ids(message)}
+    result: list[Message] = []
+    index = 0
+    while index < len(history):
+        message = history[index]
+        result.append(message)
+        index += 1
+        missing = (
+            [c for c in message.tool_calls if c.tool_call_id not in answered] if message.kind == "response" else []
+        )
+        if not missing:
+            continue
+        closing: list[Part] = [
+            ToolReturnPart(
+                tool_call_id=call.tool_call_id,
+                tool_name=call.tool_name,
+                content=failure if call.tool_call_id == failed_call_id else INTERRUPTED_TOOL_RESULT,
+                outcome="failed" if call.tool_call_id == failed_call_id else "interrupted",
+            )
+            for call in missing
+        ]
+        if index < len(history) and history[index].kind == "request":
+            following = history[index]
+            result.append(following.with_parts([*following.parts, *closing]))
+            index += 1
+        else:
+            result.append(Message.request(*closing))
+    return result
+
+
+def common_prefix_length(first: History, second: History) -> int:
+    """How many leading messages two histories share."""
+    count = 0
+    for left, right in zip(first, second, strict=False):
+        if left != right:
+            break
+        count += 1
+    return count
+
+
+def split_at_last_response(history: History) -> tuple[list[Message], list[Message]]:
+    """Everything up to the last response, and what follows it (for a deferred resume: the pending calls'
+    response ends the head, and the request with the results of the calls that did run is the tail)."""
+    for index in range(len(history) - 1, -1, -1):
+        if history[index].kind == "response":
+            return list(history[: index + 1]), list(history[index + 1 :])
+    return list(history), []

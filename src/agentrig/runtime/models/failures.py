@@ -2,14 +2,8 @@
 
 Every exception a turn can end with passes through `classify()`: pydantic-ai's run errors, provider errors
 (raised by real clients through pydantic-ai, or by the scripted model imitating them), and agentrig's own
-run-stopping errors, defined here so the modules raising them and this table share one definition:
-
-    RunStopped                       agentrig stopped the run on purpose (a script or loop guard)
-    ├── ScriptExhausted              the script has no step left for a model request  -> script_exhausted
-    ├── ScriptMismatch               the request does not fit the next step            -> script_mismatch
-    ├── MaxIterationsReached         settings.max_iterations model requests             -> max_iterations
-    └── EmptyResponsesRepeated       consecutive empty model responses                  -> unexpected_model_behavior
-    ScriptedToolFailure              a YAML tool's `fail` outcome                       -> tool_failed
+run-stopping errors (`stops.py`). `providers.RetryingModel` asks the same table which provider failures are
+worth a retry (`provider_kind`) and how to say them in one line (`provider_detail`).
 
 Provider errors are matched by HTTP status and body, and by class name along the MRO rather than by
 importing classes, because pydantic-ai 2.68 added category classes (`ModelContextWindowExceededError`,
@@ -30,64 +24,15 @@ from pydantic_ai.exceptions import (
 )
 
 from agentrig.runtime.history.run_records import RunError, RunErrorKind
+from agentrig.runtime.models.stops import RunStopped, ScriptedToolFailure
 
 __all__ = [
-    "EmptyResponsesRepeated",
-    "MaxIterationsReached",
-    "RunStopped",
-    "ScriptExhausted",
-    "ScriptMismatch",
-    "ScriptedToolFailure",
     "classify",
     "is_context_length_error",
     "one_line",
 ]
 
 _MESSAGE_LIMIT = 500
-
-
-class RunStopped(Exception):
-    """agentrig stopped a run on purpose; `kind` says why."""
-
-    kind: RunErrorKind = "agent_error"
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
-
-class ScriptExhausted(RunStopped):
-    """The scripted model was asked for a response the script does not have."""
-
-    kind: RunErrorKind = "script_exhausted"
-
-
-class ScriptMismatch(RunStopped):
-    """The script and the run disagree (a summary step for a normal request, steps left over at turn end)."""
-
-    kind: RunErrorKind = "script_mismatch"
-
-
-class MaxIterationsReached(RunStopped):
-    """The turn made `settings.max_iterations` model requests without finishing."""
-
-    kind: RunErrorKind = "max_iterations"
-
-
-class EmptyResponsesRepeated(RunStopped):
-    """The model answered with nothing several times in a row, after the retry pydantic-ai asked for."""
-
-    kind: RunErrorKind = "unexpected_model_behavior"
-
-
-class ScriptedToolFailure(Exception):
-    """A YAML tool's `fail` outcome: a non-retryable error that ends the run."""
-
-    def __init__(self, message: str, *, tool_call_id: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.tool_call_id = tool_call_id
-        """The failing call, so the orchestrator can close it with a `failed` return."""
 
 
 _CONTEXT_LENGTH_CODES = frozenset({"context_length_exceeded", "string_above_max_length", "request_too_large"})

@@ -39,7 +39,7 @@ from pydantic_ai.settings import ModelSettings
 from agentrig.errors import ContextOverflowError, ProviderError, UsageError
 from agentrig.runtime.history.redaction import redact, register_secret
 from agentrig.runtime.history.run_records import RunErrorKind
-from agentrig.runtime.models.failures import RunStopped
+from agentrig.runtime.models.stops import RunStopped
 
 __all__ = [
     "DEFAULT_RETRY_POLICY",

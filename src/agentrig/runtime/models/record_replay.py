@@ -41,7 +41,7 @@ from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.history.wire import history_from_json, message_to_json
 from agentrig.runtime.models import pydantic_ai_compat
 from agentrig.runtime.models.conversion import response_usage, to_canonical, to_pydantic_ai
-from agentrig.runtime.models.failures import RunStopped
+from agentrig.runtime.models.stops import RunStopped
 
 __all__ = [
     "RECORDING_FORMAT",

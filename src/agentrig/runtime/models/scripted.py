@@ -43,8 +43,8 @@ from pydantic_ai.settings import ModelSettings
 from pydantic_ai.usage import RequestUsage
 
 from agentrig.runtime.history.run_records import Check
-from agentrig.runtime.models.failures import ScriptExhausted, ScriptMismatch
 from agentrig.runtime.models.run_control import request_abort
+from agentrig.runtime.models.stops import ScriptExhausted, ScriptMismatch
 from agentrig.scenarios.model import ModelInputCheck, ModelStep, ScriptedError
 
 __all__ = ["SCRIPT_MODEL_NAME", "ScriptedModel", "summary_request"]

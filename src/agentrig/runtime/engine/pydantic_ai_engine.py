@@ -1,0 +1,192 @@
+"""`PydanticAIEngine`: one agent run through pydantic-ai's `Agent.iter`, node by node (the engine seam).
+
+It converts the prepared canonical history to pydantic-ai messages, runs the agent with the model chain
+(`RequestModel` around the scripted, real or replayed model), reports each `ModelRequestNode` and
+`CallToolsNode` to the orchestrator's observer, and hands back the run's messages in canonical form.
+
+How a run ends, and what is kept:
+- normally: `all_messages()`, the output and the run's usage;
+- stopped by the observer (max iterations, repeated empty responses): the messages so far, plus the request
+  that was about to be sent (it is not in `all_messages()` until its node runs);
+- `RunCancelled` (abort step, timeout): pydantic-ai's own snapshot of the cancelled run;
+- Ctrl-C or task cancellation: the snapshot, and the exception is re-raised after the turn is saved;
+- any other exception: the messages `capture_run_messages` saw, and the error classified by
+  `failures.classify` (failed runs carry no run usage, so it is summed from their responses).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, RunCancelled, capture_run_messages
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse
+from pydantic_ai.models import Model
+from pydantic_ai.models.function import FunctionModel
+from pydantic_ai.models.test import TestModel
+from pydantic_ai.usage import UsageLimits
+
+from agentrig.errors import UsageError
+from agentrig.runtime.engine.agent_loading import AgentHandle
+from agentrig.runtime.engine.seam import Attempt, AttemptRequest, CompactedInput, TurnObserver
+from agentrig.runtime.history.canonical import Message
+from agentrig.runtime.history.run_records import RunError
+from agentrig.runtime.history.usage import Usage
+from agentrig.runtime.models import pydantic_ai_compat
+from agentrig.runtime.models.conversion import to_canonical, to_pydantic_ai
+from agentrig.runtime.models.failures import classify
+from agentrig.runtime.models.request_model import InputPrefix, RequestModel
+from agentrig.runtime.models.run_control import RunControl, open_run_control
+from agentrig.runtime.models.stops import RunStopped, ScriptedToolFailure
+from agentrig.scenarios.model import Settings
+
+__all__ = ["PydanticAIEngine"]
+
+
+class PydanticAIEngine:
+    """Runs a pydantic-ai `Agent` (a loaded `AgentHandle`) with an optional model override."""
+
+    def __init__(self, agent: AgentHandle, *, model: Model | None = None) -> None:
+        self.agent = agent
+        self.model = model
+        """The model for every run; None uses the agent's own model."""
+
+    @property
+    def label(self) -> str:
+        return self.agent.label
+
+    @property
+    def model_name(self) -> str | None:
+        if self.model is None:
+            return None
+        return f"{self.model.system}:{self.model.model_name}"
+
+    async def attempt(self, request: AttemptRequest, observer: TurnObserver) -> Attempt:
+        model = self._run_model(request.compacted_input)
+        estimated = self._estimated()
+        settings = request.settings
+        control = RunControl()
+        timer = None
+        if settings.timeout is not None:
+            timer = asyncio.get_running_loop().call_later(settings.timeout, lambda: control.stop("timeout"))
+        deferred = (
+            DeferredToolResults(calls=dict(request.deferred_results)) if request.deferred_results is not None else None
+        )
+        with capture_run_messages() as captured, open_run_control(control):
+            try:
+                async with self.agent.agent.iter(
+                    request.prompt,
+                    message_history=to_pydantic_ai(request.history),
+                    model=model,
+                    deps=self.agent.deps,
+                    usage_limits=_usage_limits(settings),
+                    deferred_tool_results=deferred,
+                    cancellation_token=control.token,
+                ) as run:
+                    stopped: RunStopped | None = None
+                    pending_request: ModelRequest | None = None
+                    async for node in run:
+                        observer.on_node()
+                        if Agent.is_model_request_node(node):
+                            stopped = observer.on_model_request(_one_message(node.request))
+                            if stopped is not None:
+                                pending_request = node.request  # not in all_messages() until the node runs
+                                break
+                        elif Agent.is_call_tools_node(node):
+                            stopped = observer.on_model_response(_one_message(node.model_response))
+                            if stopped is not None:
+                                break
+                    messages = list(run.all_messages())
+                    if pending_request is not None and (not messages or messages[-1] is not pending_request):
+                        messages.append(pending_request)
+                    usage = Usage.from_object(pydantic_ai_compat.run_usage(run), estimated=estimated)
+                    if stopped is not None:
+                        return Attempt(messages=to_canonical(messages), usage=usage, error=classify(stopped))
+                    output = run.result.output if run.result is not None else None
+                    return Attempt(
+                        messages=to_canonical(messages),
+                        output=output,
+                        pending_deferred=isinstance(output, DeferredToolRequests),
+                        usage=usage,
+                    )
+            except RunCancelled as cancelled:
+                return self._cancelled(cancelled, control, settings, estimated)
+            except (KeyboardInterrupt, asyncio.CancelledError) as external:  # Ctrl-C: save, then re-raise
+                self.agent.invalidate()
+                state = RunCancelled.from_cancellation(external)
+                messages = list(state.all_messages()) if state is not None else list(captured)
+                return Attempt(
+                    messages=to_canonical(messages),
+                    usage=_responses_usage(messages[len(request.history) :], estimated=estimated),
+                    interrupted=True,
+                    reraise=external,
+                )
+            except Exception as error:  # every other failure is classified; the history stays intact
+                messages = list(captured)
+                return Attempt(
+                    messages=to_canonical(messages),
+                    usage=_responses_usage(messages[len(request.history) :], estimated=estimated),
+                    error=classify(error),
+                    failed_call_id=error.tool_call_id if isinstance(error, ScriptedToolFailure) else None,
+                )
+            finally:
+                if timer is not None:
+                    timer.cancel()
+
+    def _run_model(self, compacted: CompactedInput | None) -> Model:
+        base = self.model if self.model is not None else self.agent.agent.model
+        if base is None:
+            raise UsageError(f"agent {self.agent.label} has no model and none was given (pass --model)")
+        if not isinstance(base, Model):
+            from pydantic_ai.models import infer_model  # a model name on the user's agent, e.g. "openai:gpt-4o"
+
+            base = infer_model(base)
+        prefix = None
+        if compacted is not None:
+            prefix = InputPrefix(
+                replaced_count=compacted.replaced_count, messages=tuple(to_pydantic_ai(compacted.messages))
+            )
+        return RequestModel(base, input_prefix=prefix)
+
+    def _estimated(self) -> bool:
+        """Whether pydantic-ai estimates this model's usage (a FunctionModel or TestModel without exact usage)."""
+        base = self.model if self.model is not None else self.agent.agent.model
+        if getattr(base, "reports_exact_usage", False):
+            return False
+        return isinstance(base, FunctionModel | TestModel)
+
+    def _cancelled(self, cancelled: RunCancelled, control: RunControl, settings: Settings, estimated: bool) -> Attempt:
+        self.agent.invalidate()
+        error = None
+        if control.reason == "timeout":
+            error = RunError(kind="timeout", message=f"the turn exceeded settings.timeout = {settings.timeout}s")
+        return Attempt(
+            messages=to_canonical(list(cancelled.all_messages())),
+            usage=Usage.from_object(pydantic_ai_compat.run_usage(cancelled), estimated=estimated),
+            error=error,
+            interrupted=True,
+            partial_text=control.partial_text,
+        )
+
+
+def _one_message(message: ModelMessage) -> Message:
+    converted = to_canonical([message])
+    return converted[0] if converted else Message(kind=message.kind)
+
+
+def _usage_limits(settings: Settings) -> UsageLimits:
+    return UsageLimits(
+        request_limit=settings.request_limit,
+        tool_calls_limit=settings.tool_calls_limit,
+        input_tokens_limit=settings.input_tokens_limit,
+        output_tokens_limit=settings.output_tokens_limit,
+        total_tokens_limit=settings.total_tokens_limit,
+    )
+
+
+def _responses_usage(messages: list[ModelMessage], *, estimated: bool) -> Usage:
+    """Usage summed from responses (failed runs carry no run usage)."""
+    total = Usage(estimated=estimated)
+    for message in messages:
+        if isinstance(message, ModelResponse):
+            total = total + Usage.from_object(message.usage, estimated=estimated)
+    return total

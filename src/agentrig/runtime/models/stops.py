@@ -1,0 +1,68 @@
+"""agentrig's own run-stopping errors: raised by the scripted model, the YAML tools and the loop guards,
+and turned into `RunError` kinds by `failures.classify`. Framework-free, so an engine that is not pydantic-ai
+raises the same ones.
+
+    RunStopped                       agentrig stopped the run on purpose (a script or loop guard)
+    ├── ScriptExhausted              the script has no step left for a model request  -> script_exhausted
+    ├── ScriptMismatch               the request does not fit the next step            -> script_mismatch
+    ├── MaxIterationsReached         settings.max_iterations model requests             -> max_iterations
+    └── EmptyResponsesRepeated       consecutive empty model responses                  -> unexpected_model_behavior
+    ScriptedToolFailure              a YAML tool's `fail` outcome                       -> tool_failed
+"""
+
+from __future__ import annotations
+
+from agentrig.runtime.history.run_records import RunErrorKind
+
+__all__ = [
+    "EmptyResponsesRepeated",
+    "MaxIterationsReached",
+    "RunStopped",
+    "ScriptExhausted",
+    "ScriptMismatch",
+    "ScriptedToolFailure",
+]
+
+
+class RunStopped(Exception):
+    """agentrig stopped a run on purpose; `kind` says why."""
+
+    kind: RunErrorKind = "agent_error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class ScriptExhausted(RunStopped):
+    """The scripted model was asked for a response the script does not have."""
+
+    kind: RunErrorKind = "script_exhausted"
+
+
+class ScriptMismatch(RunStopped):
+    """The script and the run disagree (a summary step for a normal request, steps left over at turn end)."""
+
+    kind: RunErrorKind = "script_mismatch"
+
+
+class MaxIterationsReached(RunStopped):
+    """The turn made `settings.max_iterations` model requests without finishing."""
+
+    kind: RunErrorKind = "max_iterations"
+
+
+class EmptyResponsesRepeated(RunStopped):
+    """The model answered with nothing several times in a row, after the retry pydantic-ai asked for."""
+
+    kind: RunErrorKind = "unexpected_model_behavior"
+
+
+class ScriptedToolFailure(Exception):
+    """A YAML tool's `fail` outcome: a non-retryable error that ends the run."""
+
+    def __init__(self, message: str, *, tool_call_id: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.tool_call_id = tool_call_id
+        """The failing call, so the orchestrator can close it with a `failed` return."""
