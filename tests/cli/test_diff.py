@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agentrig.cli import app
-from agentrig.runtime.suite import runner as runner_module
+from agentrig.runtime.suite import scenario_run
 from tests.runtime.runner_fakes import fake_execute
 from tests.runtime.test_runner import write_scenario
 
@@ -50,7 +50,7 @@ def test_different_histories_exit_1_with_a_unified_diff(tmp_path: Path) -> None:
 
 
 def test_run_directories(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(runner_module, "_default_execute", lambda: fake_execute)
+    monkeypatch.setattr(scenario_run, "_default_execute", lambda: fake_execute)
     directory = tmp_path / "scenarios"
     directory.mkdir()
     write_scenario(directory, "one")

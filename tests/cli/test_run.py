@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agentrig.cli import app, main
-from agentrig.runtime.suite import runner as runner_module
+from agentrig.runtime.suite import scenario_run
 from tests.runtime.runner_fakes import fake_execute
 from tests.runtime.test_runner import write_scenario
 
@@ -18,7 +18,7 @@ cli = CliRunner()
 
 @pytest.fixture(autouse=True)
 def fake_engine(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(runner_module, "_default_execute", lambda: fake_execute)
+    monkeypatch.setattr(scenario_run, "_default_execute", lambda: fake_execute)
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     monkeypatch.delenv("CI", raising=False)
 

@@ -14,7 +14,8 @@ from agentrig.runtime.history.canonical import (
     ToolCallPart,
     ToolReturnPart,
 )
-from agentrig.runtime.history.invariants import INVARIANT_CODES, Violation, check_invariants
+from agentrig.runtime.history.invariants import check_invariants
+from agentrig.runtime.history.violations import INVARIANT_NAMES, Violation
 from agentrig.scenarios.model import InvariantName
 
 
@@ -27,7 +28,7 @@ def answer(tool_call_id: str) -> ToolReturnPart:
 
 
 def test_codes_are_the_scenario_invariant_names() -> None:
-    assert get_args(InvariantName) == INVARIANT_CODES
+    assert get_args(InvariantName) == INVARIANT_NAMES
 
 
 def test_a_clean_history_has_no_violation() -> None:

@@ -27,7 +27,7 @@ def test_every_field_has_a_description(model_class: type[BaseModel]) -> None:
 
 
 def test_error_kinds_match_the_runtime() -> None:
-    assert set(get_args(model.ErrorKind)) == set(get_args(RunErrorKind))
+    assert set(get_args(model.RunErrorKind)) == set(get_args(RunErrorKind))
 
 
 def test_json_schema_uses_the_return_alias() -> None:

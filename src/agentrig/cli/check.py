@@ -35,14 +35,15 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         from agentrig.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, AgentrigError
-        from agentrig.runtime.history.invariants import INVARIANT_CODES, check_invariants
+        from agentrig.runtime.history.invariants import check_invariants
         from agentrig.runtime.history.jsonio import dumps
         from agentrig.runtime.history.sessions import load_history_file
+        from agentrig.runtime.history.violations import INVARIANT_NAMES
 
-        unknown = sorted(set(only or ()) - set(INVARIANT_CODES))
+        unknown = sorted(set(only or ()) - set(INVARIANT_NAMES))
         if unknown:
             raise typer.BadParameter(
-                f"unknown invariant {unknown[0]!r} (known: {', '.join(INVARIANT_CODES)})", param_hint="--only"
+                f"unknown invariant {unknown[0]!r} (known: {', '.join(INVARIANT_NAMES)})", param_hint="--only"
             )
         found: list[dict[str, object]] = []
         unreadable = 0

@@ -274,7 +274,7 @@ class UsageExpectation(_Strict):
     """Input plus output tokens."""
 
 
-ErrorKind = Literal[
+RunErrorKind = Literal[
     "context_length",
     "rate_limit",
     "server_error",
@@ -296,7 +296,7 @@ ErrorKind = Literal[
 class ErrorExpectation(_Strict):
     """The turn is expected to end with this error."""
 
-    kind: ErrorKind
+    kind: RunErrorKind
     """The classified cause of the error."""
     contains: str | None = None
     """The error message contains this text."""

@@ -17,51 +17,13 @@ the scenario format's `InvariantName`s:
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, TypeAlias, get_args
 
 from agentrig.runtime.history.canonical import History, SystemPromptPart, ToolCallPart, ToolReturnPart
 from agentrig.runtime.history.cleanup import answered_tool_call_id, dangling_tool_calls, orphaned_tool_answers
+from agentrig.runtime.history.tool_registry import ToolCallRegistry
+from agentrig.runtime.history.violations import INVARIANT_NAMES, Violation
 
-if TYPE_CHECKING:
-    from agentrig.runtime.history.tool_registry import ToolCallRegistry
-
-__all__ = ["INVARIANT_CODES", "InvariantCode", "Violation", "check_invariants"]
-
-InvariantCode: TypeAlias = Literal[
-    "no_dangling_tool_calls",
-    "no_orphaned_tool_returns",
-    "no_consecutive_requests",
-    "no_persisted_system_prompt",
-    "no_duplicate_tool_call_ids",
-    "registry_matches_parts",
-]
-"""The invariant names, the same as `agentrig.scenarios.model.InvariantName`."""
-
-INVARIANT_CODES: tuple[InvariantCode, ...] = get_args(InvariantCode)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Violation:
-    """One broken invariant, located in the history."""
-
-    code: InvariantCode
-    """Which invariant is broken."""
-    message: str
-    """One line saying what is wrong, naming the tool call id where there is one."""
-    message_index: int | None
-    """The message concerned (0-based); None for a registry entry with no part in the history."""
-    part_index: int | None
-    """The part concerned within that message; None when the whole message is concerned."""
-
-    @property
-    def location(self) -> str:
-        """`message[i].parts[j]`, `message[i]` or `registry`."""
-        if self.message_index is None:
-            return "registry"
-        if self.part_index is None:
-            return f"message[{self.message_index}]"
-        return f"message[{self.message_index}].parts[{self.part_index}]"
+__all__ = ["check_invariants"]
 
 
 def _dangling_tool_calls(history: History) -> Iterable[Violation]:
@@ -148,14 +110,14 @@ def check_invariants(
     `only` limits the check to some codes (an unknown code raises `ValueError`). `registry_matches_parts`
     runs only when a registry is given.
     """
-    codes = set(INVARIANT_CODES) if only is None else set(only)
-    unknown = codes - set(INVARIANT_CODES)
+    codes = set(INVARIANT_NAMES) if only is None else set(only)
+    unknown = codes - set(INVARIANT_NAMES)
     if unknown:
-        raise ValueError(f"unknown invariant {sorted(unknown)[0]!r} (known: {', '.join(INVARIANT_CODES)})")
+        raise ValueError(f"unknown invariant {sorted(unknown)[0]!r} (known: {', '.join(INVARIANT_NAMES)})")
     violations = [v for code, check in _CHECKS.items() if code in codes for v in check(history)]
     if registry is not None and "registry_matches_parts" in codes:
         violations.extend(registry.check_against_history(history))
-    order = {code: rank for rank, code in enumerate(INVARIANT_CODES)}
+    order = {code: rank for rank, code in enumerate(INVARIANT_NAMES)}
 
     def position(violation: Violation) -> tuple[float, float, int]:
         message = float("inf") if violation.message_index is None else violation.message_index

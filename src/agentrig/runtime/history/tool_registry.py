@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
 from agentrig.runtime.history.canonical import History, JsonValue, Part, RetryPromptPart, ToolCallPart, ToolReturnPart
-from agentrig.runtime.history.invariants import Violation
 from agentrig.runtime.history.run_records import ToolCallStatusRecord
+from agentrig.runtime.history.violations import Violation
 
 __all__ = ["IllegalToolTransition", "ToolCallRegistry", "ToolCallStatus"]
 

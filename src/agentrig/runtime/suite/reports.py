@@ -23,16 +23,15 @@ import xml.etree.ElementTree as ElementTree
 from collections.abc import Iterable, Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agentrig import __version__
 from agentrig.errors import InputError, UsageError
 from agentrig.runtime.history.jsonio import dumps, read_json_file, write_atomic
 from agentrig.runtime.history.redaction import redact_bytes
 from agentrig.runtime.history.run_records import Check, RunError, ScenarioResult, TurnRecord
-
-if TYPE_CHECKING:
-    from agentrig.runtime.suite.runner import ExecutionLike, SuiteResult
+from agentrig.runtime.suite.options import ExecutionLike
+from agentrig.runtime.suite.outcome import SuiteResult
 
 __all__ = [
     "REPORT_FORMAT",

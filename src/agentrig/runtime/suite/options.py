@@ -1,0 +1,64 @@
+"""What a suite run is asked to do (`RunOptions`), and what the engine hands back for one scenario."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from agentrig.runtime.history.run_records import TurnRecord
+
+__all__ = ["DEFAULT_OUT_DIR", "ExecuteScenario", "ExecutionLike", "RunOptions"]
+
+DEFAULT_OUT_DIR = Path("agentrig-out")
+
+
+class ExecutionLike(Protocol):
+    """What the engine returns (`agentrig.runtime.engine.scenario_execution.ScenarioExecution`)."""
+
+    @property
+    def turns(self) -> Sequence[TurnRecord]: ...
+
+    @property
+    def session(self) -> Any: ...
+
+    @property
+    def pydantic_ai_dump(self) -> bytes: ...
+
+    @property
+    def scripted(self) -> bool: ...
+
+
+ExecuteScenario = Callable[..., Any]
+"""`async (loaded, *, model=None) -> ExecutionLike`; the default is
+`agentrig.runtime.engine.scenario_execution.execute_scenario`.
+Must be a module-level function when `jobs > 1` (it is sent to worker processes by reference)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunOptions:
+    """What `agentrig run` was asked to do."""
+
+    paths: tuple[Path, ...] = (Path("scenarios"),)
+    """Scenario files or directories (searched recursively)."""
+    keyword: str | None = None
+    """`-k` expression: words match a name substring or a tag; `not`, `and`, `or` and parentheses combine them."""
+    jobs: int = 1
+    """Worker processes; 1 runs in this process."""
+    shard: tuple[int, int] | None = None
+    """(K, N): run only shard K of N (1-based), chosen by a hash of the scenario id."""
+    fail_fast: bool = False
+    """Stop scheduling scenarios after the first failure or error."""
+    out_dir: Path | None = DEFAULT_OUT_DIR
+    """Where reports and per-scenario files go; None writes nothing."""
+    update_golden: bool = False
+    """Rewrite golden files with this run's histories (scripted runs only)."""
+    model: str | None = None
+    """`provider:name` of a real model; None runs the scripts."""
+    base_url: str | None = None
+    """Base URL for an OpenAI-compatible provider (passed to `providers.build_model`)."""
+    record_dir: Path | None = None
+    """Record each scenario's real model answers as a replayable script here (`--record`, needs `model`)."""
+    replay_dir: Path | None = None
+    """Answer each scenario offline from the recordings here (`--replay`); a changed request fails with a diff."""

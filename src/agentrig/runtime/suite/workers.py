@@ -1,0 +1,128 @@
+"""Worker processes for `-j N`: a forkserver pool whose workers load, run, check and write one scenario each.
+
+Workers are processes, not threads: a pydantic-ai run is CPU-bound Python and threads would serialize on the
+GIL. Each worker loads its scenario file itself (a `LoadedScenario` holds YAML nodes not worth pickling), runs
+it with `asyncio.run`, checks it, writes its output files and sends back a `ScenarioResult`.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+from typing import Any
+
+from agentrig.errors import InfrastructureError
+from agentrig.runtime.history.run_records import ScenarioResult
+from agentrig.runtime.suite.options import ExecuteScenario, RunOptions
+from agentrig.runtime.suite.outcome import is_failure
+from agentrig.runtime.suite.scenario_run import build_model, run_one
+from agentrig.scenarios.loader import LoadedScenario
+
+__all__ = ["run_parallel", "started_pool"]
+
+_worker_model: dict[str, Any] = {}
+
+
+def _worker_init(cwd: str) -> None:
+    # The parent handles Ctrl-C (stops scheduling, writes partial reports); workers must not die mid-write.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    os.environ.setdefault("PYDANTIC_AI_NO_BANNER", "1")
+    os.chdir(cwd)
+
+
+def _run_in_worker(path: str, index: int, options: RunOptions, execute: ExecuteScenario | None) -> ScenarioResult:
+    from agentrig.scenarios.loader import load_scenario_file
+
+    loaded = next(item for item in load_scenario_file(Path(path)) if item.index == index)
+    if options.model is not None and options.model not in _worker_model:
+        _worker_model[options.model] = build_model(options.model, options.base_url)
+    return run_one(loaded, options=options, model=_worker_model.get(options.model or ""), execute=execute)
+
+
+# Imported once by the forkserver, so forked workers start warm: everything a scripted scenario touches
+# (a module first imported inside a worker is imported again by every worker).
+_WORKER_PRELOAD = [
+    "agentrig.runtime.suite.workers",
+    "agentrig.runtime.engine.scenario_execution",
+    "agentrig.runtime.suite.reports",
+    "agentrig.runtime.history.wire",
+    "agentrig.runtime.history.sessions",
+    "agentrig.scenarios.loader",
+    "jsonschema",
+]
+
+
+def started_pool(jobs: int) -> ProcessPoolExecutor:
+    """A worker pool whose processes are already starting (the executor would start them on first use).
+
+    Starting a worker blocks until the forkserver has imported its preload, so it happens on a thread: the
+    caller goes on reading scenario files meanwhile, and its first `submit` waits for the thread's lock.
+    """
+    pool = _pool(jobs)
+    threading.Thread(target=lambda: [pool.submit(os.getpid) for _ in range(jobs)], daemon=True).start()
+    return pool
+
+
+def _pool(jobs: int) -> ProcessPoolExecutor:
+    # forkserver: workers fork from a clean server that has pydantic-ai imported once (no fork of a
+    # parent with threads, no per-worker re-import). Windows and macOS default to spawn.
+    if sys.platform.startswith("linux"):
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(_WORKER_PRELOAD)
+    else:
+        context = multiprocessing.get_context("spawn")
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_worker_init, initargs=(os.getcwd(),))
+
+
+def run_parallel(
+    pool: ProcessPoolExecutor,
+    selected: Sequence[LoadedScenario],
+    options: RunOptions,
+    execute: ExecuteScenario | None,
+    record: Callable[[LoadedScenario, ScenarioResult], None],
+) -> None:
+    pending = list(selected)
+    running: dict[Future[ScenarioResult], LoadedScenario] = {}
+    # A few scenarios queued per worker hide the round trip to the parent (a scripted scenario takes
+    # ~15 ms, the hand-over a few); with -x only `jobs` are in flight, so it stops promptly.
+    window = options.jobs if options.fail_fast else options.jobs * 4
+    stop = False
+    try:
+        while pending or running:
+            while pending and not stop and len(running) < window:
+                item = pending.pop(0)
+                future = pool.submit(_run_in_worker, str(item.path), item.index, options, execute)
+                running[future] = item
+            if not running:
+                break
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in sorted(done, key=lambda f: running[f].id):
+                item = running.pop(future)
+                try:
+                    result = future.result()
+                except BrokenProcessPool as error:
+                    raise InfrastructureError(f"a worker process died while running {item.id}: {error}") from None
+                record(item, result)
+                if options.fail_fast and is_failure(result):
+                    stop = True
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        _terminate_workers(pool)
+        raise
+    pool.shutdown(wait=True)
+
+
+def _terminate_workers(pool: ProcessPoolExecutor) -> None:
+    # concurrent.futures offers no public way to stop running workers; after Ctrl-C they must not
+    # keep running (they ignore SIGINT), so end them. The mapping is private but stable since 3.8.
+    processes: dict[int, Any] = getattr(pool, "_processes", None) or {}
+    for process in list(processes.values()):
+        if process.is_alive():
+            process.terminate()
