@@ -58,13 +58,13 @@ def register(app: typer.Typer) -> None:
 
 def _normalized(path: Path) -> str:
     from agentrig.runtime.history.sessions import load_history_file
-    from agentrig.runtime.suite.expectations import canonical_golden_bytes
+    from agentrig.runtime.suite.history_checks import canonical_golden_bytes
 
     return canonical_golden_bytes(load_history_file(path)).decode("utf-8")
 
 
 def _diff_files(first: Path, second: Path, *, first_label: str | None = None, second_label: str | None = None) -> str:
-    from agentrig.runtime.suite.expectations import unified_diff
+    from agentrig.runtime.suite.check_support import unified_diff
 
     return unified_diff(
         _normalized(first),

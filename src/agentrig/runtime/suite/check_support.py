@@ -1,0 +1,32 @@
+"""Small pieces every expectation checker shares: skipped checks, diffs."""
+
+from __future__ import annotations
+
+import difflib
+
+from agentrig.runtime.history.canonical import JsonValue
+from agentrig.runtime.history.run_records import Check
+
+__all__ = ["SCRIPT_ONLY", "as_tuple", "skip_check", "unified_diff"]
+
+SCRIPT_ONLY = "only a scripted model makes this exact; the run used a real model"
+"""Why an expectation is skipped on a real model's run."""
+
+
+def unified_diff(expected: str, actual: str, *, expected_label: str = "expected", actual_label: str = "actual") -> str:
+    """A unified diff of two texts, empty when they are equal."""
+    lines = difflib.unified_diff(
+        expected.splitlines(keepends=True),
+        actual.splitlines(keepends=True),
+        fromfile=expected_label,
+        tofile=actual_label,
+    )
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+def as_tuple(value: tuple[str, ...] | str) -> tuple[str, ...]:
+    return (value,) if isinstance(value, str) else value
+
+
+def skip_check(name: str, expected: JsonValue, reason: str = SCRIPT_ONLY) -> Check:
+    return Check(name=name, passed=True, expected=expected, skipped_reason=reason)

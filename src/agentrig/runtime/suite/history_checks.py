@@ -1,0 +1,155 @@
+"""Checks on the final history: the invariants a scenario asks for, and its golden file (byte for byte,
+rewritten atomically with `--update-golden`)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any, get_args
+
+from agentrig.runtime.history.canonical import Message
+from agentrig.runtime.history.invariants import check_invariants
+from agentrig.runtime.history.jsonio import write_atomic
+from agentrig.runtime.history.run_records import Check, TurnRecord
+from agentrig.runtime.history.tool_registry import ToolCallRegistry
+from agentrig.runtime.history.wire import dumps_history
+from agentrig.runtime.suite.check_support import unified_diff
+from agentrig.scenarios.model import InvariantName, ScenarioExpectations
+
+__all__ = [
+    "ALL_INVARIANTS",
+    "InvariantChecker",
+    "canonical_golden_bytes",
+    "check_golden",
+    "check_invariant_expectations",
+    "rebuild_registry",
+    "strip_run_ids",
+    "turn_label",
+]
+
+ALL_INVARIANTS: tuple[str, ...] = get_args(InvariantName)
+"""Every invariant name a scenario may list; `invariants: all` means these."""
+
+
+def turn_label(turn: TurnRecord) -> str:
+    """`turn 1` etc.: how checks and messages name a turn (1-based)."""
+    return f"turn {turn.index + 1}"
+
+
+InvariantChecker = Callable[[Sequence[Message], Any, Sequence[str] | None], Sequence[Any]]
+"""`(history, registry, only) -> violations`; defaults to `agentrig.runtime.history.invariants.check_invariants`.
+(Injectable so the checker's own wiring can be tested with planted violations.)"""
+
+
+def strip_run_ids(history: Iterable[Message]) -> list[Message]:
+    """The history without `run_id`s: they are random per run, so goldens and diffs ignore them."""
+    return [message if message.run_id is None else dataclasses.replace(message, run_id=None) for message in history]
+
+
+def canonical_golden_bytes(history: Iterable[Message]) -> bytes:
+    """The exact bytes a golden file holds for this history: canonical, pretty, run_ids dropped."""
+    return dumps_history(strip_run_ids(history), pretty=True)
+
+
+def check_invariant_expectations(
+    expect: ScenarioExpectations,
+    history: Sequence[Message],
+    turns: Sequence[TurnRecord],
+    registry: Any,
+    invariant_checker: InvariantChecker | None,
+) -> list[Check]:
+    """One check per invariant on the final history. `registry_matches_parts` uses the scenario-wide
+    `registry` when the engine gives one; otherwise each turn's registry is rebuilt from its final
+    statuses and checked against the messages that turn added (a request's registry only knows its turn)."""
+    if expect.invariants == "none":
+        return []
+    names = ALL_INVARIANTS if expect.invariants == "all" else tuple(expect.invariants)
+    checker = invariant_checker or _default_invariant_checker
+    history_names = [name for name in names if name != "registry_matches_parts"]
+    violations: list[tuple[str, Any]] = (
+        [("", v) for v in checker(history, None, history_names)] if history_names else []
+    )
+    if "registry_matches_parts" in names and registry is not None:
+        violations.extend(("", v) for v in checker(history, registry, ["registry_matches_parts"]))
+    elif "registry_matches_parts" in names:
+        for turn in turns:
+            registry = rebuild_registry(turn)
+            found = checker(turn.new_messages, registry, ["registry_matches_parts"])
+            violations.extend((f"{turn_label(turn)}: ", v) for v in found)
+    checks: list[Check] = []
+    for name in names:
+        found = [_describe_violation(prefix, v) for prefix, v in violations if getattr(v, "code", None) == name]
+        checks.append(Check(name=f"scenario: invariant {name}", passed=not found, detail="\n".join(found)))
+    unknown = [_describe_violation(prefix, v) for prefix, v in violations if getattr(v, "code", None) not in names]
+    if unknown:
+        checks.append(Check(name="scenario: invariant (other)", passed=False, detail="\n".join(unknown)))
+    return checks
+
+
+def _default_invariant_checker(history: Sequence[Message], registry: Any, only: Sequence[str] | None) -> Sequence[Any]:
+    return check_invariants(history, registry=registry, only=only)
+
+
+def rebuild_registry(turn: TurnRecord) -> ToolCallRegistry:
+    """A `ToolCallRegistry` holding the turn's final statuses, reached by legal lifecycle moves."""
+    registry = ToolCallRegistry()
+    args = {call.tool_call_id: call.args for call in turn.tool_calls}
+    for record in turn.tool_statuses:
+        registry.register(record.tool_call_id, record.tool_name, args.get(record.tool_call_id, {}))
+        if record.status in ("running", "completed"):
+            registry.start(record.tool_call_id)
+        if record.status == "completed":
+            registry.complete(record.tool_call_id)
+        elif record.status == "failed":
+            registry.fail(record.tool_call_id, "failed")
+        elif record.status == "cancelled":
+            registry.cancel(record.tool_call_id, "cancelled")
+    return registry
+
+
+def _describe_violation(prefix: str, violation: Any) -> str:
+    index = getattr(violation, "message_index", None)
+    where = "registry" if index is None else f"message {index}"
+    part = getattr(violation, "part_index", None)
+    if part is not None:
+        where += f", part {part}"
+    return f"{prefix}{getattr(violation, 'code', '?')} at {where}: {getattr(violation, 'message', violation)}"
+
+
+def check_golden(path: Path, history: Sequence[Message], *, update: bool) -> Check:
+    """Compare the final history with the golden file byte for byte; with `update`, rewrite it (atomically)."""
+    name = "scenario: golden"
+    actual = canonical_golden_bytes(history)
+    existing = path.read_bytes() if path.is_file() else None
+    if update:
+        if existing == actual:
+            return Check(name=name, passed=True, expected=str(path), detail="golden unchanged")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, actual)
+        return Check(
+            name=name, passed=True, expected=str(path), detail=f"golden {'updated' if existing else 'written'}: {path}"
+        )
+    if existing is None:
+        return Check(
+            name=name,
+            passed=False,
+            expected=str(path),
+            actual="no golden file",
+            detail=f"golden file {path} is missing; run with --update-golden",
+        )
+    if existing == actual:
+        return Check(name=name, passed=True, expected=str(path))
+    detail = unified_diff(
+        existing.decode("utf-8", errors="replace"),
+        actual.decode("utf-8"),
+        expected_label=str(path),
+        actual_label="this run",
+    )
+    return Check(
+        name=name,
+        passed=False,
+        expected=str(path),
+        actual="a different history (diff below)",
+        detail=detail + "(run with --update-golden to accept)",
+    )
