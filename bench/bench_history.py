@@ -16,7 +16,8 @@ import time
 from collections.abc import Callable
 
 from agentrig.runtime.history.canonical import Message, TextPart, ThoughtPart, ToolCallPart, ToolReturnPart
-from agentrig.runtime.history.wire import dumps_history, loads_history, to_pydantic_ai_dicts
+from agentrig.runtime.history.pydantic_ai_dicts import to_pydantic_ai_dicts
+from agentrig.runtime.history.wire import dumps_history, loads_history
 
 TARGET_RATIO = 5.0
 

@@ -25,6 +25,7 @@ from agentrig.runtime.history.canonical import (
     tool_return_ids,
 )
 from agentrig.runtime.history.jsonio import loads
+from agentrig.runtime.history.pydantic_ai_dicts import to_pydantic_ai_dicts
 from agentrig.runtime.history.wire import (
     HISTORY_FORMAT,
     dumps_history,
@@ -32,7 +33,6 @@ from agentrig.runtime.history.wire import (
     history_from_json,
     history_to_json,
     loads_history,
-    to_pydantic_ai_dicts,
 )
 from tests.runtime.history_strategies import histories
 
@@ -189,7 +189,7 @@ def test_round_trip_is_identity_for_generated_histories(history: list[Message]) 
 
 def test_fast_decoders_build_values_equal_to_the_constructors() -> None:
     # The reader fills slots directly for speed; these values must be indistinguishable from constructed ones,
-    # and a field added to a canonical class must show up here (and in wire.py's builders) first.
+    # and a field added to a canonical class must show up here (and in wire_decoding.py's builders) first.
     assert {f.name for f in dataclasses.fields(TextPart)} == {"content", "part_kind"}
     assert {f.name for f in dataclasses.fields(ToolCallPart)} == {"tool_call_id", "tool_name", "args", "part_kind"}
     assert {f.name for f in dataclasses.fields(ToolReturnPart)} == {

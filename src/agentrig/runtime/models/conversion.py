@@ -38,8 +38,9 @@ from pydantic_ai.messages import (
 from agentrig.errors import HistoryFormatError
 from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import Message
+from agentrig.runtime.history.pydantic_ai_dicts import to_pydantic_ai_dicts
 from agentrig.runtime.history.usage import Usage
-from agentrig.runtime.history.wire import history_from_json, to_pydantic_ai_dicts
+from agentrig.runtime.history.wire import history_from_json
 from agentrig.runtime.models import pydantic_ai_compat
 
 __all__ = [
