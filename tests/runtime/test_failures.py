@@ -11,7 +11,7 @@ from pydantic_ai.exceptions import (
     UserError,
 )
 
-from agentrig.runtime.models.failures import classify, is_context_length_error
+from agentrig.runtime.models.failures import classify, describe_provider_failure, is_context_length_error
 from agentrig.runtime.models.stops import (
     EmptyResponsesRepeated,
     MaxIterationsReached,
@@ -37,7 +37,9 @@ from agentrig.runtime.models.stops import (
             ModelHTTPError(400, "m", {"type": "error", "error": {"message": "prompt is too long: 210000 tokens"}}),
             "context_length",
         ),
-        (ModelHTTPError(400, "m", {"error": {"message": "bad request"}}), "agent_error"),
+        (ModelHTTPError(400, "m", {"error": {"message": "bad request"}}), "request_rejected"),
+        (ModelHTTPError(404, "m", {"error": {"message": "no such model"}}), "request_rejected"),
+        (ModelHTTPError(408, "m"), "connection"),
         (ModelAPIError("m", "Connection error."), "connection"),
         (ConnectionResetError("reset"), "connection"),
         (UsageLimitExceeded("The next request would exceed the request_limit of 1"), "usage_limit"),
@@ -71,3 +73,20 @@ def test_exception_groups_are_unwrapped() -> None:
 def test_context_length_needs_a_client_error_status() -> None:
     assert not is_context_length_error(ModelHTTPError(500, "m", {"error": {"message": "context length"}}))
     assert not is_context_length_error(ValueError("context length"))
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        ModelHTTPError(400, "m", {"error": {"message": "bad request"}}),
+        ModelHTTPError(400, "m", {"error": {"code": "context_length_exceeded", "message": "too long"}}),
+        ModelHTTPError(413, "m", "request too large"),
+        ModelHTTPError(429, "m"),
+        ModelHTTPError(529, "m", {"type": "error", "error": {"message": "Overloaded"}}),
+        ModelAPIError("m", "Connection error."),
+    ],
+)
+def test_the_retrying_model_and_classify_read_one_table(error: Exception) -> None:
+    # The provider wrapper's verdict (raised after retries) and a bare failure's verdict are the same kind.
+    kind, _ = describe_provider_failure(error, provider="openai")
+    assert kind == classify(error).kind

@@ -278,6 +278,7 @@ RunErrorKind = Literal[
     "context_length",
     "rate_limit",
     "server_error",
+    "request_rejected",
     "auth",
     "connection",
     "usage_limit",

@@ -14,6 +14,7 @@ RunErrorKind: TypeAlias = Literal[
     "context_length",
     "rate_limit",
     "server_error",
+    "request_rejected",
     "auth",
     "connection",
     "usage_limit",
@@ -28,7 +29,9 @@ RunErrorKind: TypeAlias = Literal[
 ]
 """Why a turn ended in error. Provider kinds map to exit code 3 when nothing expected them."""
 
-PROVIDER_ERROR_KINDS: frozenset[str] = frozenset({"context_length", "rate_limit", "server_error", "auth", "connection"})
+PROVIDER_ERROR_KINDS: frozenset[str] = frozenset(
+    {"context_length", "rate_limit", "server_error", "request_rejected", "auth", "connection"}
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -13,6 +13,7 @@ importing classes, because pydantic-ai 2.68 added category classes (`ModelContex
 from __future__ import annotations
 
 from collections.abc import Mapping
+from http import HTTPStatus
 from typing import Any
 
 from pydantic_ai.exceptions import (
@@ -23,16 +24,22 @@ from pydantic_ai.exceptions import (
     UserError,
 )
 
+from agentrig.runtime.history.redaction import redact
 from agentrig.runtime.history.run_records import RunError, RunErrorKind
 from agentrig.runtime.models.stops import RunStopped, ScriptedToolFailure
 
 __all__ = [
     "classify",
+    "describe_provider_failure",
     "is_context_length_error",
     "one_line",
+    "provider_detail",
+    "provider_kind",
+    "status_phrase",
 ]
 
 _MESSAGE_LIMIT = 500
+_EXTRA_STATUS_PHRASES = {529: "Overloaded"}
 
 
 _CONTEXT_LENGTH_CODES = frozenset({"context_length_exceeded", "string_above_max_length", "request_too_large"})
@@ -88,22 +95,28 @@ def is_context_length_error(exc: BaseException) -> bool:
     return bool(codes & _CONTEXT_LENGTH_CODES) or any(phrase in text for phrase in _CONTEXT_LENGTH_PHRASES)
 
 
-def _provider_kind(exc: ModelAPIError) -> RunErrorKind:
-    names = _class_names(exc)
-    if is_context_length_error(exc):
+def provider_kind(error: BaseException) -> RunErrorKind:
+    """The `RunError` kind of a provider failure (a pydantic-ai `ModelAPIError`, or what wraps one).
+
+    By HTTP status where there is one: 429 rate_limit, 401/403 auth, 408 connection, 5xx server_error, a
+    context-window 400/413 context_length, any other 4xx request_rejected (a bad request, an unknown model).
+    Without a status, 2.68 names the category in its class; 2.38 raises a bare ModelAPIError for a dropped
+    connection.
+    """
+    if is_context_length_error(error):
         return "context_length"
-    if isinstance(exc, ModelHTTPError):
-        status = exc.status_code
+    if isinstance(error, ModelHTTPError):
+        status = error.status_code
         if status == 429:
             return "rate_limit"
         if status in (401, 403):
             return "auth"
-        if status >= 500:
-            return "server_error"
         if status == 408:
             return "connection"
-        return "agent_error"
-    # Without an HTTP status: 2.68 names the category; 2.38 raises a bare ModelAPIError for connection failures.
+        if status >= 500:
+            return "server_error"
+        return "request_rejected"
+    names = _class_names(error)
     if "ModelRateLimitError" in names or "ModelQuotaExceededError" in names:
         return "rate_limit"
     if "ModelAuthenticationError" in names:
@@ -113,18 +126,60 @@ def _provider_kind(exc: ModelAPIError) -> RunErrorKind:
     return "connection"
 
 
-def _provider_message(exc: ModelAPIError) -> str:
-    """`HTTP 429 from gpt-4o: <the provider's message>` rather than pydantic-ai's dump of the whole body."""
-    if not isinstance(exc, ModelHTTPError):
-        return f"{exc.model_name}: {exc.message}"
-    body: Any = exc.body
-    detail: Any = None
+def _error_object(error: BaseException) -> Mapping[str, Any]:
+    """The provider's error object: OpenAI's SDK hands over `{"message", "type", "code"}` already unwrapped,
+    Anthropic's the whole `{"type": "error", "error": {...}}` body."""
+    body = getattr(error, "body", None)
     if isinstance(body, Mapping):
-        error: Any = body.get("error", body)  # pyright: ignore[reportUnknownMemberType]
-        detail = error.get("message") if isinstance(error, Mapping) else error  # pyright: ignore[reportUnknownMemberType]
-    if not isinstance(detail, str) or not detail:
-        detail = str(body) if body is not None else "no details"
-    return f"HTTP {exc.status_code} from {exc.model_name}: {detail}"
+        inner = body.get("error")  # pyright: ignore[reportUnknownMemberType]
+        if isinstance(inner, Mapping):
+            return inner  # pyright: ignore[reportUnknownVariableType]
+        return body  # pyright: ignore[reportUnknownVariableType]
+    return {}
+
+
+def provider_detail(error: BaseException) -> str:
+    """The provider's own words for a failure, rather than pydantic-ai's dump of the whole body."""
+    message = _error_object(error).get("message")
+    if isinstance(message, str) and message:
+        return message
+    body = getattr(error, "body", None)
+    if isinstance(body, str) and body:
+        return body
+    if body is not None and not isinstance(body, Mapping):
+        return str(body)
+    cause = error.__cause__
+    if cause is not None and str(cause):
+        return str(cause)
+    return getattr(error, "message", None) or type(error).__name__
+
+
+def status_phrase(status: int) -> str:
+    """`Unauthorized` for 401; Anthropic's 529 `Overloaded`, which is not in the IANA registry."""
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return _EXTRA_STATUS_PHRASES.get(status, "")
+
+
+def describe_provider_failure(error: BaseException, *, provider: str) -> tuple[RunErrorKind, str]:
+    """The `RunError` kind and one redacted line naming the provider and the HTTP status, for a failure that
+    survived the retries: `openai: HTTP 401 Unauthorized: invalid api key`."""
+    kind = provider_kind(error)
+    detail = provider_detail(error)
+    if isinstance(error, ModelHTTPError):
+        phrase = status_phrase(error.status_code)
+        line = f"{provider}: HTTP {error.status_code}{' ' + phrase if phrase else ''}: {detail}"
+    else:
+        line = f"{provider}: connection failed: {detail}"
+    return kind, redact(one_line(line))
+
+
+def _model_failure_line(error: ModelAPIError) -> str:
+    """`HTTP 429 from gpt-4o: <the provider's message>` for a failure raised without the retrying wrapper."""
+    if isinstance(error, ModelHTTPError):
+        return f"HTTP {error.status_code} from {error.model_name}: {provider_detail(error)}"
+    return f"{error.model_name}: {error.message}"
 
 
 def classify(exc: BaseException) -> RunError:
@@ -138,7 +193,7 @@ def classify(exc: BaseException) -> RunError:
     if isinstance(exc, UsageLimitExceeded):
         return RunError(kind="usage_limit", message=one_line(exc.message))
     if isinstance(exc, ModelAPIError):
-        return RunError(kind=_provider_kind(exc), message=one_line(_provider_message(exc)))
+        return RunError(kind=provider_kind(exc), message=one_line(_model_failure_line(exc)))
     if isinstance(exc, UnexpectedModelBehavior):
         return RunError(kind="unexpected_model_behavior", message=one_line(exc.message))
     if isinstance(exc, TimeoutError):

@@ -19,16 +19,13 @@ import asyncio
 import email.utils
 import os
 import random
-import re
 import time
 import weakref
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
-from http import HTTPStatus
 from typing import Any, TypeAlias, TypeVar
 
-from pydantic_ai import exceptions as pydantic_ai_exceptions
 from pydantic_ai.exceptions import ModelAPIError, ModelHTTPError, UserError
 from pydantic_ai.messages import ModelMessage, ModelResponse
 from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse, infer_model
@@ -39,6 +36,7 @@ from pydantic_ai.settings import ModelSettings
 from agentrig.errors import ContextOverflowError, ProviderError, UsageError
 from agentrig.runtime.history.redaction import redact, register_secret
 from agentrig.runtime.history.run_records import RunErrorKind
+from agentrig.runtime.models.failures import describe_provider_failure, one_line, provider_kind
 from agentrig.runtime.models.stops import RunStopped
 
 __all__ = [
@@ -50,7 +48,6 @@ __all__ = [
     "RetryingModel",
     "build_model",
     "close_model",
-    "describe_provider_failure",
     "resolve_model_name",
     "run_many",
 ]
@@ -63,12 +60,6 @@ _LOCAL_SERVER_KEY = "api-key-not-set"
 _OPENAI_CHAT_KINDS = frozenset({"openai", "openai-chat"})
 _KEY_ENV_VARS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 _BASE_URL_ENV_VARS = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}  # read by the SDKs
-_MESSAGE_LIMIT = 300
-_CONTEXT_LENGTH_TEXT = re.compile(
-    r"context[_ ]length|context window|prompt is too long|maximum context|too many tokens|input is too long",
-    re.IGNORECASE,
-)
-_EXTRA_STATUS_PHRASES = {529: "Overloaded"}  # Anthropic's overload status is not in the IANA registry.
 
 
 _Built: TypeAlias = tuple[Model, list[Any]]
@@ -162,7 +153,7 @@ def build_model(
             f"model {name!r} needs an extra package ({error.name or error}): pip install 'agentrig[providers]'"
         ) from None
     except (UserError, ValueError) as error:
-        raise UsageError(f"model {name!r}: {redact(_one_line(str(error)))}") from None
+        raise UsageError(f"model {name!r}: {redact(one_line(str(error)))}") from None
     return RetryingModel(wrapped, policy=retry_policy or DEFAULT_RETRY_POLICY, owned_clients=clients, rebuild=build)
 
 
@@ -305,7 +296,7 @@ class RetryingModel(WrapperModel):
                 raise self._failure(error, attempt) from error
 
     async def _wait_or_raise(self, error: ModelAPIError, attempt: int) -> None:
-        kind = _kind_of(error)
+        kind = provider_kind(error)
         if kind not in ("rate_limit", "server_error", "connection") or attempt >= self.policy.max_attempts:
             raise self._failure(error, attempt) from error
         await self._sleep(self.retry_delay(error, attempt))
@@ -330,89 +321,8 @@ class RetryingModel(WrapperModel):
 # --------------------------------------------------------------------------------------------- translating
 
 
-def describe_provider_failure(error: BaseException, *, provider: str) -> tuple[RunErrorKind, str]:
-    """The `RunError` kind and the one redacted line for a pydantic-ai provider exception.
-
-    Works on every supported version: 2.38 raises plain `ModelHTTPError`/`ModelAPIError`; 2.68 raises
-    category subclasses of them (`ModelRateLimitError`, `ModelContextWindowExceededError`, ...).
-    """
-    kind = _kind_of(error)
-    status = _status_of(error)
-    detail = _provider_message(error)
-    if status is None:
-        line = f"{provider}: connection failed: {detail}"
-    else:
-        phrase = _status_phrase(status)
-        line = f"{provider}: HTTP {status}{' ' + phrase if phrase else ''}: {detail}"
-    return kind, redact(_one_line(line))
-
-
-def _kind_of(error: BaseException) -> RunErrorKind:
-    status = _status_of(error)
-    if status is None:
-        return "connection"
-    if _is_context_length(error, status):
-        return "context_length"
-    if status in (401, 403):
-        return "auth"
-    if status == 429:
-        return "rate_limit"
-    # Other 4xx (bad request, unknown model) end as server_error: RunErrorKind has no row for them yet.
-    return "server_error"
-
-
 def _status_of(error: BaseException) -> int | None:
     return error.status_code if isinstance(error, ModelHTTPError) else None
-
-
-def _is_context_length(error: BaseException, status: int) -> bool:
-    # pydantic-ai >= 2.6x classifies it itself; 2.38 leaves it to the body.
-    category = vars(pydantic_ai_exceptions).get("ModelContextWindowExceededError")
-    if isinstance(category, type) and isinstance(error, category):
-        return True
-    if status not in (400, 413):
-        return False
-    error_object = _error_object(error)
-    if error_object.get("code") == "context_length_exceeded":
-        return True
-    return bool(_CONTEXT_LENGTH_TEXT.search(str(error_object.get("message", ""))))
-
-
-def _error_object(error: BaseException) -> Mapping[str, Any]:
-    """The provider's error object: OpenAI's SDK hands over `{"message", "type", "code"}` already unwrapped,
-    Anthropic's the whole `{"type": "error", "error": {...}}` body."""
-    body = getattr(error, "body", None)
-    if isinstance(body, Mapping):
-        inner = body.get("error")  # pyright: ignore[reportUnknownMemberType]
-        if isinstance(inner, Mapping):
-            return inner  # pyright: ignore[reportUnknownVariableType]
-        return body  # pyright: ignore[reportUnknownVariableType]
-    return {}
-
-
-def _provider_message(error: BaseException) -> str:
-    message = _error_object(error).get("message")
-    if isinstance(message, str) and message:
-        return message
-    body = getattr(error, "body", None)
-    if isinstance(body, str) and body:
-        return body
-    cause = error.__cause__
-    if cause is not None and str(cause):
-        return str(cause)
-    return getattr(error, "message", None) or type(error).__name__
-
-
-def _status_phrase(status: int) -> str:
-    try:
-        return HTTPStatus(status).phrase
-    except ValueError:
-        return _EXTRA_STATUS_PHRASES.get(status, "")
-
-
-def _one_line(text: str) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= _MESSAGE_LIMIT else line[: _MESSAGE_LIMIT - 3] + "..."
 
 
 def _retry_after_seconds(error: BaseException) -> float | None:
