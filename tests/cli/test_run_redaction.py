@@ -1,4 +1,4 @@
-"""No file `agentrig run` writes contains an API key, whatever a tool or the model echoed (issue 4)."""
+"""No file `agentrig run` writes contains an API key, whatever a tool or the model echoed."""
 
 from __future__ import annotations
 

@@ -77,7 +77,7 @@ def flat_parts(history: Sequence[Message]) -> list[tuple[str, Part]]:
     """Every part with the kind of its message, ignoring message boundaries.
 
     Message boundaries are not stable across versions (content enqueued from a tool is a separate request on
-    2.38 and merged into the tool-return request on 2.68, reference §6), the parts and their order are.
+    2.38 and merged into the tool-return request on 2.68), the parts and their order are.
     """
     return [(message.kind, part) for message in history for part in message.parts]
 

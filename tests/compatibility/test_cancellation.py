@@ -1,5 +1,5 @@
 """Cancellation through the public `CancellationToken`: `RunCancelled` keeps the messages and usage so far,
-and the next run closes the unfinished call with `outcome='interrupted'` (reference §6).
+and the next run closes the unfinished call with `outcome='interrupted'`.
 
 pydantic-ai closes the unfinished calls of a cancelled snapshot only when the snapshot's trailing message still
 says `state='interrupted'` (`UserPromptNode`, every pinned version), so the canonical form must carry that

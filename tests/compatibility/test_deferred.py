@@ -98,7 +98,7 @@ def test_deferred_calls_resume_from_canonical_json(tmp_path: Path) -> None:
     assert second.output == "all done"
     assert deleted == ["/a"]  # only the approved call ran
     # The model saw one result for every call. Order within the request differs: the ordinary tool's
-    # result comes first on 2.38 and last on 2.68 (reference §5), so compare by call id.
+    # result comes first on 2.38 and last on 2.68, so compare by call id.
     answers = {
         part.tool_call_id: part
         for _, part in flat_parts(scripted.received_canonical())

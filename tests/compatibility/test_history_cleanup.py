@@ -1,4 +1,4 @@
-"""Model-input history cleanup by the public Agent run pipeline (reference §8).
+"""Model-input history cleanup by the public Agent run pipeline.
 
 A runtime built on pydantic-ai no longer repairs dangling calls or orphaned results itself: the agent
 cleans `message_history` before every model request. These cases prove it on the installed version by

@@ -2,7 +2,7 @@
 
 `ProcessHistory` (and any `before_model_request` hook) cannot do it: core assigns the processed list back
 to the run's history (`ctx.state.message_history[:] = messages` in `ModelRequestNode`), so its output is
-persisted (reference §7). The public way that works on every pinned version is a `wrap_model_request` hook,
+persisted. The public way that works on every pinned version is a `wrap_model_request` hook,
 `capabilities.Hooks(model_request=...)`: it calls the handler with a copy of the request context whose
 messages are rewritten, while the run's history keeps the originals. (2.68 adds `prepare_model_request`
 with the same per-attempt semantics; 2.38 does not have it, so the runtime uses the wrap hook.)

@@ -1,6 +1,6 @@
 """Steering: content a tool enqueues with `RunContext.enqueue` reaches the model exactly once.
 
-Message boundaries differ between versions (reference §6): the enqueued text is a separate request after the
+Message boundaries differ between versions: the enqueued text is a separate request after the
 tool-return request on 2.38 (and up to 2.59 at least), and part of the tool-return request on 2.68. These
 cases compare per-part sequences, which are the same everywhere.
 """

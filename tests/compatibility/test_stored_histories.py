@@ -4,7 +4,7 @@ canonical form as every other version's dump, and the conversation continues fro
 
 A dump loads natively when the installed version validates it (every 2.x reads the older `retry-prompt`
 parts); a 2.60+ dump on 2.38-2.59 goes through the canonical form (`convert.load_pydantic_ai_json`), because
-`outcome='retried'` and `retry-feedback` are unknown there (reference §2).
+`outcome='retried'` and `retry-feedback` are unknown there.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def test_fixture_is_in_its_version_shape(version: str) -> None:
 
 @pytest.mark.parametrize("version", PINNED_VERSIONS)
 def test_native_loading_matches_the_documented_version_rule(version: str) -> None:
-    # 2.60+ reads older dumps; 2.38-2.59 reject 2.60+ dumps (reference §2).
+    # 2.60+ reads older dumps; 2.38-2.59 reject 2.60+ dumps.
     data = fixture(version).read_bytes()
     loads_natively = pydantic_ai_compat.HAS_RETRY_FEEDBACK or version_tuple(version) < (2, 60, 0)
     if loads_natively:

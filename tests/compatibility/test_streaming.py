@@ -74,7 +74,7 @@ def test_stream_order_and_complete_tool_arguments() -> None:
 
     events, result = asyncio.run(collect_events(agent))
 
-    # The same order on every pinned version (reference §3); deltas of one chunk may merge, so compare the
+    # The same order on every pinned version; deltas of one chunk may merge, so compare the
     # sequence with consecutive duplicates collapsed.
     names = [describe(event) for event in events]
     collapsed = [name for index, name in enumerate(names) if index == 0 or names[index - 1] != name]
@@ -121,7 +121,7 @@ def test_stream_order_and_complete_tool_arguments() -> None:
 
 
 def test_text_before_a_tool_call_does_not_end_a_streamed_event_run() -> None:
-    # run_stream() would end the run at the first text (reference §3); run_stream_events() must not.
+    # run_stream() would end the run at the first text; run_stream_events() must not.
     scripted = ScriptedModel(
         stream_script=[
             ["Let me look. ", {1: DeltaToolCall(name="lookup", json_args='{"key": "a"}', tool_call_id="call_1")}],

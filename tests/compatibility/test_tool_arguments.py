@@ -30,7 +30,7 @@ class ArgumentCase:
     args: dict[str, object] | str | None
     """`ToolCallPart.args` as the model wrote it."""
     as_dict: dict[str, object]
-    """What `args_as_dict()` returns (the same on every pinned version, reference §2)."""
+    """What `args_as_dict()` returns (the same on every pinned version)."""
     canonical: dict[str, object] | str
     """The canonical `ToolCallPart.args`: a dict for an object, the raw string otherwise."""
     tool_receives: int | None

@@ -118,7 +118,7 @@ def test_deferred_calls_persisted_as_canonical_json_between_the_runs_resume() ->
 
 def test_cancelled_run_history_round_trips_and_resumes_with_an_interrupted_return() -> None:
     # The trailing request of a cancelled run has `state='interrupted'` (both eras); that flag is what makes the
-    # next run close the unanswered `slow_1` call. The canonical Message must carry it (see the report to A):
+    # next run close the unanswered `slow_1` call. The canonical Message must carry it:
     # without it the continued history sends the model a tool call that never gets a result.
     agent, history = run_cancelled()
     assert history_signature(history)[1][1] == [

@@ -1,4 +1,4 @@
-"""Compaction end to end (issue 6): real pydantic-ai runs through `execute_scenario` and `agentrig run`.
+"""Compaction end to end: real pydantic-ai runs through `execute_scenario` and `agentrig run`.
 
 Each test writes a scenario, runs it with the scripted model, and checks the turn records, what the model
 was sent (the script's `expect_input` checks), the stored history and the session's compaction record.

@@ -266,7 +266,7 @@ class CompactionController:
             transcript = f"{SUMMARY_PREFIX}\n{current.summary}\n\n{transcript}"
         try:
             summary = (await self.summarizer(transcript)).strip()
-        except Exception as error:  # any summarizer failure: the request goes on uncompacted (issue 6)
+        except Exception as error:  # any summarizer failure: the request goes on uncompacted
             return unchanged("failed", "summary_failed", f"{type(error).__name__}: {error}")
         if not summary:
             return unchanged("failed", "summary_failed", "the summary was empty")

@@ -212,7 +212,7 @@ def save_session(session: Session, path: str | Path) -> Session:
     target = Path(path)
     _refuse_to_overwrite(target)
     saved = replace(session, last_modified=_now())
-    # API keys never reach a session file, whatever a model or a tool echoed (issue 4).
+    # API keys never reach a session file, whatever a model or a tool echoed.
     jsonio.write_atomic(target, redact_bytes(jsonio.dumps(session_to_json(saved), pretty=True)))
     return saved
 

@@ -106,7 +106,7 @@ def _with_shared_inputs(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 # --- reading: one decoder per part_kind, for both the canonical and the pydantic-ai vocabulary ---
 #
-# Loading must be >= 5x faster than pydantic-ai's `validate_json` (issue 2; bench/bench_history.py).
+# Loading must be >= 5x faster than pydantic-ai's `validate_json` (bench/bench_history.py).
 # The frozen dataclasses' generated `__init__` costs about twice as much as filling the slots
 # directly, so the hot part kinds are built here by setting their slot descriptors. The values are
 # equal to those the constructors build; tests/runtime/test_wire.py proves it for every field.

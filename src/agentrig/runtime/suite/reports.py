@@ -121,7 +121,7 @@ def write_scenario_outputs(out_dir: Path, result: ScenarioResult, *, execution: 
 
 
 def _write(path: Path, data: bytes, *, atomic: bool = False) -> None:
-    """Every file of a run goes through here: API keys never reach the disk (issue 4)."""
+    """Every file of a run goes through here: API keys never reach the disk."""
     data = redact_bytes(data)
     if atomic:
         write_atomic(path, data)
