@@ -30,7 +30,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.usage import RequestUsage
 
 from agentrig.runtime.engine.agent_loading import AgentCache, AgentHandle
-from agentrig.runtime.engine.compaction import (
+from agentrig.runtime.engine.compaction.controller import (
     CompactionController,
     calculate_retention_boundary,
     estimate_tokens,

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agentrig.errors import UsageError
-from agentrig.runtime.engine.compaction import (
+from agentrig.runtime.engine.compaction.controller import (
     SUMMARY_PREFIX,
     CompactionController,
     apply_state,

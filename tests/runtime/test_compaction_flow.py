@@ -17,9 +17,9 @@ from pydantic_ai.models import Model
 from typer.testing import CliRunner
 
 from agentrig.cli import app
-from agentrig.runtime.engine import scenario_execution as execution
 from agentrig.runtime.engine.agent_loading import AgentCache
-from agentrig.runtime.engine.compaction import SUMMARY_PREFIX
+from agentrig.runtime.engine.compaction import summarizer
+from agentrig.runtime.engine.compaction.controller import SUMMARY_PREFIX
 from agentrig.runtime.engine.scenario_execution import ScenarioExecution, execute_scenario
 from agentrig.runtime.history.canonical import Message, ToolCallPart, ToolReturnPart
 from agentrig.runtime.history.run_records import TurnRecord
@@ -71,11 +71,11 @@ def texts(history: tuple[Message, ...]) -> list[str]:
 
 
 class CountingSummarizers:
-    """Wraps `execution.model_summarizer` to count the summarize calls a run makes."""
+    """Wraps `summarizer.model_summarizer` to count the summarize calls a run makes."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.calls = 0
-        original = execution.model_summarizer
+        original = summarizer.model_summarizer
 
         def counting(model: Model) -> Callable[[str], Awaitable[str]]:
             summarize = original(model)
@@ -86,7 +86,7 @@ class CountingSummarizers:
 
             return wrapper
 
-        monkeypatch.setattr(execution, "model_summarizer", counting)
+        monkeypatch.setattr(summarizer, "model_summarizer", counting)
 
 
 # --- compaction by threshold

@@ -39,7 +39,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from agentrig.runtime.engine.compaction import estimate_tokens
+from agentrig.runtime.engine.compaction.controller import estimate_tokens
+from agentrig.runtime.engine.compaction.model_input import compacted_input
 from agentrig.runtime.engine.seam import Attempt, AttemptRequest, CompactedInput, Engine
 from agentrig.runtime.history.canonical import Message, Part, RetryPromptPart, TextPart, ThoughtPart, ToolCallPart
 from agentrig.runtime.history.canonical import ToolReturnPart as CanonicalToolReturn
@@ -121,19 +122,6 @@ def _is_empty(response: Message) -> bool:
     return not response.tool_calls and not has_text
 
 
-def _compacted_input(full: Sequence[Message], model_input: Sequence[Message]) -> CompactedInput | None:
-    """The model-input-only replacement a compaction asks for: `model_input` shares a tail with `full`."""
-    if list(model_input) == list(full):
-        return None
-    shared = 0
-    while (
-        shared < min(len(full), len(model_input))
-        and full[len(full) - 1 - shared] == model_input[len(model_input) - 1 - shared]
-    ):
-        shared += 1
-    return CompactedInput(replaced_count=len(full) - shared, messages=tuple(model_input[: len(model_input) - shared]))
-
-
 class RequestOrchestrator:
     """Runs one agent (through its engine) over one session, request after request, keeping the loop contract."""
 
@@ -170,7 +158,7 @@ class RequestOrchestrator:
         compacted: CompactedInput | None = None
         if self.compactor is not None:
             model_input, compaction = await self.compactor.check_and_compact([*full_input, *next_request])
-            compacted = _compacted_input([*full_input, *next_request], model_input)
+            compacted = compacted_input([*full_input, *next_request], model_input)
         request = AttemptRequest(
             prompt=prompt,
             history=full_input,
@@ -183,7 +171,7 @@ class RequestOrchestrator:
             model_input, compaction = await self.compactor.check_and_compact([*full_input, *next_request], force=True)
             if compaction.status == "compacted":  # retry once; a second overflow ends the turn with the error
                 self.runtime.reset(self.runtime.request_id, prompt)
-                compacted = _compacted_input([*full_input, *next_request], model_input)
+                compacted = compacted_input([*full_input, *next_request], model_input)
                 attempt = await self.engine.attempt(replace(request, compacted_input=compacted), self)
             _explain_overflow(attempt, compaction)
         record = self._finalize(prompt, full_input, attempt, compaction, started)

@@ -12,27 +12,26 @@ summarize requests go to the same model (scripted `summary:` steps answer them).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from pydantic_ai.direct import model_request
-from pydantic_ai.messages import ModelRequest, SystemPromptPart, UserPromptPart
 from pydantic_ai.models import Model
 
-from agentrig.runtime.engine.agent_loading import AgentCache, AgentHandle, agent_for_scenario
-from agentrig.runtime.engine.compaction import SUMMARIZE_PROMPT, CompactionController
+from agentrig.runtime.engine.agent_loading import AgentCache, agent_for_scenario
+from agentrig.runtime.engine.compaction.controller import CompactionController
+from agentrig.runtime.engine.compaction.summarizer import compactor_for
 from agentrig.runtime.engine.orchestrator import RequestOrchestrator
 from agentrig.runtime.engine.pydantic_ai_engine import PydanticAIEngine
 from agentrig.runtime.history.canonical import Message, RetryPromptPart, ToolCallPart, ToolReturnPart
 from agentrig.runtime.history.run_records import ToolCallStatusRecord, TurnRecord
-from agentrig.runtime.history.sessions import CompactionRecord, Session, load_session, new_session
+from agentrig.runtime.history.sessions import Session, load_session, new_session
 from agentrig.runtime.history.tool_registry import ToolCallRegistry
 from agentrig.runtime.models.conversion import dump_pydantic_ai_json
 from agentrig.runtime.models.failures import classify
-from agentrig.runtime.models.scripted import ScriptedModel, summary_request
+from agentrig.runtime.models.scripted import ScriptedModel
 from agentrig.scenarios.loader import LoadedScenario
 
-__all__ = ["ScenarioExecution", "execute_scenario", "model_summarizer", "scripted_model_for"]
+__all__ = ["ScenarioExecution", "execute_scenario", "scripted_model_for"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -63,22 +62,6 @@ def scripted_model_for(loaded: LoadedScenario) -> ScriptedModel:
     return ScriptedModel([turn.model for turn in loaded.scenario.turns])
 
 
-def model_summarizer(model: Model) -> Callable[[str], Awaitable[str]]:
-    """A compaction summarizer that asks `model` (marked as a summarize request for scripted models).
-
-    One direct model request, not an agent run: an agent would answer an empty summary with an output retry
-    (a second, paid request); here an empty answer is simply an empty summary, which the controller rejects.
-    """
-
-    async def summarize(transcript: str) -> str:
-        request = ModelRequest(parts=[SystemPromptPart(content=SUMMARIZE_PROMPT), UserPromptPart(content=transcript)])
-        with summary_request():
-            response = await model_request(model, [request])
-        return response.text or ""
-
-    return summarize
-
-
 def _initial_session(loaded: LoadedScenario) -> Session:
     path = loaded.initial_history_path()
     if path is None:
@@ -88,28 +71,6 @@ def _initial_session(loaded: LoadedScenario) -> Session:
     # summary instead of summarizing again (docs/compaction.md).
     session = new_session(working_directory=loaded.base_dir, messages=list(stored.messages))
     return replace(session, compaction=stored.compaction)
-
-
-def _compactor(
-    loaded: LoadedScenario, model: Model | None, handle: AgentHandle, record: CompactionRecord | None
-) -> CompactionController | None:
-    settings = loaded.scenario.settings.compaction
-    if settings is None:
-        return None
-    summarizing: Model | str | None = model if model is not None else handle.agent.model  # pyright: ignore[reportAssignmentType]
-    if summarizing is None:
-        return None
-    if not isinstance(summarizing, Model):
-        from pydantic_ai.models import infer_model
-
-        summarizing = infer_model(summarizing)
-    return CompactionController(
-        context_window=settings.context_window,
-        reserve=settings.reserve,
-        keep_recent=settings.keep_recent,
-        summarizer=model_summarizer(summarizing),
-        state=record,
-    )
 
 
 def _with_compaction_record(session: Session, compactor: CompactionController | None) -> Session:
@@ -174,7 +135,8 @@ async def execute_scenario(
     run_model: Model | None = script if script is not None else model
     handle = agent_for_scenario(loaded, cache=cache)
     session = _initial_session(loaded)
-    compactor = _compactor(loaded, run_model, handle, session.compaction)
+    summarizing_model = run_model if run_model is not None else handle.agent.model
+    compactor = compactor_for(loaded.scenario.settings.compaction, summarizing_model, session.compaction)
     orchestrator = RequestOrchestrator(
         PydanticAIEngine(handle, model=run_model), session, settings=scenario.settings, compactor=compactor
     )
