@@ -211,7 +211,7 @@ class LoopbackServer:
             self._thread.join(timeout=5)
         self._server.server_close()
 
-    def _next_reply(self, request: ReceivedRequest) -> Reply:
+    def next_reply(self, request: ReceivedRequest) -> Reply:
         with self._lock:
             self.requests.append(request)
             if self._replies:
@@ -220,7 +220,7 @@ class LoopbackServer:
             return self.default
         return error(500, "loopback: no reply scripted for this request", error_type="api_error")
 
-    def _next_id(self) -> int:
+    def next_id(self) -> int:
         with self._lock:
             return next(self._ids)
 
@@ -251,11 +251,11 @@ class _Handler(BaseHTTPRequestHandler):
         path = urlsplit(self.path).path
         headers = {key.lower(): value for key, value in self.headers.items()}
         loopback = cast(_Server, self.server).loopback
-        reply = loopback._next_reply(ReceivedRequest(method="POST", path=path, headers=headers, body=body))
+        reply = loopback.next_reply(ReceivedRequest(method="POST", path=path, headers=headers, body=body))
         delay = loopback.latency_s if reply.delay_s is None else reply.delay_s
         if delay > 0:
             time.sleep(delay)
-        number = loopback._next_id()
+        number = loopback.next_id()
         if path.endswith("/chat/completions"):
             api = "openai"
         elif path.endswith("/messages"):

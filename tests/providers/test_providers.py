@@ -67,7 +67,9 @@ def _fail(model: RetryingModel) -> ProviderRequestError:
 
 def _rewrapped(model: RetryingModel, **options: Any) -> RetryingModel:
     """The same real model under another retry setup (policy, sleep, jitter)."""
-    return RetryingModel(model.wrapped, owned_clients=model._unclaimed[1] if model._unclaimed else (), **options)
+    # The rebuilt wrapper must own the same SDK clients, which only the original's private slot holds.
+    owned = model._unclaimed[1] if model._unclaimed else ()  # pyright: ignore[reportPrivateUsage]
+    return RetryingModel(model.wrapped, owned_clients=owned, **options)
 
 
 class _RecordedSleeps:

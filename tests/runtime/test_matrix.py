@@ -390,7 +390,7 @@ def fake_environment(spec: EnvironmentSpec, statuses: dict[str, str], *, marker:
         textwrap.dedent(FAKE_PYTHON).format(python=sys.executable, version=spec.version, statuses=statuses),
     )
     if marker:
-        (spec.location / MARKER_FILE).write_text(json.dumps(matrix_module._marker(spec)), encoding="utf-8")
+        (spec.location / MARKER_FILE).write_text(json.dumps(matrix_module.environment_marker(spec)), encoding="utf-8")
 
 
 @pytest.fixture(autouse=True)

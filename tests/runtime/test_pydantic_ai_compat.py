@@ -30,7 +30,7 @@ def test_version_is_read_from_the_installed_metadata() -> None:
     [("2.68.0", (2, 68, 0)), ("2.60.0rc1", (2, 60, 0)), ("3", (3, 0, 0)), ("2.61.dev4", (2, 61, 0))],
 )
 def test_version_parsing_tolerates_pre_releases(text: str, expected: tuple[int, int, int]) -> None:
-    assert compat._parse_version(text) == expected
+    assert compat.parse_version(text) == expected
 
 
 def test_feature_flags_match_the_release_that_introduced_them() -> None:

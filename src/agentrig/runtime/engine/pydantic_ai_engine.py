@@ -31,10 +31,10 @@ from agentrig.runtime.engine.seam import Attempt, AttemptRequest, CompactedInput
 from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.run_records import RunError
 from agentrig.runtime.history.usage import Usage
-from agentrig.runtime.models import pydantic_ai_compat
+from agentrig.runtime.models import chain, pydantic_ai_compat
 from agentrig.runtime.models.conversion import to_canonical, to_pydantic_ai
 from agentrig.runtime.models.failures import classify
-from agentrig.runtime.models.request_model import InputPrefix, RequestModel
+from agentrig.runtime.models.request_model import InputPrefix
 from agentrig.runtime.models.run_control import RunControl, open_run_control
 from agentrig.runtime.models.stops import RunStopped, ScriptedToolFailure
 from agentrig.scenarios.model import Settings
@@ -145,7 +145,7 @@ class PydanticAIEngine:
             prefix = InputPrefix(
                 replaced_count=compacted.replaced_count, messages=tuple(to_pydantic_ai(compacted.messages))
             )
-        return RequestModel(base, input_prefix=prefix)
+        return chain.for_request(base, input_prefix=prefix)
 
     def _estimated(self) -> bool:
         """Whether pydantic-ai estimates this model's usage (a FunctionModel or TestModel without exact usage)."""

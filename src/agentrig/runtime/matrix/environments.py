@@ -170,7 +170,7 @@ def environment_spec(
     )
 
 
-def _marker(spec: EnvironmentSpec) -> dict[str, object]:
+def environment_marker(spec: EnvironmentSpec) -> dict[str, object]:
     return {
         "format": MARKER_FORMAT,
         "pydantic_ai_version": spec.version,
@@ -216,7 +216,7 @@ def _is_reusable(spec: EnvironmentSpec) -> bool:
         marker = jsonio.read_json_file(marker_path)
     except AgentrigError:  # a damaged marker only means "build it again"
         return False
-    return marker == _marker(spec) and installed_version(spec.env_python) == spec.version
+    return marker == environment_marker(spec) and installed_version(spec.env_python) == spec.version
 
 
 def _remove_environment(spec: EnvironmentSpec) -> None:
@@ -258,7 +258,7 @@ def ensure_environment(spec: EnvironmentSpec, *, uv: str | None, rebuild: bool =
             f"pydantic-ai {spec.version}: cannot build the environment {spec.location}: "
             f"it resolved pydantic-ai-slim {found or 'nothing'} instead"
         )
-    jsonio.write_atomic(spec.location / MARKER_FILE, jsonio.dumps(_marker(spec), pretty=True))
+    jsonio.write_atomic(spec.location / MARKER_FILE, jsonio.dumps(environment_marker(spec), pretty=True))
     return False
 
 

@@ -45,7 +45,7 @@ RetryShape: TypeAlias = Literal["retry-prompt", "retried"]
 plus `RetryFeedbackPart` (2.60+)."""
 
 
-def _parse_version(text: str) -> tuple[int, int, int]:
+def parse_version(text: str) -> tuple[int, int, int]:
     numbers: list[int] = []
     for piece in text.split(".")[:3]:
         digits = re.match(r"\d*", piece)  # the leading digits: '0rc1' -> 0, 'dev4' -> 0
@@ -58,7 +58,7 @@ def _parse_version(text: str) -> tuple[int, int, int]:
 PYDANTIC_AI_VERSION_TEXT: Final[str] = version("pydantic_ai_slim")
 """The installed pydantic-ai version as written in its metadata, e.g. `2.68.0`."""
 
-PYDANTIC_AI_VERSION: Final[tuple[int, int, int]] = _parse_version(PYDANTIC_AI_VERSION_TEXT)
+PYDANTIC_AI_VERSION: Final[tuple[int, int, int]] = parse_version(PYDANTIC_AI_VERSION_TEXT)
 """The installed pydantic-ai version as (major, minor, patch)."""
 
 HAS_RETRY_FEEDBACK: Final[bool] = "RetryFeedbackPart" in vars(_messages)

@@ -15,10 +15,11 @@ from concurrent.futures import ProcessPoolExecutor
 
 from agentrig.errors import UsageError
 from agentrig.runtime.history.run_records import Check, ScenarioResult
+from agentrig.runtime.models.chain import real_model
 from agentrig.runtime.suite import reports
 from agentrig.runtime.suite.options import DEFAULT_OUT_DIR, ExecuteScenario, ExecutionLike, RunOptions
 from agentrig.runtime.suite.outcome import SuiteResult, count_statuses, exit_code_for, is_failure
-from agentrig.runtime.suite.scenario_run import build_model, run_one
+from agentrig.runtime.suite.scenario_run import run_one
 from agentrig.runtime.suite.selection import KeywordExpression, in_shard, parse_shard, select_scenarios
 from agentrig.runtime.suite.workers import run_parallel, started_pool
 from agentrig.scenarios.loader import LoadedScenario, load_paths
@@ -96,9 +97,9 @@ def _run_suite(
         raise UsageError(f"-k {options.keyword!r} selects none of the {len(all_loaded)} scenarios")
     if options.out_dir is not None:
         reports.prepare_out_dir(options.out_dir)
-    model = build_model(options.model, options.base_url) if options.jobs == 1 else None
+    model = real_model(options.model, base_url=options.base_url) if options.jobs == 1 else None
     if options.model is not None and options.jobs > 1:
-        build_model(options.model, options.base_url)  # fail fast here, not once per worker
+        real_model(options.model, base_url=options.base_url)  # fail fast here, not once per worker
 
     finished: dict[str, ScenarioResult] = {}
     interrupted = False

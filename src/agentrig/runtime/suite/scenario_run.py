@@ -7,17 +7,18 @@ import asyncio
 import time
 from typing import Any
 
-from agentrig.errors import AgentrigError, UsageError
+from agentrig.errors import AgentrigError
 from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.run_records import RunError, ScenarioResult
 from agentrig.runtime.history.usage import Usage
+from agentrig.runtime.models import chain
 from agentrig.runtime.suite import reports
 from agentrig.runtime.suite.expectations import check_scenario
 from agentrig.runtime.suite.options import ExecuteScenario, ExecutionLike, RunOptions
 from agentrig.runtime.suite.outcome import scenario_status, unexpected_error
 from agentrig.scenarios.loader import LoadedScenario
 
-__all__ = ["build_model", "run_one"]
+__all__ = ["run_one"]
 
 
 def _default_execute() -> ExecuteScenario:
@@ -26,28 +27,13 @@ def _default_execute() -> ExecuteScenario:
     return execute_scenario
 
 
-def build_model(model: str | None, base_url: str | None) -> Any:
-    """The real model for `--model`, through helper-built `agentrig.runtime.models.providers.build_model`."""
-    if model is None:
-        return None
-    try:
-        from agentrig.runtime.models.providers import build_model as build_provider_model
-    except ImportError as error:
-        raise UsageError(f"--model {model}: real providers are not available ({error})") from None
-    return build_provider_model(model, base_url=base_url)
-
-
 def _history_of(execution: ExecutionLike) -> tuple[Message, ...]:
     return tuple(execution.session.messages)
 
 
 def _scenario_model(name: str, model: Any, options: RunOptions) -> Any:
     """The model for one scenario: the run's model, or a recording around it, or a replay of a recording."""
-    if options.record_dir is None and options.replay_dir is None:
-        return model
-    from agentrig.runtime.models.record_replay import scenario_model
-
-    return scenario_model(name, model, record_dir=options.record_dir, replay_dir=options.replay_dir)
+    return chain.for_scenario(name, model, record_dir=options.record_dir, replay_dir=options.replay_dir)
 
 
 async def _execute_and_close(execute: ExecuteScenario, loaded: LoadedScenario, model: Any) -> ExecutionLike:

@@ -20,9 +20,10 @@ from typing import Any
 
 from agentrig.errors import InfrastructureError
 from agentrig.runtime.history.run_records import ScenarioResult
+from agentrig.runtime.models.chain import real_model
 from agentrig.runtime.suite.options import ExecuteScenario, RunOptions
 from agentrig.runtime.suite.outcome import is_failure
-from agentrig.runtime.suite.scenario_run import build_model, run_one
+from agentrig.runtime.suite.scenario_run import run_one
 from agentrig.scenarios.loader import LoadedScenario
 
 __all__ = ["run_parallel", "started_pool"]
@@ -42,7 +43,7 @@ def _run_in_worker(path: str, index: int, options: RunOptions, execute: ExecuteS
 
     loaded = next(item for item in load_scenario_file(Path(path)) if item.index == index)
     if options.model is not None and options.model not in _worker_model:
-        _worker_model[options.model] = build_model(options.model, options.base_url)
+        _worker_model[options.model] = real_model(options.model, base_url=options.base_url)
     return run_one(loaded, options=options, model=_worker_model.get(options.model or ""), execute=execute)
 
 

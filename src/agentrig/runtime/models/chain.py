@@ -1,0 +1,54 @@
+"""The model wrapper chain: the one place that says which wrappers a model request passes, and builds them.
+
+Every model request an agent run makes goes through these layers, outermost first. Each layer is a
+pydantic-ai `Model` with one job; wrappers derive from `WrapperModel` and override only what they change.
+
+    pydantic-ai Agent run
+      └─ RequestModel           fallback tool-call parsing; a compaction's summarized input   request_model.py
+          ├─ ScriptedModel       a scripted run: answers from the scenario's YAML steps         scripted.py
+          ├─ ReplayModel         --replay DIR: answers from a recording; a changed request fails record_replay.py
+          └─ RecordingModel      --record DIR: saves each answer of the model it wraps          record_replay.py
+              └─ RetryingModel   429, 5xx and connection failures retried, Retry-After honoured providers.py
+                  └─ provider    pydantic-ai's OpenAI / Anthropic / ... model and its SDK client
+
+`RecordingModel` appears only with `--record`; without `--record`/`--replay` a real run is
+`RequestModel -> RetryingModel -> provider`. Errors leave the chain through one table (`failures.py`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic_ai.models import Model
+
+from agentrig.errors import UsageError
+from agentrig.runtime.models.request_model import InputPrefix, RequestModel
+
+__all__ = ["for_request", "for_scenario", "real_model"]
+
+
+def real_model(name: str | None, *, base_url: str | None = None) -> Model | None:
+    """The retrying provider model for `provider:name` (None for a scripted run)."""
+    if name is None:
+        return None
+    try:
+        from agentrig.runtime.models.providers import build_model  # needs the provider SDKs ([providers] extra)
+    except ImportError as error:
+        raise UsageError(f"--model {name}: real providers are not available ({error})") from None
+    return build_model(name, base_url=base_url)
+
+
+def for_scenario(
+    scenario: str, model: Model | None, *, record_dir: Path | None = None, replay_dir: Path | None = None
+) -> Model | None:
+    """The model one scenario runs with: `model`, or a recording around it (`--record`), or a replay of one."""
+    if record_dir is None and replay_dir is None:
+        return model
+    from agentrig.runtime.models.record_replay import scenario_model
+
+    return scenario_model(scenario, model, record_dir=record_dir, replay_dir=replay_dir)
+
+
+def for_request(base: Model, *, input_prefix: InputPrefix | None = None) -> Model:
+    """The outermost layer, around whatever model one agent run uses."""
+    return RequestModel(base, input_prefix=input_prefix)
