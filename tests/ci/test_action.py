@@ -42,23 +42,28 @@ def test_inputs_reach_the_shell_only_through_env_and_every_action_is_pinned() ->
             assert PINNED_USES.match(step["uses"]), f"not pinned to a commit: {step['uses']}"
 
 
-def test_passing_scenarios_exit_0_upload_the_output_and_publish_the_summary_once(tmp_path: Path) -> None:
-    result, summary = run(
-        tmp_path, {"paths": str(ROOT / "scenarios"), "k": "text-answer or tool-roundtrip", "install": "false"}
-    )
+def test_shards_pass_upload_their_output_and_merge_into_one_summary(tmp_path: Path) -> None:
+    picked = {"paths": str(ROOT / "scenarios"), "k": "text-answer or tool-roundtrip", "install": "false"}
+    for shard in ("1", "2"):
+        result, _ = run(tmp_path, picked | {"shard": f"{shard}/2", "out": f"shard-{shard}", "artifact-name": shard})
+
+        assert result.exit_code == 0
+        out = tmp_path / f"shard-{shard}"
+        assert result.outputs == {"exit-code": "0", "out-dir": str(out)}
+        assert (out / "report.json").is_file()
+        assert "Install agentrig" not in result.ran  # install: false uses the agentrig on PATH
+        [(uses, with_values)] = result.uses
+        assert uses.startswith("actions/upload-artifact@")
+        assert with_values == {"name": shard, "path": str(out), "if-no-files-found": "warn"}
+
+    result, summary = run(tmp_path, {"command": "merge", "paths": "shard-*", "install": "false"})
 
     assert result.exit_code == 0
-    out = tmp_path / "agentrig-out"
-    assert result.outputs == {"exit-code": "0", "out-dir": str(out)}
-    assert (out / "report.json").is_file()
-    assert (out / "junit.xml").is_file()
-    assert "Install agentrig" not in result.ran  # install: false uses the agentrig on PATH
-    # agentrig run appends summary.md itself; the action must not add it a second time.
-    assert summary.count("## agentrig:") == 1
-    assert "2 passed, 0 failed" in summary
-    [(uses, with_values)] = result.uses
-    assert uses.startswith("actions/upload-artifact@")
-    assert with_values == {"name": "agentrig-out", "path": str(out), "if-no-files-found": "warn"}
+    assert result.outputs["out-dir"] == str(tmp_path / "agentrig-out")
+    assert (tmp_path / "agentrig-out" / "junit.xml").is_file()
+    # agentrig appends each summary.md itself (two shards, then the merge); the action must not add them again.
+    assert summary.count("## agentrig:") == 3
+    assert summary.rstrip().split("## agentrig:")[-1].startswith(" 2 passed, 0 failed")
 
 
 def test_a_failing_scenario_still_uploads_and_fails_the_action_with_exit_code_1(tmp_path: Path) -> None:
@@ -121,3 +126,46 @@ def test_the_install_step_pip_installs_the_action_source_or_the_given_spec(
     assert "Install agentrig" in result.ran
     assert log.read_text(encoding="utf-8").splitlines()[-1] == installed
     assert result.exit_code == 2  # the run after it still happened
+
+
+def test_matrix_publishes_compatibility_md_and_fails_with_its_exit_code(tmp_path: Path) -> None:
+    # A stand-in for `agentrig matrix` (the real one builds environments from the package index): it writes a
+    # report and exits 1, as on a regression.
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    shim = shims / "agentrig"
+    shim.write_text(
+        '#!/usr/bin/env bash\nprintf "%s\\n" "$@" > argv.txt\nmkdir -p agentrig-matrix\n'
+        'echo "# compatibility: 1 regression" > agentrig-matrix/compatibility.md\nexit 1\n',
+        encoding="utf-8",
+    )
+    shim.chmod(0o755)
+
+    result, summary = run(
+        tmp_path,
+        {"command": "matrix", "args": "--versions 2.60.0,2.68.0", "install": "false"},
+        path_prefix=[shims],
+    )
+
+    assert result.exit_code == 1
+    assert result.outputs == {"exit-code": "1", "out-dir": str(tmp_path / "agentrig-matrix")}
+    argv = (tmp_path / "argv.txt").read_text(encoding="utf-8").split()
+    assert argv == ["matrix", "scenarios", "--out", "agentrig-matrix", "--versions", "2.60.0,2.68.0"]
+    assert summary == "# compatibility: 1 regression\n"
+
+
+@pytest.mark.parametrize(
+    ("inputs", "message"),
+    [
+        ({"command": "merge", "shard": "1/2"}, "input shard is only for command run"),
+        ({"command": "matrix", "model": "openai:gpt-4o"}, "input model is only for command run"),
+        ({"command": "deploy"}, "command must be run, merge or matrix, not 'deploy'"),
+    ],
+    ids=["shard-with-merge", "model-with-matrix", "unknown-command"],
+)
+def test_inputs_a_command_does_not_take_are_a_usage_error(tmp_path: Path, inputs: dict[str, str], message: str) -> None:
+    result, summary = run(tmp_path, inputs | {"install": "false"})
+
+    assert result.exit_code == 2
+    assert result.outputs["exit-code"] == "2"
+    assert summary == f"**agentrig action: {message}**\n"
