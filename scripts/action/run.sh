@@ -75,7 +75,12 @@ printf '+'
 printf ' %q' "${argv[@]}"
 printf '\n'
 status=0
-"${argv[@]}" || status=$?
+if [[ "$command" == matrix ]]; then
+  # matrix's per-version `agentrig run`s would each append their summary.md; compatibility.md (below) is the summary.
+  env -u GITHUB_STEP_SUMMARY "${argv[@]}" || status=$?
+else
+  "${argv[@]}" || status=$?
+fi
 
 if [[ -d "$out" ]]; then
   echo "out-dir=$(cd "$out" && pwd)" >> "${GITHUB_OUTPUT:-/dev/null}"
