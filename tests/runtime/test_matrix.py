@@ -521,3 +521,12 @@ def test_a_real_environment_runs_the_suite_on_the_floor_version(tmp_path: Path) 
     again: list[str] = []
     run_matrix(options, progress=again.append)
     assert again[0] == "[1/1] pydantic-ai 2.38.0: environment ready (reused)"
+
+
+def test_a_version_run_does_not_write_the_ci_job_summary(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", "/tmp/summary.md")
+    monkeypatch.setenv("VIRTUAL_ENV", "/somewhere/.venv")
+    env = matrix_module.version_run_env()
+    assert "GITHUB_STEP_SUMMARY" not in env
+    assert "VIRTUAL_ENV" not in env
+    assert env["UV_PYTHON_DOWNLOADS"] == "never"

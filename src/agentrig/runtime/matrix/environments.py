@@ -198,6 +198,14 @@ def _subprocess_env() -> dict[str, str]:
     return env
 
 
+def version_run_env() -> dict[str, str]:
+    """The environment of one version's `agentrig run`: without GITHUB_STEP_SUMMARY, so a CI job summary gets the
+    matrix's one comparison instead of every version's own run summary."""
+    env = _subprocess_env()
+    env.pop("GITHUB_STEP_SUMMARY", None)
+    return env
+
+
 def installed_version(env_python: Path) -> str | None:
     """The pydantic-ai-slim version installed in an environment, or None when it has none (or is broken)."""
     if not env_python.is_file():
@@ -313,7 +321,7 @@ def _run_version(
     run_dir = options.out / spec.version
     _prepare_run_dir(run_dir)
     command = run_command(spec, options)
-    completed = subprocess.run(list(command), capture_output=True, text=True, env=_subprocess_env())
+    completed = subprocess.run(list(command), capture_output=True, text=True, env=version_run_env())
     log = options.out / "logs" / f"{spec.version}.log"
     jsonio.write_atomic(log, (completed.stdout + completed.stderr).encode())
     output = load_version_output(
