@@ -66,11 +66,15 @@ def run_suite(session: nox.Session, out: str) -> None:
     session.run("agentrig", "run", "scenarios/", "--out", out)
 
 
+# pytest-xdist: one worker per core (2 on the CI machine); the tests share no files or ports.
+PARALLEL = ("-n", "auto")
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
     """Run the whole pytest suite on the newest pinned pydantic-ai."""
     install_pinned(session, NEWEST)
-    session.run("pytest", *session.posargs)
+    session.run("pytest", *PARALLEL, *session.posargs)
 
 
 @nox.session
@@ -89,8 +93,16 @@ def compat(session: nox.Session, pydantic_ai: str) -> None:
     """Run the tests and the scenario suite with its golden histories on one pinned pydantic-ai."""
     install_pinned(session, pydantic_ai)
     # The JUnit file lets .ci/run close with one line counting every pytest run of the CI sessions.
-    session.run("pytest", "-q", f"--junitxml=out/pytest-{pydantic_ai}.xml", *session.posargs)
+    session.run("pytest", "-q", *PARALLEL, f"--junitxml=out/pytest-{pydantic_ai}.xml", *session.posargs)
     run_suite(session, f"out/compat-{pydantic_ai}")
+
+
+@nox.session(tags=["ci"])
+def matrix_smoke(session: nox.Session) -> None:
+    """Build real environments for the floor and the newest pin and run `agentrig matrix` over two scenarios."""
+    install_pinned(session, NEWEST)
+    session.install("uv")  # agentrig matrix builds its environments with uv when it finds it (pip otherwise)
+    session.run("pytest", "-q", "-m", "slow", "--junitxml=out/pytest-matrix.xml", *session.posargs)
 
 
 @nox.session

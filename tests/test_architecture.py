@@ -123,7 +123,14 @@ def runtime_layer(module: str) -> str | None:
 
 # --- what importing loads ------------------------------------------------------------------------------------
 
-PYDANTIC_AI_FREE_IMPORTS = (*CANONICAL_LAYER, *all_modules("agentrig.scenarios"), "agentrig.cli")
+PYDANTIC_AI_FREE_IMPORTS = (
+    *CANONICAL_LAYER,
+    *all_modules("agentrig.scenarios"),
+    "agentrig.cli",
+    # The loop contract and the engine seam are framework-free: an engine for another framework reuses them.
+    "agentrig.runtime.engine.orchestrator",
+    "agentrig.runtime.engine.seam",
+)
 """Importing all of these together must leave pydantic-ai unloaded (agentrig.cli: `agentrig --help` stays fast)."""
 
 

@@ -501,26 +501,31 @@ def test_a_baseline_that_cannot_load_the_scenarios_is_a_usage_error(tmp_path: Pa
 
 
 @pytest.mark.slow
-def test_a_real_environment_runs_the_suite_on_the_floor_version(tmp_path: Path) -> None:
-    scenario_files = sorted((REPO_ROOT / "scenarios").glob("*.yaml"))
-    if not scenario_files:
-        pytest.skip("no scenarios/ in this checkout")
-    first = scenario_files[0]
+def test_real_environments_run_the_suite_on_the_floor_and_the_newest_pin(tmp_path: Path) -> None:
+    # The one test that builds real environments (uv or pip, from the package index): nox's `matrix_smoke` session
+    # runs it in CI. Two scenarios, one of them with a tool retry, whose raw dump changes shape at 2.60.
+    chosen = [REPO_ROOT / "scenarios" / name for name in ("tool_roundtrip.yaml", "tool_retry.yaml")]
+    assert all(path.is_file() for path in chosen), chosen
     options = MatrixOptions(
-        paths=(first,), versions=("2.38.0",), out=tmp_path / "out", env_root=tmp_path / "envs", project=None
+        paths=tuple(chosen), versions=("2.38.0", "2.68.0"), out=tmp_path / "out", env_root=tmp_path / "envs", project=None
     )
     lines: list[str] = []
     report = run_matrix(options, progress=lines.append)
 
-    assert lines[0] == "[1/1] pydantic-ai 2.38.0: environment ready (built)"
-    (output,) = report.versions
-    assert output.error is None, output.error
-    assert output.resolved_version == "2.38.0"
-    assert len(report.scenarios) == 1
-    # The second call finds the pin in place and reuses the environment.
+    assert lines[0] == "[1/2] pydantic-ai 2.38.0: environment ready (built)", lines
+    assert [output.resolved_version for output in report.versions] == ["2.38.0", "2.68.0"]
+    assert all(output.error is None for output in report.versions), [o.error for o in report.versions]
+    assert len(report.scenarios) == 2
+    assert report.regressions == ()
+    assert report.exit_code == 0
+    # The removal contract across the retry-format change: canonical histories identical, raw dumps not.
+    assert all(comparison.canonical_differs == () for comparison in report.scenarios)
+    assert any(comparison.raw_differs == ("2.68.0",) for comparison in report.scenarios)
+    assert (tmp_path / "out" / "compatibility.md").is_file()
+    # The second call finds the pins in place and reuses the environments.
     again: list[str] = []
     run_matrix(options, progress=again.append)
-    assert again[0] == "[1/1] pydantic-ai 2.38.0: environment ready (reused)"
+    assert again[0] == "[1/2] pydantic-ai 2.38.0: environment ready (reused)", again
 
 
 def test_a_version_run_does_not_write_the_ci_job_summary(monkeypatch: pytest.MonkeyPatch) -> None:
