@@ -27,7 +27,7 @@ def scripted_usage(step: int) -> RequestUsage:
 
 
 @dataclass
-class ScriptedModel:
+class RecordedScript:
     """A FunctionModel answering with `script[n]` on its n-th request, recording every message list it receives.
 
     The n-th request is counted per model, not from the history, so a reloaded conversation continues the

@@ -22,7 +22,7 @@ from agentrig.runtime.history import canonical
 from agentrig.runtime.history.wire import dumps_history, loads_history
 from agentrig.runtime.models import pydantic_ai_compat
 from agentrig.runtime.models.conversion import to_canonical, to_pydantic_ai, usage_from_run
-from tests.compatibility.support import ScriptedModel, flat_parts
+from tests.compatibility.support import RecordedScript, flat_parts
 
 INTERRUPTED = "The tool call was interrupted before a result was produced."
 
@@ -34,12 +34,12 @@ def through_canonical_json(messages: list[ModelMessage]) -> list[ModelMessage]:
     return to_pydantic_ai(loads_history(dumps_history(to_canonical(messages))))
 
 
-def cancelled_during_tool(token: CancellationToken) -> tuple[Agent[None, str], ScriptedModel, RunCancelled]:
+def cancelled_during_tool(token: CancellationToken) -> tuple[Agent[None, str], RecordedScript, RunCancelled]:
     """A run whose `slow` tool cancels the token once `fast` has finished, then waits forever.
 
     Deterministic: no timer decides when the cancellation lands.
     """
-    scripted = ScriptedModel(
+    scripted = RecordedScript(
         script=[
             [ToolCallPart("fast", {}, tool_call_id="fast_1"), ToolCallPart("slow", {}, tool_call_id="slow_1")],
             [TextPart("resumed ok")],

@@ -23,7 +23,7 @@ from pydantic_ai.messages import ModelMessage, TextPart, ToolCallPart
 from agentrig.runtime.history import canonical, jsonio
 from agentrig.runtime.history.wire import dumps_history, loads_history
 from agentrig.runtime.models.conversion import to_canonical, to_pydantic_ai
-from tests.compatibility.support import ScriptedModel, flat_parts, without_run_ids
+from tests.compatibility.support import RecordedScript, flat_parts, without_run_ids
 
 FIRST_RESPONSE = [
     ToolCallPart("search", {"query": "x"}, tool_call_id="ext_1"),  # a host (external) tool
@@ -34,7 +34,7 @@ FIRST_RESPONSE = [
 ]
 
 
-def build_agent(scripted: ScriptedModel, deleted: list[str]) -> Agent[None, str | DeferredToolRequests]:
+def build_agent(scripted: RecordedScript, deleted: list[str]) -> Agent[None, str | DeferredToolRequests]:
     host_tools = ExternalToolset(
         [
             ToolDefinition(
@@ -69,7 +69,7 @@ def persist_and_reload(messages: list[ModelMessage], path: Path) -> list[ModelMe
 
 
 def test_deferred_calls_resume_from_canonical_json(tmp_path: Path) -> None:
-    scripted = ScriptedModel(script=[FIRST_RESPONSE, [TextPart("all done")]])
+    scripted = RecordedScript(script=[FIRST_RESPONSE, [TextPart("all done")]])
     deleted: list[str] = []
     agent = build_agent(scripted, deleted)
 
@@ -129,7 +129,7 @@ def test_deferred_run_resumes_identically_with_or_without_the_canonical_round_tr
     # The canonical JSON must not change what the model sees on resume.
     seen: list[list[canonical.Message]] = []
     for reload in (False, True):
-        scripted = ScriptedModel(script=[FIRST_RESPONSE, [TextPart("all done")]])
+        scripted = RecordedScript(script=[FIRST_RESPONSE, [TextPart("all done")]])
         agent = build_agent(scripted, [])
         first = asyncio.run(agent.run("do stuff"))
         history = persist_and_reload(first.all_messages(), tmp_path / "h.json") if reload else first.all_messages()

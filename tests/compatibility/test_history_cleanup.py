@@ -22,7 +22,7 @@ from pydantic_ai.messages import (
 )
 
 from agentrig.runtime.history import canonical
-from tests.compatibility.support import ScriptedModel, flat_parts, scripted_usage
+from tests.compatibility.support import RecordedScript, flat_parts, scripted_usage
 
 INTERRUPTED = "The tool call was interrupted before a result was produced."
 
@@ -47,7 +47,7 @@ def run(agent: Agent[None, str], prompt: str, history: list[ModelMessage]) -> li
 
 @pytest.mark.parametrize("args", [{"key": "a"}, '{"key": "a"', "[1]"], ids=["dict", "malformed-json", "non-object"])
 def test_public_history_closes_dangling_calls_including_malformed_args(args: str | dict[str, object]) -> None:
-    scripted = ScriptedModel(script=[[TextPart("ok")]])
+    scripted = RecordedScript(script=[[TextPart("ok")]])
     agent = Agent(scripted.model())
 
     stored = run(agent, "and now?", history_with_dangling_call(args))
@@ -83,7 +83,7 @@ def test_public_history_closes_dangling_calls_including_malformed_args(args: str
 
 
 def test_public_history_drops_orphaned_results_before_model_request() -> None:
-    scripted = ScriptedModel(script=[[TextPart("ok")]])
+    scripted = RecordedScript(script=[[TextPart("ok")]])
     agent = Agent(scripted.model())
     history: list[ModelMessage] = [
         ModelRequest(parts=[UserPromptPart("hello")]),
@@ -113,7 +113,7 @@ def test_public_history_drops_orphaned_results_before_model_request() -> None:
 def test_public_continuation_closes_older_dangling_call_with_deferred_result() -> None:
     # An older dangling call and a newer pending host call: resuming with the host result closes the old
     # call as interrupted and answers the new one, in one request to the model.
-    scripted = ScriptedModel(script=[[TextPart("resumed")]])
+    scripted = RecordedScript(script=[[TextPart("resumed")]])
     host_tools = ExternalToolset([ToolDefinition(name="confirm", parameters_json_schema={"type": "object"})])
     agent = Agent(scripted.model(), output_type=[str, DeferredToolRequests], toolsets=[host_tools])
     history = [

@@ -23,7 +23,7 @@ from pydantic_ai.models.function import DeltaToolCall
 
 from agentrig.runtime.history import canonical
 from agentrig.runtime.models.conversion import to_canonical
-from tests.compatibility.support import ScriptedModel, flat_parts
+from tests.compatibility.support import RecordedScript, flat_parts
 
 CLEARED = "[cleared: old tool result]"
 
@@ -54,7 +54,7 @@ def model_input_policy() -> AbstractCapability[Any]:
     return Hooks(model_request=clear_in_model_input)
 
 
-def two_turns(capability: AbstractCapability[Any], *, streamed: bool) -> tuple[ScriptedModel, list[ModelMessage]]:
+def two_turns(capability: AbstractCapability[Any], *, streamed: bool) -> tuple[RecordedScript, list[ModelMessage]]:
     """Turn 1 calls a tool; turn 2 calls it again. Returns the model and the stored history after turn 2."""
     calls = [
         [ToolCallPart("read", {"name": "a"}, tool_call_id="read_1")],
@@ -62,7 +62,7 @@ def two_turns(capability: AbstractCapability[Any], *, streamed: bool) -> tuple[S
         [ToolCallPart("read", {"name": "b"}, tool_call_id="read_2")],
         [TextPart("b read")],
     ]
-    scripted = ScriptedModel(
+    scripted = RecordedScript(
         script=calls if not streamed else (),
         stream_script=[
             [{0: DeltaToolCall(name="read", json_args='{"name": "a"}', tool_call_id="read_1")}],

@@ -19,13 +19,13 @@ from agentrig.runtime.history import canonical
 from agentrig.runtime.history.invariants import check_invariants
 from agentrig.runtime.history.sessions import load_session, new_session, save_session
 from agentrig.runtime.models.conversion import to_canonical, to_pydantic_ai
-from tests.compatibility.support import ScriptedModel
+from tests.compatibility.support import RecordedScript
 
 TURN_ONE = [[ToolCallPart("read", {"name": "notes"}, tool_call_id="read_1")], [TextPart("notes say hi")]]
 TURN_TWO = [[TextPart("still hi")]]
 
 
-def build_agent(scripted: ScriptedModel) -> Agent[None, str]:
+def build_agent(scripted: RecordedScript) -> Agent[None, str]:
     """The same agent definition on both sides of the reload (a cold process rebuilds it)."""
     agent = Agent(scripted.model(), instructions="Be terse.")
 
@@ -36,14 +36,14 @@ def build_agent(scripted: ScriptedModel) -> Agent[None, str]:
     return agent
 
 
-def turn_one() -> tuple[ScriptedModel, list[ModelMessage]]:
-    scripted = ScriptedModel(script=TURN_ONE)
+def turn_one() -> tuple[RecordedScript, list[ModelMessage]]:
+    scripted = RecordedScript(script=TURN_ONE)
     result = asyncio.run(build_agent(scripted).run("read my notes"))
     return scripted, result.all_messages()
 
 
-def turn_two(history: list[ModelMessage]) -> ScriptedModel:
-    scripted = ScriptedModel(script=TURN_TWO)
+def turn_two(history: list[ModelMessage]) -> RecordedScript:
+    scripted = RecordedScript(script=TURN_TWO)
     result = asyncio.run(build_agent(scripted).run("and now?", message_history=history))
     assert result.output == "still hi"
     return scripted

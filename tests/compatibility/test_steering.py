@@ -17,7 +17,7 @@ from pydantic_ai.models.function import DeltaToolCall
 
 from agentrig.runtime.history import canonical
 from agentrig.runtime.models.conversion import to_canonical
-from tests.compatibility.support import ScriptedModel, flat_parts
+from tests.compatibility.support import RecordedScript, flat_parts
 
 STEER = "STEER: also check the logs"
 
@@ -32,7 +32,7 @@ PART_SEQUENCE = [
 ]
 
 
-def steering_agent(scripted: ScriptedModel) -> Agent[None, str]:
+def steering_agent(scripted: RecordedScript) -> Agent[None, str]:
     agent = Agent(scripted.model())
 
     @agent.tool
@@ -51,7 +51,7 @@ def count_steering(history: list[canonical.Message]) -> int:
     return sum(part == canonical.TextPart(content=STEER) for _, part in flat_parts(history))
 
 
-def assert_delivered_once(scripted: ScriptedModel, stored: list[ModelMessage]) -> None:
+def assert_delivered_once(scripted: RecordedScript, stored: list[ModelMessage]) -> None:
     # Not in the first request, exactly once in every later one (the history grows, the steering is not repeated).
     assert [count_steering(scripted.received_canonical(i)) for i in range(len(scripted.received))] == [0, 1, 1]
     # The model gets it right after the tool result that enqueued it, in the same request: the
@@ -63,7 +63,7 @@ def assert_delivered_once(scripted: ScriptedModel, stored: list[ModelMessage]) -
 
 
 def test_steering_from_a_tool_reaches_the_model_once() -> None:
-    scripted = ScriptedModel(
+    scripted = RecordedScript(
         script=[
             [ToolCallPart("notify", {}, tool_call_id="notify_1")],
             [ToolCallPart("other", {}, tool_call_id="other_1")],
@@ -77,7 +77,7 @@ def test_steering_from_a_tool_reaches_the_model_once() -> None:
 
 
 def test_streamed_steering_emits_one_enqueued_event() -> None:
-    scripted = ScriptedModel(
+    scripted = RecordedScript(
         stream_script=[
             [{0: DeltaToolCall(name="notify", json_args="{}", tool_call_id="notify_1")}],
             [{0: DeltaToolCall(name="other", json_args="{}", tool_call_id="other_1")}],
@@ -107,7 +107,7 @@ def test_streamed_steering_emits_one_enqueued_event() -> None:
 def test_steering_enqueued_on_the_run_is_delivered_once(priority: str) -> None:
     # Steering from outside a tool (AgentRun.enqueue). 'when_idle' forces one more request when the run
     # would otherwise end; 'asap' rides along with the first request.
-    scripted = ScriptedModel(script=[[TextPart("first")], [TextPart("second")]])
+    scripted = RecordedScript(script=[[TextPart("first")], [TextPart("second")]])
     agent = Agent(scripted.model())
 
     async def run() -> Any:

@@ -25,7 +25,7 @@ from agentrig.runtime.history.wire import history_from_json
 from agentrig.runtime.models import pydantic_ai_compat
 from agentrig.runtime.models.conversion import load_pydantic_ai_json, to_canonical
 from tests.compatibility import conversation
-from tests.compatibility.support import ScriptedModel
+from tests.compatibility.support import RecordedScript
 
 DATA = Path(__file__).parent / "data"
 GOLDEN = DATA / "conversation.canonical.json"
@@ -119,7 +119,7 @@ def test_installed_version_still_produces_the_golden_conversation() -> None:
 @pytest.mark.parametrize("version", PINNED_VERSIONS)
 def test_conversation_continues_from_every_stored_history(version: str) -> None:
     loaded = load_pydantic_ai_json(fixture(version).read_bytes(), source=fixture(version))
-    scripted = ScriptedModel(script=[[TextPart("You're welcome.")]])
+    scripted = RecordedScript(script=[[TextPart("You're welcome.")]])
     agent: Agent[None, str | DeferredToolRequests] = Agent(
         scripted.model(), output_type=[str, DeferredToolRequests], instructions="Be terse."
     )

@@ -25,14 +25,14 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import DeltaThinkingPart, DeltaToolCall
 from pydantic_ai.run import AgentRunResultEvent
 
-from tests.compatibility.support import ScriptedModel
+from tests.compatibility.support import RecordedScript
 
 # The arguments arrive in three chunks; none is valid JSON on its own.
 ARGUMENT_CHUNKS = ('{"city": "Pa', 'ris", "days"', ": 3}")
 
 
-def streamed_weather_model() -> ScriptedModel:
-    return ScriptedModel(
+def streamed_weather_model() -> RecordedScript:
+    return RecordedScript(
         stream_script=[
             [
                 {0: DeltaThinkingPart(content="look it up")},
@@ -122,7 +122,7 @@ def test_stream_order_and_complete_tool_arguments() -> None:
 
 def test_text_before_a_tool_call_does_not_end_a_streamed_event_run() -> None:
     # run_stream() would end the run at the first text; run_stream_events() must not.
-    scripted = ScriptedModel(
+    scripted = RecordedScript(
         stream_script=[
             ["Let me look. ", {1: DeltaToolCall(name="lookup", json_args='{"key": "a"}', tool_call_id="call_1")}],
             ["found it"],

@@ -20,7 +20,7 @@ from agentrig.runtime.history import canonical
 from agentrig.runtime.history.wire import dumps_history, loads_history
 from agentrig.runtime.models import pydantic_ai_compat
 from agentrig.runtime.models.conversion import to_canonical, to_pydantic_ai
-from tests.compatibility.support import ScriptedModel
+from tests.compatibility.support import RecordedScript
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -76,7 +76,7 @@ def test_canonical_mapping_keeps_argument_meaning(case: ArgumentCase) -> None:
 
 @pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
 def test_agent_executes_or_retries_each_argument_form(case: ArgumentCase) -> None:
-    scripted = ScriptedModel(
+    scripted = RecordedScript(
         script=[[ToolCallPart("echo", case.args, tool_call_id="call_1")], [TextPart("done")]],
     )
     agent = Agent(scripted.model())
@@ -116,7 +116,7 @@ def test_agent_executes_or_retries_each_argument_form(case: ArgumentCase) -> Non
 def test_streamed_json_string_arguments_reach_a_host_continuation_intact() -> None:
     # A real streamed call to a host (external) tool whose arguments exist only as JSON text, in chunks:
     # the pending call the runtime hands to the host must carry the complete arguments.
-    scripted = ScriptedModel(
+    scripted = RecordedScript(
         stream_script=[
             [
                 {0: DeltaToolCall(name="pick_file", json_args='{"path": "/tmp/', tool_call_id="host_1")},
