@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 
 from agentrig.errors import UsageError
+from agentrig.runtime.history.redaction import refresh_secrets
 from agentrig.runtime.history.run_records import Check, ScenarioResult
 from agentrig.runtime.suite import reports
 from agentrig.runtime.suite.options import DEFAULT_OUT_DIR, ExecuteScenario, ExecutionLike, RunOptions
@@ -64,6 +65,7 @@ def run_suite(
 ) -> SuiteResult:
     """Run the selected scenarios and write reports to `options.out_dir` (also after Ctrl-C, then partial)."""
     started = time.perf_counter()
+    refresh_secrets()  # the environment's key values, read once for this run's redaction
     if options.jobs < 1:
         raise UsageError(f"-j/--jobs must be at least 1, got {options.jobs}")
     if options.update_golden and (options.model is not None or options.replay_dir is not None):
