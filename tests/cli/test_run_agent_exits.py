@@ -3,6 +3,7 @@ and the exit code says so (3), never a silent 0."""
 
 from __future__ import annotations
 
+import sys
 import textwrap
 from pathlib import Path
 
@@ -75,7 +76,10 @@ def _run(suite: Path, *args: str) -> tuple[int, dict[str, dict[str, object]]]:
         ("parses_arguments_at_import:agent", "called sys.exit(2) (an argparse parser run at import time"),
     ],
 )
-def test_sys_exit_in_the_agent_is_the_scenarios_error(suite: Path, agent: str, expected: str) -> None:
+def test_sys_exit_in_the_agent_is_the_scenarios_error(
+    suite: Path, agent: str, expected: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "argv", ["agentrig", "run", str(suite)])  # what argparse at import time reads
     _user_agent_scenario(suite, "exiting", agent)
     _plain_scenario(suite, "healthy")
     code, scenarios = _run(suite)
