@@ -30,6 +30,7 @@ from agentrig.errors import InputError, UsageError
 from agentrig.runtime.history.jsonio import dumps, read_json_file, write_atomic
 from agentrig.runtime.history.redaction import dumps_redacted, redact_json, redact_json_bytes
 from agentrig.runtime.history.run_records import Check, RunError, ScenarioResult, TurnRecord
+from agentrig.runtime.suite.merge_checks import check_shard_set, contained_path
 from agentrig.runtime.suite.options import ExecutionLike
 from agentrig.runtime.suite.outcome import SuiteResult
 
@@ -376,11 +377,12 @@ def render_summary(report: Mapping[str, Any]) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def merge_reports(directories: Iterable[Path], out_dir: Path) -> dict[str, Any]:
+def merge_reports(directories: Iterable[Path], out_dir: Path, *, allow_partial: bool = False) -> dict[str, Any]:
     """Combine shard output directories into one: one report (scenarios sorted by id) and every scenario's files.
 
     The merged `duration_s` is the slowest input's (shards run side by side). Inputs must come from the same
-    pydantic-ai version and may not share a scenario.
+    pydantic-ai version and may not share a scenario; shards must be a complete set unless `allow_partial`
+    (`merge_checks`), and no scenario's `output_dir` may lead outside its input or `out_dir`.
     """
     sources = [Path(d) for d in directories]
     if not sources:
@@ -391,20 +393,25 @@ def merge_reports(directories: Iterable[Path], out_dir: Path) -> dict[str, Any]:
     versions = {report.get("pydantic_ai_version") for report in reports}
     if len(versions) > 1:
         raise InputError(f"cannot merge runs of different pydantic-ai versions: {sorted(map(str, versions))}")
+    check_shard_set(sources, reports, allow_partial=allow_partial)
     owner: dict[str, Path] = {}
     scenarios: list[dict[str, Any]] = []
+    copies: list[tuple[Path, Path]] = []
     for source, report in zip(sources, reports, strict=True):
         for scenario in report["scenarios"]:
             if scenario["id"] in owner:
                 raise InputError(f"scenario {scenario['id']} is in both {owner[scenario['id']]} and {source}")
             owner[scenario["id"]] = source
             scenarios.append(scenario)
+            # Checked before anything is written: a report is input, its paths may point anywhere.
+            relative, named = scenario.get("output_dir"), (source / "report.json", scenario["id"])
+            copies.append((contained_path(source, relative, *named), contained_path(out_dir, relative, *named)))
     scenarios.sort(key=lambda scenario: scenario["id"])
     prepare_out_dir(out_dir)
-    for scenario in scenarios:
-        source_dir = owner[scenario["id"]] / scenario["output_dir"]
+    for source_dir, target_dir in copies:
         if source_dir.is_dir():
-            shutil.copytree(source_dir, out_dir / scenario["output_dir"], dirs_exist_ok=True)
+            # Links are copied as links, never followed: a link in an input does not pull outside files in.
+            shutil.copytree(source_dir, target_dir, symlinks=True, dirs_exist_ok=True)
     first = reports[0]
     merged = {
         "format": REPORT_FORMAT,
