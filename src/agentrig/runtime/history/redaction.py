@@ -67,6 +67,7 @@ _cached: tuple[tuple[str, ...], tuple[bytes, ...]] | None = None
 # Text that holds none of these (case-insensitively) and none of the secret values cannot match a pattern
 # below, so the regular expressions run only on the rare text that might hold a key.
 _MARKERS = ("sk-", "bearer", "api_key", "api-key", "apikey", "authorization")
+_MARKER_BYTES = tuple(marker.encode() for marker in _MARKERS)
 
 
 def register_secret(value: str | None) -> None:
@@ -109,7 +110,7 @@ def _might_hold_secret_json(data: bytes) -> bool:
     if any(secret in data for secret in _secrets()[1]):
         return True
     lowered = data.lower()
-    return any(marker.encode() in lowered for marker in _MARKERS)
+    return any(marker in lowered for marker in _MARKER_BYTES)
 
 
 def _redact_with(text: str, secrets: Iterable[str]) -> str:
