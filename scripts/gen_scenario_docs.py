@@ -210,7 +210,15 @@ text (fallback parsing), and `expect_input` checks on what the model received.""
         explanation="""`expect` under a turn checks that turn; `expect` at the top checks the whole scenario (the same
 checks on the final state, plus history `invariants` and a `golden` canonical history compared
 exactly). A missing golden file is a warning for `agentrig validate`; `agentrig run --update-golden`
-writes it. `initial_history` resumes from a stored history.""",
+writes it. `initial_history` resumes from a stored history.
+
+A scripted call to a tool the agent does not have (`fetsh` for `fetch`) is never green, although
+pydantic-ai only answers it with a retry prompt ("Unknown tool name: ..."). For a self-contained
+agent the file is invalid (`validate` and `run` name it, with a did-you-mean); for your own agent
+(`agent:`) the scenario fails with the check `scenario: tool call ID names a tool the agent has`.
+When a script calls an unknown tool on purpose (to test how the agent recovers), say so in a
+`tool_calls` expectation of the turn or the scenario: name the tool in `used`, `sequence` or
+`counts`, or the call's id in `status` (its status is `failed`).""",
         yaml="""\
 name: expectations-tour
 initial_history: histories/interrupted.json

@@ -125,3 +125,23 @@ def test_to_canonical_does_not_import_pydantic_ai(tmp_path: Path) -> None:
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.strip() == "[]"
     assert json.loads(out.read_bytes())["format"] == HISTORY_FORMAT
+
+
+@pytest.mark.parametrize("target", ["canonical", "pydantic-ai"])
+def test_keys_in_the_history_are_redacted_and_the_output_stays_valid_json(target: str, tmp_path: Path) -> None:
+    source = tmp_path / "leaky.json"
+    source.write_text(
+        json.dumps(
+            [
+                {"content": 'use Client(api_key="YOUR_KEY")'},
+                {"role": "assistant", "content": "the key was sk-proj-abcdefghijkl0123"},
+            ]
+        ),
+        encoding="utf-8",
+    )
+    result = runner.invoke(app, ["convert", str(source), "--to", target])
+    assert result.exit_code == 0, result.output
+    json.loads(result.stdout)  # still valid JSON
+    assert "YOUR_KEY" not in result.stdout
+    assert "sk-proj-abcdefghijkl0123" not in result.stdout
+    assert "[REDACTED]" in result.stdout

@@ -75,3 +75,14 @@ def test_file_and_directory_is_a_usage_error(tmp_path: Path) -> None:
     result = cli.invoke(app, ["diff", str(first), str(tmp_path)])
     assert result.exit_code != 0
     assert "one of each" in str(result.exception)
+
+
+def test_keys_never_reach_the_diff(tmp_path: Path) -> None:
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    first.write_text(json.dumps(history("key: sk-proj-abcdefghijkl0123", "r")), encoding="utf-8")
+    second.write_text(json.dumps(history('Client(api_key="YOUR_KEY")', "r")), encoding="utf-8")
+    result = cli.invoke(app, ["diff", str(first), str(second)])
+    assert result.exit_code == 1, result.output
+    assert "[REDACTED]" in result.stdout
+    assert "sk-proj-abcdefghijkl0123" not in result.stdout
+    assert "YOUR_KEY" not in result.stdout

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from agentrig.cli import app
+from agentrig.runtime.history import jsonio
 
 SECRET = "sk-agentrig-test-0123456789abcdef"
 
@@ -39,3 +41,45 @@ def test_run_outputs_never_contain_the_key(tmp_path: Path, monkeypatch: pytest.M
         assert SECRET not in path.read_text(encoding="utf-8"), path
     assert "[REDACTED]" in (out / "scenarios" / "leaky-tool" / "history.json").read_text(encoding="utf-8")
     assert SECRET not in result.output
+
+
+# A code snippet in a prompt, a tool's arguments and an answer: JSON escapes its quotes (`api_key=\"...`), so a
+# redaction of serialized bytes ate the backslash and ended the string early.
+_QUOTED_KEYS = """\
+name: quoted-keys
+tools:
+  configure:
+    results:
+      - return: 'headers = {"Authorization": "Bearer x"}'
+turns:
+  - user: 'Fix this: client = Client(api_key="YOUR_KEY")'
+    model:
+      - tool_calls: [{id: tc_1, name: configure, args: {snippet: 'api_key="YOUR_KEY"'}}]
+      - text: 'Send the header Authorization: "Bearer x" and api_key="YOUR_KEY".'
+    expect:
+      output:
+        equals: 'not the answer: api_key="YOUR_KEY"'
+"""
+
+
+def test_quoted_keys_in_prompts_and_answers_leave_every_file_valid_json(tmp_path: Path) -> None:
+    (tmp_path / "quoted.yaml").write_text(_QUOTED_KEYS, encoding="utf-8")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["run", str(tmp_path / "quoted.yaml"), "--out", str(out)])
+    assert result.exit_code == 1, result.output  # the deliberately wrong `equals` fails; nothing else does
+    written = sorted(out.rglob("*.json"))
+    assert {path.name for path in written} == {
+        "report.json",
+        "history.json",
+        "session.json",
+        "usage.json",
+        "pydantic_ai_dump.json",
+        "checks.json",
+    }
+    for path in written:
+        document = jsonio.read_json_file(path)  # raises on invalid JSON
+        assert "YOUR_KEY" not in jsonio.dumps(document).decode(), path
+    history = (out / "scenarios" / "quoted-keys" / "history.json").read_text(encoding="utf-8")
+    assert 'api_key=\\"[REDACTED]\\"' in history
+    ElementTree.parse(out / "junit.xml")
+    assert "YOUR_KEY" not in (out / "junit.xml").read_text(encoding="utf-8")

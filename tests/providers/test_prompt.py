@@ -278,6 +278,23 @@ def test_no_secret_reaches_output_or_files(
         assert _FAKE_KEY not in path.read_text(), path
 
 
+def test_quoted_keys_keep_the_session_valid_and_plain_output_redacted(
+    loopback: ServerFactory, capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", _FAKE_KEY)
+    server = loopback([text('Send Authorization: "Bearer x" with api_key="YOUR_KEY".'), text(f"echo: {_FAKE_KEY}")])
+    session = tmp_path / "session.json"
+
+    first = _agentrig(capsys, *_openai(server, 'Fix: Client(api_key="YOUR_KEY")', "--session", str(session)))
+    stored = jsonio.read_json_file(session)  # valid JSON, though prompt and answer quote keys inside strings
+    second = _agentrig(capsys, *_openai(server, "and the key?", "--session", str(session)))
+
+    assert first == (0, 'Send Authorization: "Bearer [REDACTED]" with api_key="[REDACTED]".\n', "")
+    assert second == (0, "echo: [REDACTED]\n", "")  # plain stdout, not only --json, hides the key
+    assert stored["messages"][0]["parts"][0]["content"] == 'Fix: Client(api_key="[REDACTED]")'
+    assert len(jsonio.read_json_file(session)["messages"]) == 4
+
+
 def test_ctrl_c_exits_130_and_saves_the_session(loopback: ServerFactory, tmp_path: Path) -> None:
     """A real SIGINT in a subprocess: the tool the model calls interrupts the process."""
     (tmp_path / "interrupting_agent.py").write_text(

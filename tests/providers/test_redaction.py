@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from agentrig.runtime.history import redaction
-from agentrig.runtime.history.redaction import REDACTED, redact, redact_json, register_secret
+from agentrig.runtime.history import jsonio, redaction
+from agentrig.runtime.history.redaction import (
+    REDACTED,
+    dumps_redacted,
+    redact,
+    redact_json,
+    redact_json_bytes,
+    refresh_secrets,
+    register_secret,
+)
 
 pytestmark = pytest.mark.providers
 
@@ -29,6 +37,7 @@ def test_key_shapes_and_named_values(text: str, expected: str) -> None:
 
 
 def test_values_of_key_variables_in_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    refresh_secrets()
     monkeypatch.setenv("MY_SERVICE_API_KEY", "zz-unusual-shape-998877")
     monkeypatch.setenv("GITHUB_TOKEN", "ghp_recognisable_token_42")
     monkeypatch.setenv("SHORT_API_KEY", "abc")  # too short to be told apart from ordinary words
@@ -47,6 +56,7 @@ def test_registered_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_redact_json_walks_and_replaces_sensitive_keys(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "env-key-value-0000")
+    refresh_secrets()
     value = {
         "headers": {"Authorization": "Basic dXNlcjpwYXNz", "X-Api-Key": "anything", "accept": "json"},
         "messages": [{"content": "my key is env-key-value-0000"}, ("sk-abcdefghij", 3, None, True)],
@@ -57,3 +67,55 @@ def test_redact_json_walks_and_replaces_sensitive_keys(monkeypatch: pytest.Monke
         "messages": [{"content": f"my key is {REDACTED}"}, [REDACTED, 3, None, True]],
         "api_key": "",
     }
+
+
+def test_the_environment_is_read_once_until_a_secret_is_registered_or_refreshed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(redaction, "_registered", set[str]())
+    monkeypatch.delenv("LATE_API_KEY", raising=False)
+    refresh_secrets()
+    assert redact("value-set-later-123") == "value-set-later-123"
+    monkeypatch.setenv("LATE_API_KEY", "value-set-later-123")
+    assert redact("value-set-later-123") == "value-set-later-123"  # cached: the environment is not read again
+    register_secret("registered-on-the-way-9")  # a registration invalidates the cache
+    assert redact("value-set-later-123 registered-on-the-way-9") == f"{REDACTED} {REDACTED}"
+    monkeypatch.delenv("LATE_API_KEY")
+    refresh_secrets()
+    assert redact("value-set-later-123") == "value-set-later-123"
+
+
+class _Forbidden:
+    """A stand-in for a compiled pattern: text without a key marker must never reach a regular expression."""
+
+    def sub(self, *_: object) -> str:
+        raise AssertionError("a regular expression ran on text that cannot hold a key")
+
+    search = sub
+
+
+def test_text_without_markers_or_secret_values_never_reaches_a_regex(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(redaction, "_TOKEN_PATTERNS", (_Forbidden(),))
+    monkeypatch.setattr(redaction, "_NAMED_VALUE", _Forbidden())
+    plain = {"messages": [{"content": "An ordinary answer about API design, tokens and keys."}] * 50}
+    assert redact("An ordinary answer, nothing to hide.") == "An ordinary answer, nothing to hide."
+    assert redact_json(plain) is plain
+    assert dumps_redacted(plain) == jsonio.dumps(plain)
+    assert redact_json_bytes(jsonio.dumps(plain)) == jsonio.dumps(plain)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'client = Client(api_key="YOUR_KEY")',
+        'headers = {"Authorization": "Bearer x"}',
+        "x-api-key: \\\"abc\\\" and apikey='q'",
+        "a backslash \\ then api_key=\\ and sk-proj-abcdefgh\\",
+    ],
+)
+def test_redacted_json_is_valid_json_whatever_the_strings_quote(text: str) -> None:
+    document = {"prompt": text, "nested": [{"answer": text}], text: "as a key too"}
+    for data in (dumps_redacted(document, pretty=True), redact_json_bytes(jsonio.dumps(document))):
+        parsed = jsonio.loads(data)
+        assert REDACTED in parsed["prompt"]
+        assert parsed["nested"][0]["answer"] == parsed["prompt"]

@@ -507,7 +507,11 @@ def test_real_environments_run_the_suite_on_the_floor_and_the_newest_pin(tmp_pat
     chosen = [REPO_ROOT / "scenarios" / name for name in ("tool_roundtrip.yaml", "tool_retry.yaml")]
     assert all(path.is_file() for path in chosen), chosen
     options = MatrixOptions(
-        paths=tuple(chosen), versions=("2.38.0", "2.68.0"), out=tmp_path / "out", env_root=tmp_path / "envs", project=None
+        paths=tuple(chosen),
+        versions=("2.38.0", "2.68.0"),
+        out=tmp_path / "out",
+        env_root=tmp_path / "envs",
+        project=None,
     )
     lines: list[str] = []
     report = run_matrix(options, progress=lines.append)

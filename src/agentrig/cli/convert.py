@@ -47,15 +47,18 @@ def register(app: typer.Typer) -> None:
 
         if output is not None and _same_file(file, output):
             raise UsageError(f"{output}: refusing to overwrite the input file; choose another output path")
-        history = load_history_file(file)
-        if to is TargetFormat.canonical:
-            from agentrig.runtime.history.wire import dumps_history
+        from agentrig.runtime.history.redaction import dumps_redacted, redact_json_bytes
 
-            data = dumps_history(history, pretty=True)
+        history = load_history_file(file)
+        # A history may quote a key (a tool that echoed the environment): the copy never carries it on.
+        if to is TargetFormat.canonical:
+            from agentrig.runtime.history.wire import history_to_json
+
+            data = dumps_redacted(history_to_json(history), pretty=True)
         else:
             from agentrig.runtime.models.conversion import dump_pydantic_ai_json
 
-            data = dump_pydantic_ai_json(history, pretty=True)
+            data = redact_json_bytes(dump_pydantic_ai_json(history, pretty=True), pretty=True)
         if output is None:
             typer.echo(data, nl=False)  # bytes go to the binary stream untouched
         else:

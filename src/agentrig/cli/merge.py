@@ -13,7 +13,8 @@ HELP = """Combine the output directories of sharded runs (`agentrig run --shard 
 Writes OUT/report.json, junit.xml and summary.md for all scenarios together, sorted by
 scenario id as an unsharded run lists them, and copies every OUT/scenarios/NAME/. The
 merged duration is the slowest shard's. Inputs must come from the same pydantic-ai
-version and may not share a scenario.
+version and may not share a scenario. Shards must form a complete set (each of 1..N
+once, all of the same N); --allow-partial merges an incomplete one.
 
 Example:
 
@@ -22,7 +23,8 @@ Example:
     agentrig merge out/1 out/2 --out out/all
 
 Exit codes: 0 every scenario passed, 1 some failed, 3 some errored, 130 a shard was
-interrupted, 2 an input is not a run output directory.
+interrupted, 2 an input is not a run output directory, shards are missing or repeated,
+or a report names a path outside its directory.
 """
 
 
@@ -34,12 +36,15 @@ def register(app: typer.Typer) -> None:
         directories: Annotated[list[Path], typer.Argument(help="Run output directories (from `agentrig run --out`).")],
         out: Annotated[Path, typer.Option("--out", help="Where the merged output goes.")] = Path("agentrig-out"),
         as_json: Annotated[bool, typer.Option("--json", help="Print the merged report.json to stdout.")] = False,
+        allow_partial: Annotated[
+            bool, typer.Option("--allow-partial", help="Merge an incomplete set of shards (some K of N missing).")
+        ] = False,
     ) -> None:
         from agentrig.runtime.history.jsonio import dumps
         from agentrig.runtime.suite.reports import append_step_summary, merge_reports, summary_line
         from agentrig.runtime.suite.runner import exit_code_for
 
-        report = merge_reports(directories, out)
+        report = merge_reports(directories, out, allow_partial=allow_partial)
         summary = report["summary"]
         append_step_summary(out)
         if as_json:

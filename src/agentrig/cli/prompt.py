@@ -70,6 +70,7 @@ def register(app: typer.Typer) -> None:
         import asyncio
 
         from agentrig.runtime.history import jsonio
+        from agentrig.runtime.history.redaction import redact
         from agentrig.runtime.history.run_records import PROVIDER_ERROR_KINDS
         from agentrig.runtime.one_shot import PromptRequest, outcome_to_json, run_prompt
 
@@ -95,7 +96,8 @@ def register(app: typer.Typer) -> None:
         if as_json:
             sys.stdout.write(jsonio.dumps(outcome_to_json(outcome)).decode() + "\n")
         elif not quiet and outcome.output is not None:
-            sys.stdout.write(outcome.output if outcome.output.endswith("\n") else outcome.output + "\n")
+            answer = redact(outcome.output)  # a model (or a server) that echoes a key never puts it on the terminal
+            sys.stdout.write(answer if answer.endswith("\n") else answer + "\n")
         # Raised, not typer.Exit: the root app runs with standalone_mode=False, where click returns an
         # Exit's code instead of exiting with it; AgentrigError is printed once and mapped to its code there.
         if outcome.error is not None:

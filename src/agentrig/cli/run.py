@@ -92,9 +92,12 @@ def register(app: typer.Typer) -> None:
                 help="Select scenarios: a word matches a name substring or a tag; combine with and, or, not, ( ).",
             ),
         ] = None,
-        jobs: Annotated[int, typer.Option("-j", "--jobs", help="Worker processes.", min=1)] = 1,
+        jobs: Annotated[
+            int, typer.Option("-j", "--jobs", help="Worker processes (at most 4 per CPU; more are capped).", min=1)
+        ] = 1,
         shard: Annotated[
-            str | None, typer.Option("--shard", help="Run shard K of N (K/N, 1-based), stable by scenario id.")
+            str | None,
+            typer.Option("--shard", help="Run shard K of N (K/N, 1-based); balanced and stable for a fixed suite."),
         ] = None,
         fail_fast: Annotated[bool, typer.Option("-x", "--exitfirst", help="Stop after the first failure.")] = False,
         out: Annotated[Path, typer.Option("--out", help="Output directory.")] = Path("agentrig-out"),
@@ -122,10 +125,14 @@ def register(app: typer.Typer) -> None:
         quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Print only the final summary line.")] = False,
     ) -> None:
         from agentrig.runtime.history.jsonio import dumps
+        from agentrig.runtime.suite.options import JOBS_PER_CPU, max_jobs
         from agentrig.runtime.suite.reports import append_step_summary, describe_check, load_report, summary_line
         from agentrig.runtime.suite.runner import RunOptions, run_suite
 
         human = sys.stderr if as_json else sys.stdout
+        if jobs > max_jobs():
+            sys.stderr.write(f"agentrig: note: -j {jobs} capped at {max_jobs()} ({JOBS_PER_CPU} per CPU)\n")
+            jobs = max_jobs()
         options = RunOptions(
             paths=tuple(paths or [Path("scenarios")]),
             keyword=keyword,

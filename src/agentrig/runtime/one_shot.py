@@ -16,7 +16,7 @@ from agentrig.runtime.engine.agent_loading import AgentHandle, agent_for_prompt,
 from agentrig.runtime.engine.orchestrator import RequestOrchestrator
 from agentrig.runtime.engine.pydantic_ai_engine import PydanticAIEngine
 from agentrig.runtime.history.canonical import Message
-from agentrig.runtime.history.redaction import redact, redact_json
+from agentrig.runtime.history.redaction import redact, redact_json, refresh_secrets
 from agentrig.runtime.history.run_records import RunError
 from agentrig.runtime.history.sessions import (
     Session,
@@ -97,6 +97,7 @@ async def run_prompt(request: PromptRequest) -> PromptOutcome:
     An interruption (Ctrl-C, task cancellation) saves the session first and is then re-raised.
     """
     started = time.perf_counter()
+    refresh_secrets()
     model_name = resolve_model_name(request.model)
     model = build_model(model_name, base_url=request.base_url)
     settings = Settings(max_iterations=request.max_iterations, timeout=request.timeout)

@@ -32,6 +32,7 @@ from agentrig.scenarios._yaml_source import (
     parse_yaml,
 )
 from agentrig.scenarios.model import Scenario
+from agentrig.scenarios.tool_names import unknown_tool_call_errors
 
 __all__ = [
     "SKIPPED_DIRECTORIES",
@@ -367,7 +368,15 @@ def validation_report(paths: Iterable[Path]) -> ValidationReport:
             unique: list[LoadedScenario] = []
             for scenario in loaded:
                 first = names.get(scenario.name)
-                if first is None:
+                unknown_tools = unknown_tool_call_errors(
+                    scenario.scenario,
+                    path=scenario.path,
+                    node=scenario.node,
+                    prefix=(scenario.index,) if scenario.in_list else (),
+                )
+                if unknown_tools:  # a typo in a script's tool name makes the file invalid, like any bad field
+                    errors.extend(unknown_tools)
+                elif first is None:
                     names[scenario.name] = scenario
                     unique.append(scenario)
                 else:

@@ -173,6 +173,11 @@ def agent_for_scenario(loaded: LoadedScenario, *, cache: AgentCache | None = Non
     )
 
 
+def _hint(exit_: SystemExit) -> str:
+    # argparse exits with 2 on arguments it does not know: at import time it parses agentrig's command line.
+    return " (an argparse parser run at import time reads agentrig's own command line)" if exit_.code == 2 else ""
+
+
 @contextmanager
 def _on_sys_path(paths: Sequence[Path]) -> Generator[None]:
     added = [str(p.resolve()) for p in paths if str(p.resolve()) not in sys.path]
@@ -198,6 +203,8 @@ def _import_module(module_name: str, fail: Callable[[str], ScenarioError]) -> An
         raise fail(f"importing {module_name!r} failed: {error}") from None
     except Exception as error:  # the user's module may raise anything while importing
         raise fail(f"importing {module_name!r} failed: {type(error).__name__}: {error}") from None
+    except SystemExit as exit_:  # sys.exit() or argparse at import time must not end agentrig's run
+        raise fail(f"importing {module_name!r} called sys.exit({exit_.code!r}){_hint(exit_)}") from None
 
 
 def load_user_agent(
@@ -232,6 +239,8 @@ def load_user_agent(
         raise fail(f"{spec!r} is not an Agent and cannot be called without arguments: {error}") from None
     except Exception as error:  # the user's factory may raise anything
         raise fail(f"calling the factory {spec!r} failed: {type(error).__name__}: {error}") from None
+    except SystemExit as exit_:
+        raise fail(f"calling the factory {spec!r} called sys.exit({exit_.code!r}){_hint(exit_)}") from None
     if not isinstance(built, AbstractAgent):
         raise fail(f"the factory {spec!r} returned a {type(built).__name__}, not a pydantic-ai Agent")
     return built  # pyright: ignore[reportUnknownVariableType]

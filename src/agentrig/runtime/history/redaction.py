@@ -10,7 +10,13 @@
   `*_SECRET`, ...) and of keys registered at run time with `register_secret` (a `--api-key`-style
   argument that never was in the environment).
 
-Standard library only: the writers of histories, sessions, reports and recordings all call it.
+Values are redacted, never serialized bytes: replacing text inside a JSON document can eat the backslash of
+an escaped quote (`api_key=\\"...`) and end the string early. Writers redact the data before serializing it
+(`dumps_redacted`), or parse, redact and re-serialize JSON they did not build (`redact_json_bytes`).
+
+Cheap when there is nothing to redact: the secret values are read from the environment once (again after
+`register_secret` or `refresh_secrets`), and a substring test for them and for the few key markers comes
+before any regular expression.
 """
 
 from __future__ import annotations
@@ -18,9 +24,19 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
-__all__ = ["REDACTED", "redact", "redact_bytes", "redact_json", "register_secret"]
+from agentrig.runtime.history import jsonio
+
+__all__ = [
+    "REDACTED",
+    "dumps_redacted",
+    "redact",
+    "redact_json",
+    "redact_json_bytes",
+    "refresh_secrets",
+    "register_secret",
+]
 
 REDACTED = "[REDACTED]"
 
@@ -44,23 +60,62 @@ _NAMED_VALUE = re.compile(
 
 _registered: set[str] = set()
 
+# The secret values, collected from the environment once: redaction runs for every file a run writes,
+# and looking through the environment each time cost more than the redaction itself.
+_cached: tuple[tuple[str, ...], tuple[bytes, ...]] | None = None
+
+# Text that holds none of these (case-insensitively) and none of the secret values cannot match a pattern
+# below, so the regular expressions run only on the rare text that might hold a key.
+_MARKERS = ("sk-", "bearer", "api_key", "api-key", "apikey", "authorization")
+_MARKER_BYTES = tuple(marker.encode() for marker in _MARKERS)
+
 
 def register_secret(value: str | None) -> None:
     """Treat `value` as a secret for the rest of the process (e.g. an API key passed as an argument)."""
+    global _cached
     if value and len(value) >= _MIN_SECRET_LENGTH:
         _registered.add(value)
+        _cached = None
 
 
-def _secret_values(environ: Mapping[str, str]) -> list[str]:
-    values = set(_registered)
-    for name, value in environ.items():
-        if _SECRET_ENV_NAME.search(name) and len(value) >= _MIN_SECRET_LENGTH:
-            values.add(value)
-    # Longest first, so a secret that contains another is replaced whole.
-    return sorted(values, key=len, reverse=True)
+def refresh_secrets() -> None:
+    """Read the secret values from the environment again on the next redaction (a run calls this once)."""
+    global _cached
+    _cached = None
+
+
+def _secrets() -> tuple[tuple[str, ...], tuple[bytes, ...]]:
+    """The secret values, longest first (a secret that contains another is replaced whole), and each as it
+    appears inside a JSON string."""
+    global _cached
+    if _cached is None:
+        values = set(_registered)
+        for name, value in os.environ.items():
+            if _SECRET_ENV_NAME.search(name) and len(value) >= _MIN_SECRET_LENGTH:
+                values.add(value)
+        ordered = tuple(sorted(values, key=len, reverse=True))
+        _cached = (ordered, tuple(jsonio.dumps(value)[1:-1] for value in ordered))
+    return _cached
+
+
+def _might_hold_secret_text(text: str, secrets: Iterable[str]) -> bool:
+    if any(secret in text for secret in secrets):
+        return True
+    lowered = text.lower()
+    return any(marker in lowered for marker in _MARKERS)
+
+
+def _might_hold_secret_json(data: bytes) -> bool:
+    """Whether serialized JSON might hold a secret: a substring test, no regular expression."""
+    if any(secret in data for secret in _secrets()[1]):
+        return True
+    lowered = data.lower()
+    return any(marker in lowered for marker in _MARKER_BYTES)
 
 
 def _redact_with(text: str, secrets: Iterable[str]) -> str:
+    if not _might_hold_secret_text(text, secrets):
+        return text
     for secret in secrets:
         if secret in text:
             text = text.replace(secret, REDACTED)
@@ -78,34 +133,51 @@ def _redact_with(text: str, secrets: Iterable[str]) -> str:
 
 def redact(text: str) -> str:
     """`text` with every API key and auth token replaced by `[REDACTED]`."""
-    return _redact_with(text, _secret_values(os.environ))
+    return _redact_with(text, _secrets()[0])
 
 
-def redact_bytes(data: bytes) -> bytes:
-    """UTF-8 text (a JSON, XML or markdown file about to be written) with every secret redacted."""
-    text = data.decode("utf-8")
-    redacted = redact(text)
-    return data if redacted == text else redacted.encode("utf-8")
+def _walk(item: Any, secrets: tuple[str, ...]) -> Any:
+    if isinstance(item, str):
+        return _redact_with(item, secrets)
+    if isinstance(item, Mapping):
+        result: dict[Any, Any] = {}
+        for key, inner in cast(Mapping[Any, Any], item).items():
+            if isinstance(key, str) and key.lower() in _SENSITIVE_KEY_NAMES and isinstance(inner, str) and inner:
+                result[key] = REDACTED
+            else:
+                result[_redact_with(key, secrets) if isinstance(key, str) else key] = _walk(inner, secrets)
+        return result
+    if isinstance(item, list | tuple):
+        return [_walk(inner, secrets) for inner in cast(Iterable[Any], item)]
+    return item
 
 
 def redact_json(value: Any) -> Any:
-    """A copy of a JSON value with secrets redacted in every string, and the values of sensitive keys
-    (`api_key`, `authorization`, `x-api-key`, ...) replaced whole."""
-    secrets = _secret_values(os.environ)
+    """A JSON value with secrets redacted in every string (keys included), and the values of sensitive keys
+    (`api_key`, `authorization`, `x-api-key`, ...) replaced whole. Strings are redacted one by one, so the
+    value serializes to valid JSON whatever the strings held.
 
-    def walk(item: Any) -> Any:
-        if isinstance(item, str):
-            return _redact_with(item, secrets)
-        if isinstance(item, Mapping):
-            result: dict[Any, Any] = {}
-            for key, inner in item.items():
-                if isinstance(key, str) and key.lower() in _SENSITIVE_KEY_NAMES and isinstance(inner, str) and inner:
-                    result[key] = REDACTED
-                else:
-                    result[key] = walk(inner)
-            return result
-        if isinstance(item, list | tuple):
-            return [walk(inner) for inner in item]
-        return item
+    When nothing in `value` can be a secret, `value` itself is returned (not a copy)."""
+    try:
+        serialized = jsonio.dumps(value)
+    except TypeError:  # not plain JSON data: walk it without the pre-check
+        return _walk(value, _secrets()[0])
+    if not _might_hold_secret_json(serialized):
+        return value
+    return _walk(value, _secrets()[0])
 
-    return walk(value)
+
+def dumps_redacted(value: Any, *, pretty: bool = False) -> bytes:
+    """`value` as JSON bytes (`jsonio.dumps`), with its secrets redacted value by value."""
+    data = jsonio.dumps(value, pretty=pretty)
+    if not _might_hold_secret_json(data):
+        return data
+    return jsonio.dumps(_walk(value, _secrets()[0]), pretty=pretty)
+
+
+def redact_json_bytes(data: bytes, *, pretty: bool = False) -> bytes:
+    """Serialized JSON (e.g. another library's dump) with its secrets redacted: parsed, redacted value by value
+    and serialized again with `jsonio.dumps`. Returned unchanged, byte for byte, when it holds no secret."""
+    if not _might_hold_secret_json(data):
+        return data
+    return jsonio.dumps(_walk(jsonio.loads(data), _secrets()[0]), pretty=pretty)

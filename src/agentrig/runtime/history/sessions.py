@@ -25,7 +25,7 @@ from typing import Any
 from agentrig.errors import HistoryFormatError
 from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import JsonValue, Message
-from agentrig.runtime.history.redaction import redact_bytes
+from agentrig.runtime.history.redaction import dumps_redacted
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.history.wire import history_and_thoughts_from_json, message_to_json, messages_from_json
 
@@ -212,8 +212,9 @@ def save_session(session: Session, path: str | Path) -> Session:
     target = Path(path)
     _refuse_to_overwrite(target)
     saved = replace(session, last_modified=_now())
-    # API keys never reach a session file, whatever a model or a tool echoed.
-    jsonio.write_atomic(target, redact_bytes(jsonio.dumps(session_to_json(saved), pretty=True)))
+    # API keys never reach a session file, whatever a model or a tool echoed; redacted as values, so the
+    # file stays valid JSON whatever the messages quote.
+    jsonio.write_atomic(target, dumps_redacted(session_to_json(saved), pretty=True))
     return saved
 
 

@@ -28,6 +28,7 @@ from agentrig.runtime.suite.history_checks import (
     turn_label,
 )
 from agentrig.runtime.suite.tool_call_checks import check_tool_calls
+from agentrig.runtime.suite.unknown_tool_checks import unknown_tool_checks
 from agentrig.scenarios.model import (
     Bounds,
     CompactionExpectation,
@@ -266,6 +267,7 @@ def check_scenario(
         )  # fmt: skip
     checks.extend(_check_final_state(expect, turns, scripted=scripted))
     checks.extend(check_invariant_expectations(expect, history, turns, registry, invariant_checker))
+    checks.extend(unknown_tool_checks(scenario, history, scripted=scripted))
     if expect.golden is not None:
         golden_path = source.resolve(expect.golden)
         if scripted:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -9,9 +10,19 @@ from typing import Any, Protocol
 
 from agentrig.runtime.history.run_records import TurnRecord
 
-__all__ = ["DEFAULT_OUT_DIR", "ExecuteScenario", "ExecutionLike", "RunOptions"]
+__all__ = ["DEFAULT_OUT_DIR", "JOBS_PER_CPU", "ExecuteScenario", "ExecutionLike", "RunOptions", "max_jobs"]
 
 DEFAULT_OUT_DIR = Path("agentrig-out")
+
+JOBS_PER_CPU = 4
+"""`-j` is capped at this many worker processes per CPU: scripted scenarios are CPU-bound, so more workers
+than CPUs only add memory (each worker holds pydantic-ai); a few per CPU still help real-model runs, which
+wait on the network. `-j 100000` would otherwise try to start 100000 processes."""
+
+
+def max_jobs() -> int:
+    """The most worker processes a run starts: JOBS_PER_CPU per CPU."""
+    return JOBS_PER_CPU * (os.cpu_count() or 1)
 
 
 class ExecutionLike(Protocol):
@@ -45,7 +56,7 @@ class RunOptions:
     keyword: str | None = None
     """`-k` expression: words match a name substring or a tag; `not`, `and`, `or` and parentheses combine them."""
     jobs: int = 1
-    """Worker processes; 1 runs in this process."""
+    """Worker processes; 1 runs in this process. Capped at `max_jobs()`."""
     shard: tuple[int, int] | None = None
     """(K, N): run only shard K of N (1-based), chosen by a hash of the scenario id."""
     fail_fast: bool = False

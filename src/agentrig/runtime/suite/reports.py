@@ -28,8 +28,9 @@ from typing import Any
 from agentrig import __version__
 from agentrig.errors import InputError, UsageError
 from agentrig.runtime.history.jsonio import dumps, read_json_file, write_atomic
-from agentrig.runtime.history.redaction import redact_bytes
+from agentrig.runtime.history.redaction import dumps_redacted, redact_json, redact_json_bytes
 from agentrig.runtime.history.run_records import Check, RunError, ScenarioResult, TurnRecord
+from agentrig.runtime.suite.merge_checks import check_shard_set, contained_path
 from agentrig.runtime.suite.options import ExecutionLike
 from agentrig.runtime.suite.outcome import SuiteResult
 
@@ -104,29 +105,22 @@ def write_scenario_outputs(out_dir: Path, result: ScenarioResult, *, execution: 
 
     Plain writes, not `write_atomic`: these are new files in a directory this run just created (never a
     user's file), and an fsync per file made writing them cost more than running the scenario.
+    API keys never reach the disk: every document is redacted value by value before it is serialized.
     """
     from agentrig.runtime.history.sessions import session_to_json
-    from agentrig.runtime.history.wire import dumps_history
+    from agentrig.runtime.history.wire import history_to_json
 
     target = scenario_dir(out_dir, result.name)
     target.mkdir(parents=True, exist_ok=True)
     usage = {"turns": [turn.usage.to_json() for turn in result.turns], "total": result.usage.to_json()}
-    _write(target / "usage.json", dumps(usage, pretty=True))
-    _write(target / "checks.json", dumps([check_json(c) for c in result.checks], pretty=True))
+    (target / "usage.json").write_bytes(dumps_redacted(usage, pretty=True))
+    (target / "checks.json").write_bytes(dumps_redacted([check_json(c) for c in result.checks], pretty=True))
     if execution is None:
         return
-    _write(target / "history.json", dumps_history(result.history, pretty=True))
-    _write(target / "pydantic_ai_dump.json", execution.pydantic_ai_dump)
-    _write(target / "session.json", dumps(session_to_json(execution.session), pretty=True))
-
-
-def _write(path: Path, data: bytes, *, atomic: bool = False) -> None:
-    """Every file of a run goes through here: API keys never reach the disk."""
-    data = redact_bytes(data)
-    if atomic:
-        write_atomic(path, data)
-    else:
-        path.write_bytes(data)
+    (target / "history.json").write_bytes(dumps_redacted(history_to_json(result.history), pretty=True))
+    dump = execution.pydantic_ai_dump
+    (target / "pydantic_ai_dump.json").write_bytes(redact_json_bytes(dump, pretty=dump[:2] in (b"[\n", b"{\n")))
+    (target / "session.json").write_bytes(dumps_redacted(session_to_json(execution.session), pretty=True))
 
 
 # --------------------------------------------------------------------------------------------
@@ -215,17 +209,18 @@ def report_from_suite(suite: SuiteResult) -> dict[str, Any]:
 
 def write_reports(out_dir: Path, suite: SuiteResult) -> dict[str, Any]:
     """Write report.json, junit.xml and summary.md for a run; returns the report."""
-    report = report_from_suite(suite)
-    write_report_files(out_dir, report)
-    return report
+    return write_report_files(out_dir, report_from_suite(suite))
 
 
-def write_report_files(out_dir: Path, report: Mapping[str, Any]) -> None:
-    """Write the three report files of a report document."""
+def write_report_files(out_dir: Path, report: Mapping[str, Any]) -> dict[str, Any]:
+    """Write the three report files of a report document; returns the document as written (redacted)."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    _write(out_dir / "report.json", dumps(report, pretty=True), atomic=True)
-    _write(out_dir / "junit.xml", render_junit(report), atomic=True)
-    _write(out_dir / "summary.md", render_summary(report).encode("utf-8"), atomic=True)
+    # Redacted once, as data: junit.xml and summary.md are rendered from the redacted document.
+    redacted: dict[str, Any] = redact_json(dict(report))
+    write_atomic(out_dir / "report.json", dumps(redacted, pretty=True))
+    write_atomic(out_dir / "junit.xml", render_junit(redacted))
+    write_atomic(out_dir / "summary.md", render_summary(redacted).encode("utf-8"))
+    return redacted
 
 
 def load_report(directory: Path) -> dict[str, Any]:
@@ -382,11 +377,12 @@ def render_summary(report: Mapping[str, Any]) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def merge_reports(directories: Iterable[Path], out_dir: Path) -> dict[str, Any]:
+def merge_reports(directories: Iterable[Path], out_dir: Path, *, allow_partial: bool = False) -> dict[str, Any]:
     """Combine shard output directories into one: one report (scenarios sorted by id) and every scenario's files.
 
     The merged `duration_s` is the slowest input's (shards run side by side). Inputs must come from the same
-    pydantic-ai version and may not share a scenario.
+    pydantic-ai version and may not share a scenario; shards must be a complete set unless `allow_partial`
+    (`merge_checks`), and no scenario's `output_dir` may lead outside its input or `out_dir`.
     """
     sources = [Path(d) for d in directories]
     if not sources:
@@ -397,20 +393,25 @@ def merge_reports(directories: Iterable[Path], out_dir: Path) -> dict[str, Any]:
     versions = {report.get("pydantic_ai_version") for report in reports}
     if len(versions) > 1:
         raise InputError(f"cannot merge runs of different pydantic-ai versions: {sorted(map(str, versions))}")
+    check_shard_set(sources, reports, allow_partial=allow_partial)
     owner: dict[str, Path] = {}
     scenarios: list[dict[str, Any]] = []
+    copies: list[tuple[Path, Path]] = []
     for source, report in zip(sources, reports, strict=True):
         for scenario in report["scenarios"]:
             if scenario["id"] in owner:
                 raise InputError(f"scenario {scenario['id']} is in both {owner[scenario['id']]} and {source}")
             owner[scenario["id"]] = source
             scenarios.append(scenario)
+            # Checked before anything is written: a report is input, its paths may point anywhere.
+            relative, named = scenario.get("output_dir"), (source / "report.json", scenario["id"])
+            copies.append((contained_path(source, relative, *named), contained_path(out_dir, relative, *named)))
     scenarios.sort(key=lambda scenario: scenario["id"])
     prepare_out_dir(out_dir)
-    for scenario in scenarios:
-        source_dir = owner[scenario["id"]] / scenario["output_dir"]
+    for source_dir, target_dir in copies:
         if source_dir.is_dir():
-            shutil.copytree(source_dir, out_dir / scenario["output_dir"], dirs_exist_ok=True)
+            # Links are copied as links, never followed: a link in an input does not pull outside files in.
+            shutil.copytree(source_dir, target_dir, symlinks=True, dirs_exist_ok=True)
     first = reports[0]
     merged = {
         "format": REPORT_FORMAT,
@@ -424,8 +425,7 @@ def merge_reports(directories: Iterable[Path], out_dir: Path) -> dict[str, Any]:
         "summary": summarize(scenarios, max(float(report["summary"]["duration_s"]) for report in reports)),
         "scenarios": scenarios,
     }
-    write_report_files(out_dir, merged)
-    return merged
+    return write_report_files(out_dir, merged)
 
 
 def append_step_summary(out_dir: Path) -> None:

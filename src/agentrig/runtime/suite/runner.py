@@ -12,15 +12,17 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import replace
 
 from agentrig.errors import UsageError
+from agentrig.runtime.history.redaction import refresh_secrets
 from agentrig.runtime.history.run_records import Check, ScenarioResult
 from agentrig.runtime.models.chain import real_model
 from agentrig.runtime.suite import reports
-from agentrig.runtime.suite.options import DEFAULT_OUT_DIR, ExecuteScenario, ExecutionLike, RunOptions
+from agentrig.runtime.suite.options import DEFAULT_OUT_DIR, ExecuteScenario, ExecutionLike, RunOptions, max_jobs
 from agentrig.runtime.suite.outcome import SuiteResult, count_statuses, exit_code_for, is_failure
 from agentrig.runtime.suite.scenario_run import run_one
-from agentrig.runtime.suite.selection import KeywordExpression, in_shard, parse_shard, select_scenarios
+from agentrig.runtime.suite.selection import KeywordExpression, parse_shard, select_scenarios, shard_members
 from agentrig.runtime.suite.workers import run_parallel, started_pool
 from agentrig.scenarios.loader import LoadedScenario, load_paths
 
@@ -32,11 +34,11 @@ __all__ = [
     "RunOptions",
     "SuiteResult",
     "exit_code_for",
-    "in_shard",
     "parse_shard",
     "run_one",
     "run_suite",
     "select_scenarios",
+    "shard_members",
 ]
 
 INTERRUPTED_REASON = "interrupted before it finished"
@@ -65,8 +67,10 @@ def run_suite(
 ) -> SuiteResult:
     """Run the selected scenarios and write reports to `options.out_dir` (also after Ctrl-C, then partial)."""
     started = time.perf_counter()
+    refresh_secrets()  # the environment's key values, read once for this run's redaction
     if options.jobs < 1:
         raise UsageError(f"-j/--jobs must be at least 1, got {options.jobs}")
+    options = replace(options, jobs=min(options.jobs, max_jobs()))
     if options.update_golden and (options.model is not None or options.replay_dir is not None):
         raise UsageError("--update-golden needs the scripted model: goldens are never written from a real model's run")
     if options.record_dir is not None and options.replay_dir is not None:

@@ -48,6 +48,12 @@ async def _execute_and_close(execute: ExecuteScenario, loaded: LoadedScenario, m
             await close_model(model)
 
 
+def _describe(error: BaseException) -> str:
+    if isinstance(error, SystemExit):
+        return f"the agent called sys.exit({error.code!r})"
+    return f"{type(error).__name__}: {error}"
+
+
 def run_one(
     loaded: LoadedScenario,
     *,
@@ -55,15 +61,18 @@ def run_one(
     model: Any = None,
     execute: ExecuteScenario | None = None,
 ) -> ScenarioResult:
-    """Run, check and (with `options.out_dir`) write the outputs of one scenario. KeyboardInterrupt propagates."""
+    """Run, check and (with `options.out_dir`) write the outputs of one scenario. KeyboardInterrupt propagates;
+    any other failure, SystemExit included, becomes the scenario's `error`."""
     execute = execute or _default_execute()
     started = time.perf_counter()
     scenario = loaded.scenario
     try:
         model = _scenario_model(scenario.name, model, options)
         execution: ExecutionLike = asyncio.run(_execute_and_close(execute, loaded, model))
-    except Exception as error:  # the engine or the user's agent failed: this scenario's error, not the suite's
-        message = error.message if isinstance(error, AgentrigError) else f"{type(error).__name__}: {error}"
+    # The engine or the user's agent failed: this scenario's error, not the suite's. SystemExit too: a user's
+    # tool or agent that calls sys.exit() must not end the whole run with no report (and exit code 0).
+    except (Exception, SystemExit) as error:
+        message = error.message if isinstance(error, AgentrigError) else _describe(error)
         result = ScenarioResult(
             name=scenario.name,
             path=loaded.path.as_posix(),

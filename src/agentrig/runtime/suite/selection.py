@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from agentrig.errors import UsageError
 from agentrig.scenarios.loader import LoadedScenario
 
-__all__ = ["KeywordExpression", "in_shard", "parse_shard", "select_scenarios"]
+__all__ = ["MAX_SHARDS", "KeywordExpression", "parse_shard", "select_scenarios", "shard_members"]
 
 _KEYWORD_TOKEN = re.compile(r"\(|\)|[^\s()]+")
 
@@ -88,34 +88,52 @@ class KeywordExpression:
         return result
 
 
+MAX_SHARDS = 10_000
+"""More shards than any CI runs; a bound keeps `N` a number every report format can hold."""
+
+
 def parse_shard(text: str) -> tuple[int, int]:
-    """`K/N` -> (K, N); 1 <= K <= N."""
+    """`K/N` -> (K, N); 1 <= K <= N <= MAX_SHARDS."""
     try:
         index_text, count_text = text.split("/")
         index, count = int(index_text), int(count_text)
     except ValueError:
         raise UsageError(f"--shard expects K/N such as 1/4, got {text!r}") from None
+    if count > MAX_SHARDS:
+        raise UsageError(f"--shard {text}: N must be at most {MAX_SHARDS}")
     if count < 1 or not 1 <= index <= count:
         raise UsageError(f"--shard {text}: K must be between 1 and N")
     return index, count
 
 
-def in_shard(scenario_id: str, shard: tuple[int, int]) -> bool:
-    """Stable shard membership: a hash of the id alone, so adding a scenario moves only that scenario."""
+def _hash_order(scenario_id: str) -> tuple[bytes, str]:
+    return hashlib.sha256(scenario_id.encode("utf-8")).digest(), scenario_id
+
+
+def shard_members(scenario_ids: Iterable[str], shard: tuple[int, int]) -> set[str]:
+    """The ids in shard K of N: every id, ordered by a hash of the id, dealt round-robin over the N shards.
+
+    Balanced (shard sizes differ by at most one) and stable for a fixed set of ids: every shard of a run
+    computes the same deal, whatever order the files were found in. Adding or removing a scenario moves
+    the ids after it in hash order to other shards (docs/sharding.md explains the trade-off).
+    """
     index, count = shard
-    digest = hashlib.sha256(scenario_id.encode("utf-8")).digest()
-    return int.from_bytes(digest[:8], "big") % count == index - 1
+    ordered = sorted(set(scenario_ids), key=_hash_order)
+    return set(ordered[index - 1 :: count])
 
 
 def select_scenarios(
     loaded: Sequence[LoadedScenario], *, keyword: str | None, shard: tuple[int, int] | None
 ) -> list[LoadedScenario]:
-    """The scenarios `-k` and `--shard` keep, sorted by id."""
+    """The scenarios `-k` keeps and, of those, the ones in `--shard`, sorted by id.
+
+    Shards are dealt from what `-k` selected, so `-k smoke --shard K/N` is balanced too (every shard of a run
+    must be given the same paths and `-k`)."""
     expression = KeywordExpression.parse(keyword) if keyword else None
     chosen = [
-        item
-        for item in loaded
-        if (expression is None or expression.matches(item.scenario.name, item.scenario.tags))
-        and (shard is None or in_shard(item.id, shard))
+        item for item in loaded if expression is None or expression.matches(item.scenario.name, item.scenario.tags)
     ]
+    if shard is not None:
+        members = shard_members((item.id for item in chosen), shard)
+        chosen = [item for item in chosen if item.id in members]
     return sorted(chosen, key=lambda item: item.id)

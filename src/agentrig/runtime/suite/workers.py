@@ -12,14 +12,14 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
-from agentrig.errors import InfrastructureError
-from agentrig.runtime.history.run_records import ScenarioResult
+from agentrig.runtime.history.run_records import RunError, ScenarioResult
 from agentrig.runtime.models.chain import real_model
 from agentrig.runtime.suite.options import ExecuteScenario, RunOptions
 from agentrig.runtime.suite.outcome import is_failure
@@ -82,6 +82,21 @@ def _pool(jobs: int) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_worker_init, initargs=(os.getcwd(),))
 
 
+def _worker_died(item: LoadedScenario, started: float) -> ScenarioResult:
+    """The result of a scenario whose worker process died under it (os.abort, a segfault, the OOM killer)."""
+    return ScenarioResult(
+        name=item.scenario.name,
+        path=item.path.as_posix(),
+        tags=item.scenario.tags,
+        status="error",
+        error=RunError(
+            kind="agent_error",
+            message="the worker process running this scenario died (a crash, os.abort() or the OOM killer)",
+        ),
+        duration_s=time.perf_counter() - started,
+    )
+
+
 def run_parallel(
     pool: ProcessPoolExecutor,
     selected: Sequence[LoadedScenario],
@@ -89,30 +104,55 @@ def run_parallel(
     execute: ExecuteScenario | None,
     record: Callable[[LoadedScenario, ScenarioResult], None],
 ) -> None:
+    """Run `selected` on `pool`, calling `record` as each finishes.
+
+    A worker that dies breaks the whole pool, and every scenario in flight loses its result, not only the one
+    that killed it. Then the pool is replaced, and the scenarios that were in flight run again one at a time:
+    one that kills its worker when it runs alone is the culprit and becomes an `error`; the others get their
+    real results. Each runs at most twice.
+    """
     pending = list(selected)
-    running: dict[Future[ScenarioResult], LoadedScenario] = {}
+    suspects: list[LoadedScenario] = []
+    # future -> (scenario, submitted alone, started)
+    running: dict[Future[ScenarioResult], tuple[LoadedScenario, bool, float]] = {}
     # A few scenarios queued per worker hide the round trip to the parent (a scripted scenario takes
     # ~15 ms, the hand-over a few); with -x only `jobs` are in flight, so it stops promptly.
     window = options.jobs if options.fail_fast else options.jobs * 4
     stop = False
+
+    def submit(item: LoadedScenario, *, alone: bool) -> None:
+        future = pool.submit(_run_in_worker, str(item.path), item.index, options, execute)
+        running[future] = (item, alone, time.perf_counter())
+
     try:
-        while pending or running:
-            while pending and not stop and len(running) < window:
-                item = pending.pop(0)
-                future = pool.submit(_run_in_worker, str(item.path), item.index, options, execute)
-                running[future] = item
+        while (pending and not stop) or suspects or running:
+            if suspects and not running:
+                submit(suspects.pop(0), alone=True)
+            while not suspects and pending and not stop and len(running) < window:
+                submit(pending.pop(0), alone=False)
             if not running:
                 break
             done, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in sorted(done, key=lambda f: running[f].id):
-                item = running.pop(future)
+            broken = False
+            for future in sorted(done, key=lambda f: running[f][0].id):
+                item, alone, started = running.pop(future)
                 try:
                     result = future.result()
-                except BrokenProcessPool as error:
-                    raise InfrastructureError(f"a worker process died while running {item.id}: {error}") from None
+                except BrokenProcessPool:
+                    broken = True
+                    if not alone:
+                        suspects.append(item)
+                        continue
+                    result = _worker_died(item, started)
                 record(item, result)
                 if options.fail_fast and is_failure(result):
                     stop = True
+            if broken:
+                suspects.extend(item for item, _, _ in running.values())
+                suspects.sort(key=lambda item: item.id)
+                running.clear()
+                pool.shutdown(wait=False, cancel_futures=True)
+                pool = _pool(options.jobs)
     except BaseException:
         pool.shutdown(wait=False, cancel_futures=True)
         _terminate_workers(pool)

@@ -1,0 +1,74 @@
+"""What `agentrig merge` refuses: an incomplete or mixed set of shards, and paths that leave their directory.
+
+Each shard's report.json records `{"shard": {"index": K, "count": N}}`. A merge of 2 of 4 shards would
+report the scenarios it has as the whole suite (a green run with half the suite missing), so a sharded
+set must hold every index 1..N exactly once, all of the same N, unless the user allows a partial merge.
+
+Reports are input like any other file: an `output_dir` of `"../../x"` must not make merge read or write
+outside the shard's directory or `--out`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from agentrig.errors import InputError, UsageError
+
+__all__ = ["check_shard_set", "contained_path"]
+
+
+def _shard_of(report: Mapping[str, Any], source: Path) -> tuple[int, int] | None:
+    shard = report.get("shard")
+    if shard is None:
+        return None
+    index = shard.get("index") if isinstance(shard, dict) else None
+    count = shard.get("count") if isinstance(shard, dict) else None
+    valid = isinstance(index, int) and isinstance(count, int) and 1 <= index <= count
+    if not valid:
+        raise InputError(f"{source / 'report.json'}: shard: expected {{index: K, count: N}} with 1 <= K <= N")
+    return index, count  # pyright: ignore[reportReturnType]  (checked just above)
+
+
+def _indexes(numbers: Sequence[int]) -> str:
+    return ", ".join(str(number) for number in numbers)
+
+
+def check_shard_set(sources: Sequence[Path], reports: Sequence[Mapping[str, Any]], *, allow_partial: bool) -> None:
+    """Refuse (UsageError, exit 2) shard sets that are incomplete, repeat a shard or mix shard counts.
+
+    Inputs that are not shards (plain runs) are not checked: merging runs of different paths is allowed.
+    """
+    shards = [shard for source, report in zip(sources, reports, strict=True) if (shard := _shard_of(report, source))]
+    if not shards:
+        return
+    if len(shards) != len(reports):
+        raise UsageError("merge: some inputs are shards (--shard K/N) and some are not; merge shards of one run only")
+    counts = sorted({count for _, count in shards})
+    if len(counts) > 1:
+        raise UsageError(f"merge: the inputs are shards of different counts (of {_indexes(counts)}); merge one run")
+    count = counts[0]
+    seen = Counter(index for index, _ in shards)
+    repeated = sorted(index for index, times in seen.items() if times > 1)
+    if repeated:
+        raise UsageError(f"merge: shard {_indexes(repeated)} of {count} given more than once")
+    missing = [index for index in range(1, count + 1) if index not in seen]
+    if missing and not allow_partial:
+        raise UsageError(
+            f"merge: shard {_indexes(missing)} of {count} missing (got {_indexes(sorted(seen))}); "
+            "pass --allow-partial to merge an incomplete set"
+        )
+
+
+def contained_path(base: Path, relative: object, report: Path, scenario: object) -> Path:
+    """`base / relative`, refused (InputError) unless it stays inside `base` once resolved."""
+    if not isinstance(relative, str) or not relative:
+        raise InputError(f"{report}: scenario {scenario}: output_dir: expected a relative path such as scenarios/NAME")
+    path = base / relative
+    root = base.resolve()
+    resolved = path.resolve()
+    if resolved == root or not resolved.is_relative_to(root):
+        raise InputError(f"{report}: scenario {scenario}: output_dir {relative!r} leads outside {base}; refusing it")
+    return path
