@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import replace
 from typing import Any
 
 from agentrig.errors import AgentrigError, UsageError
@@ -62,6 +63,14 @@ async def _execute_and_close(execute: ExecuteScenario, loaded: LoadedScenario, m
             await close_model(model)
 
 
+def with_default_deps(loaded: LoadedScenario, deps: str | None) -> LoadedScenario:
+    """The scenario with `--deps` as its `deps` when it names a user's agent and no deps of its own."""
+    scenario = loaded.scenario
+    if deps is None or scenario.agent is None or scenario.deps is not None:
+        return loaded
+    return replace(loaded, scenario=scenario.model_copy(update={"deps": deps}))
+
+
 def run_one(
     loaded: LoadedScenario,
     *,
@@ -72,6 +81,7 @@ def run_one(
     """Run, check and (with `options.out_dir`) write the outputs of one scenario. KeyboardInterrupt propagates."""
     execute = execute or _default_execute()
     started = time.perf_counter()
+    loaded = with_default_deps(loaded, options.default_deps)
     scenario = loaded.scenario
     try:
         model = _scenario_model(scenario.name, model, options)
