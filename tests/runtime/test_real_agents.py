@@ -316,6 +316,57 @@ def test_without_the_setting_the_agents_own_retry_budget_holds(tmp_path: Path, b
     assert "(1)" in turn.error.message
 
 
+TOOL_RETRIES = """
+name: tool-retries
+agent: {m}:support_agent
+deps: {m}:plain_deps
+settings: {{tool_retries: 2}}
+turns:
+  - user: Is account 7 open?
+    model:
+      - tool_calls: [{{id: l1, name: flaky_lookup, args: {{account: "7"}}}}]
+      - tool_calls: [{{id: l2, name: flaky_lookup, args: {{account: "7"}}}}]
+      - tool_calls: [{{id: l3, name: flaky_lookup, args: {{account: "7"}}}}]
+      - expect_input: {{contains_text: ["7: open"]}}
+        tool_calls: [{{id: f1, name: final_result, args: {{advice: open, block_card: false, risk: 0}}}}]
+"""
+
+
+def test_tool_retries_of_the_scenario_apply_to_the_users_agent(tmp_path: Path, bank: str) -> None:
+    with_setting = only_turn(run(load_yaml(tmp_path, TOOL_RETRIES.format(m=bank))))
+    sys.modules[bank].flaky_calls.clear()
+    without = TOOL_RETRIES.format(m=bank).replace("settings: {tool_retries: 2}\n", "")
+    turn = only_turn(run(load_yaml(tmp_path, without, name="without.yaml")))
+
+    assert with_setting.error is None, with_setting.error
+    assert turn.error is not None
+    assert "exceeded max retries count of 1" in turn.error.message
+
+
+PROVIDER_AT_IMPORT = """
+from pydantic_ai import Agent
+from pydantic_ai.models.openai import OpenAIChatModel
+from pydantic_ai.providers.openai import OpenAIProvider
+
+agent = Agent(OpenAIChatModel("gpt-4o-mini", provider=OpenAIProvider()), instructions="Be brief.")
+"""
+
+
+def test_an_agent_module_building_its_provider_at_import_loads_offline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    module = f"provider_bot_{os.getpid()}_{next(_numbers)}"
+    (tmp_path / f"{module}.py").write_text(PROVIDER_AT_IMPORT, encoding="utf-8")
+    text = f"name: p\nagent: {module}:agent\nturns: [{{user: hi, model: [{{text: hello}}]}}]\n"
+    try:
+        execution = run(load_yaml(tmp_path, text))
+    finally:
+        sys.modules.pop(module, None)
+    assert only_turn(execution).output == "hello"
+    assert "OPENAI_API_KEY" not in os.environ
+
+
 FACTORY = """
 - name: first
   agent: {m}:build_agent

@@ -126,3 +126,15 @@ def build_agent() -> Agent[None, str]:
     """A factory: each scenario must get its own agent."""
     EVENTS.append("built")
     return Agent(None, instructions="A fresh agent.")
+
+
+flaky_calls: list[int] = []
+
+
+@support_agent.tool_plain
+def flaky_lookup(account: str) -> str:
+    """Looks an account up; the first two attempts fail."""
+    flaky_calls.append(1)
+    if len(flaky_calls) <= 2:
+        raise ModelRetry(f"lookup of {account} timed out, try again")
+    return f"{account}: open"
