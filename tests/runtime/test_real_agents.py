@@ -421,3 +421,18 @@ def test_reports_carry_structured_output_instructions_and_sub_agent_histories(tm
     assert exported.is_file()
     session = read_json_file(tmp_path / "out" / "scenarios" / "delegation" / "session.json")
     assert session["last_output"]["type"] == f"{bank}.SupportOutput"
+
+
+def test_with_a_real_model_sub_agent_scripts_are_ignored_too(
+    tmp_path: Path, bank: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pydantic_ai.models.test import TestModel
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-used")  # a real run imports the agent with the user's keys
+    loaded = load_yaml(tmp_path, SUBAGENT.format(m=bank))
+    real = TestModel(call_tools=["extract_amounts"])  # the sub-agent runs on its own model: refused in the tests
+    execution = asyncio.run(execute_scenario(loaded, model=real, cache=AgentCache()))
+    assert execution.subagent_runs == ()
+    turn = only_turn(execution)
+    assert turn.error is not None
+    assert "agent 'extractor' (model openai:gpt-4o-mini) sent a model request" in turn.error.message

@@ -179,7 +179,7 @@ async def execute_scenario(
     A scripted run loads the agent offline (placeholder provider keys during its import) and refuses every
     model request that is not scripted (pydantic-ai's `ALLOW_MODEL_REQUESTS`, set for the run only)."""
     scripted = model is None
-    subagents = SubAgentScripts(loaded, offline=scripted)
+    subagents = SubAgentScripts(loaded, scripted=scripted)
     handle = agent_for_scenario(loaded, cache=cache, offline=scripted)
     guard = override_allow_model_requests(False) if scripted else nullcontext()
     async with AsyncExitStack() as stack:

@@ -82,17 +82,18 @@ class _RecordingScript(ScriptedModel):
 class SubAgentScripts:
     """The scenario's `agents:` scripts, entered for the scenario's run (`with scripts.overriding():`)."""
 
-    def __init__(self, loaded: LoadedScenario, *, offline: bool) -> None:
+    def __init__(self, loaded: LoadedScenario, *, scripted: bool) -> None:
+        """`scripted=False` (a real model or a replay): every script is ignored, the sub-agents' too."""
         self._scripts: list[_RecordingScript] = []
         self._agents: list[AbstractAgent[Any, Any]] = []
         search = [loaded.base_dir, Path.cwd()]
-        for spec, script in loaded.scenario.agents.items():
+        for spec, script in loaded.scenario.agents.items() if scripted else ():
             line = loaded.line_of("agents", spec)
 
             def fail(message: str, line: int = line) -> ScenarioError:
                 return ScenarioError(message, path=loaded.path, line=line, field="agents")
 
-            with offline_import(offline):
+            with offline_import():
                 agent: Any = resolve_attribute(spec, search_paths=search, fail=fail)
             if not isinstance(agent, AbstractAgent):
                 kind = type(agent).__name__
