@@ -8,8 +8,8 @@ parametrized session below reads it, and CI builds its matrix from `nox --json -
     python -m nox -s compat          tests and suite on every pinned version, one session each
     python -m nox -s "compat(2.60.0)"
 
-Plain `python -m nox` runs the full gate (lint, typecheck, tests, suite, compat on every pin); bench, docs, matrix
-and adapters write files or take long, so they run only when named.
+Plain `python -m nox` runs the full gate (lint, typecheck, tests, suite, compat on every pin); bench, docs, matrix,
+adapters and examples write files or take long, so they run only when named.
 """
 
 from __future__ import annotations
@@ -148,6 +148,33 @@ def docs(session: nox.Session) -> None:
     install_pinned(session, NEWEST, extras="providers")
     session.run("python", "scripts/gen_cli_docs.py", *session.posargs)
     session.run("python", "scripts/gen_scenario_docs.py", *session.posargs)
+
+
+EXAMPLES_PIN = "2.62.0"
+"""The pydantic-ai-examples release the `examples` session tests; it pins pydantic-ai-slim to the same version."""
+
+
+@nox.session(default=False)
+def examples(session: nox.Session) -> None:
+    """Run examples/pydantic_ai_examples/ (YAML scenarios) against agents from the public pydantic-ai-examples."""
+    # pydantic-ai-examples requires everything any of its examples uses (gradio, modal, datasets, duckdb, ...);
+    # the agents these scenarios name need only what is listed here, so the package goes in without its
+    # requirements, and pydantic-ai-slim at the version it pins.
+    session.install(
+        "-e",
+        ".",
+        f"pydantic-ai-slim[openai,groq,ag-ui]=={EXAMPLES_PIN}",
+        f"pydantic-graph=={EXAMPLES_PIN}",
+        "logfire",
+        "rich",
+        "fastapi",
+        "httpx",
+    )
+    session.install("--no-deps", f"pydantic-ai-examples=={EXAMPLES_PIN}")
+    session.run("python", "-c", PRINT_VERSION)
+    # No provider key, no logfire output: the agents load and run offline from their scripts alone.
+    offline = {"OPENAI_API_KEY": "", "GROQ_API_KEY": "", "LOGFIRE_CONSOLE": "false", "LOGFIRE_SEND_TO_LOGFIRE": "false"}
+    session.run("agentrig", "run", "examples/pydantic_ai_examples", "--out", "out/examples", env=offline)
 
 
 REPOSITORY_NOTE = """

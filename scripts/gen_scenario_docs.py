@@ -354,8 +354,8 @@ REFERENCE_GROUPS: tuple[tuple[str, tuple[type[BaseModel], ...]], ...] = (
     ("The scenario", (model.Scenario,)),
     ("Tools", (model.ToolSpec, model.ToolResult)),
     ("Turns and the scripted model", (
-        model.Turn, model.ModelStep, model.ScriptedToolCall, model.ScriptedUsage, model.ScriptedError,
-        model.ModelInputCheck,
+        model.Turn, model.ApprovalDecision, model.ModelStep, model.ScriptedToolCall, model.ScriptedUsage,
+        model.ScriptedError, model.ModelInputCheck, model.SubAgentScript,
     )),
     ("Expectations", (
         model.TurnExpectations, model.ScenarioExpectations, model.OutputExpectation, model.ToolCallsExpectation,

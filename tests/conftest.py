@@ -1,14 +1,22 @@
-"""Test-wide settings: no banner, and no real model request can leave the machine by accident."""
+"""Test-wide settings: no banner, and no real model request can leave the machine by accident.
+
+pydantic-ai's `ALLOW_MODEL_REQUESTS` guard is off for every test: a real provider model refuses to send a
+request. Tests that talk to a real (loopback) provider opt out explicitly, with
+`override_allow_model_requests(True)` (tests/providers/conftest.py does it for all of its tests).
+"""
 
 from __future__ import annotations
 
 import os
 
+os.environ.setdefault("PYDANTIC_AI_NO_BANNER", "1")  # before pydantic-ai is imported
+
+import pydantic_ai.models
 import pytest
 
 from agentrig.runtime.history.redaction import refresh_secrets
 
-os.environ.setdefault("PYDANTIC_AI_NO_BANNER", "1")
+pydantic_ai.models.ALLOW_MODEL_REQUESTS = False
 
 
 @pytest.fixture(autouse=True)

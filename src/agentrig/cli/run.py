@@ -32,6 +32,7 @@ Examples:
     agentrig run --model openai:gpt-4o -k smoke # script-only checks are skipped
     agentrig run --model openai:gpt-4o --record recordings/   # record real answers once
     agentrig run --replay recordings/   # then replay them offline, for ever after
+    agentrig run --deps myapp.testing:deps  # deps for scenarios that name none
     agentrig run --json --quiet > report.json
 
 Exit codes: 0 all passed, 1 a scenario failed, 2 usage or scenario file error,
@@ -116,6 +117,13 @@ def register(app: typer.Typer) -> None:
             Path | None,
             typer.Option("--replay", help="Answer offline from the recordings in DIR; a changed request fails."),
         ] = None,
+        deps: Annotated[
+            str | None,
+            typer.Option(
+                "--deps",
+                help="module:attribute building the deps of scenarios that name no `deps` of their own.",
+            ),
+        ] = None,
         update_golden: Annotated[
             bool, typer.Option("--update-golden", help="Write this run's histories into the golden files.")
         ] = False,
@@ -145,6 +153,7 @@ def register(app: typer.Typer) -> None:
             base_url=base_url,
             record_dir=record,
             replay_dir=replay,
+            default_deps=deps,
         )
         progress = _Progress(human, quiet=quiet)
         suite = run_suite(options, progress=progress)

@@ -119,6 +119,10 @@ class LoadedScenario:
             return self.line
         return node_position(find_node(self.node, field_path).node)[0]
 
+    def declares(self, *field_path: PathElement) -> bool:
+        """Whether the file itself writes this field (a default filled in later, e.g. `--deps`, does not)."""
+        return self.node is not None and find_node(self.node, field_path).found
+
     def system_prompt_text(self) -> str | None:
         """The system prompt: inline or from `system_prompt_file`, with `context_file` appended under `<user_context>`.
 

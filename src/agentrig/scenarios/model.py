@@ -12,76 +12,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
-from agentrig.scenarios.field_docs import add_field_descriptions
+from agentrig.scenarios._strict import Strict as _Strict
+from agentrig.scenarios.tool_model import ToolResult as ToolResult  # re-exported: the format's models, one place
+from agentrig.scenarios.tool_model import ToolSpec
 
 JsonValue = Any
-
-
-class _Strict(BaseModel):
-    # The docstring under each field becomes its JSON Schema description (`agentrig schema`, editor
-    # hovers) and its line in docs/scenarios.md. Added when a schema is generated, not at import:
-    # pydantic's `use_attribute_docstrings` would double the import time of this module (see field_docs).
-    model_config = ConfigDict(
-        extra="forbid", frozen=True, populate_by_name=True, json_schema_extra=add_field_descriptions
-    )
-
-
-# --------------------------------------------------------------------------------------------
-# Tools declared in YAML (self-contained agents)
-# --------------------------------------------------------------------------------------------
-
-
-class ToolResult(_Strict):
-    """One canned outcome of a YAML tool. Rules are tried in order; the first that matches the call is used.
-    Exactly one of `return`, `retry`, `fail` or `defer` says what happens; `delay` may be added to any."""
-
-    when: dict[str, JsonValue] | None = None
-    """Match only calls whose args contain these key/values (subset match)."""
-    call: int | None = Field(default=None, ge=1)
-    """Match only the Nth call of this tool in the scenario (1-based)."""
-    return_: JsonValue = Field(default=None, alias="return")
-    """The value the tool returns."""
-    retry: str | None = None
-    """Raise `ModelRetry` with this message: the model is asked to try again."""
-    fail: str | None = None
-    """Raise a non-retryable error with this message: the run fails with a tool error."""
-    defer: bool = False
-    """Defer the call to the host (`CallDeferred`); the turn ends with pending calls."""
-    delay: float = Field(default=0.0, ge=0)
-    """Seconds to wait before the outcome (exercises timeouts, parallelism and abort)."""
-
-    @model_validator(mode="after")
-    def _one_outcome(self) -> ToolResult:
-        chosen = [
-            name
-            for name, present in (
-                ("return", "return_" in self.model_fields_set),
-                ("retry", self.retry is not None),
-                ("fail", self.fail is not None),
-                ("defer", self.defer),
-            )
-            if present
-        ]
-        if len(chosen) != 1:
-            raise ValueError(f"a tool result needs exactly one of return, retry, fail, defer (got {chosen or 'none'})")
-        return self
-
-
-class ToolSpec(_Strict):
-    """A tool of a self-contained agent, with canned outcomes instead of real code."""
-
-    description: str = ""
-    """What the tool does, as the model sees it."""
-    parameters: dict[str, JsonValue] = Field(default_factory=lambda: {"type": "object", "properties": {}})
-    """JSON Schema of the tool's arguments."""
-    results: tuple[ToolResult, ...] = ()
-    """Canned outcomes, tried in order; a call no rule matches fails the scenario with a clear message."""
-    retries: int | None = Field(default=None, ge=0)
-    """How many retries this tool allows (pydantic-ai's per-tool `retries`); default: the scenario setting."""
-    sequential: bool = False
-    """Run this tool alone, never in parallel with others."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -141,6 +78,11 @@ class ModelInputCheck(_Strict):
     """No text, tool-return or retry part the model saw contains any of these."""
     tools: tuple[str, ...] | None = None
     """Exactly these tool names were offered (order ignored)."""
+    instructions_contain: tuple[str, ...] | str = ()
+    """The instructions sent with this request (static and dynamic, as the agent built them) contain this text
+    (or each of these texts)."""
+    instructions_not_contain: tuple[str, ...] | str = ()
+    """The instructions sent with this request contain none of these texts."""
 
 
 class ModelStep(_Strict):
@@ -206,7 +148,15 @@ class OutputExpectation(_Strict):
     regex: str | None = None
     """A Python regular expression searched in the output."""
     json_schema: dict[str, JsonValue] | None = None
-    """The output parses as JSON and validates against this schema."""
+    """The output parses as JSON and validates against this schema (a structured output is its JSON)."""
+    json_equals: JsonValue = None
+    """The output, as JSON (a structured output's JSON, or a str output parsed as JSON), equals this value."""
+    json_subset: JsonValue = None
+    """The output's JSON contains this value: every key of a mapping is present with a matching value
+    (recursively); lists match element by element and must have the same length."""
+    type: str | None = None
+    """The output's type name: `str`, or the class of a structured output (`SupportOutput`, or qualified
+    `myapp.models.SupportOutput`); for a union output it says which member came back."""
 
 
 class ToolCallMatcher(_Strict):
@@ -358,6 +308,21 @@ class ScenarioExpectations(TurnExpectations):
 # --------------------------------------------------------------------------------------------
 
 
+class ApprovalDecision(_Strict):
+    """A decision on a call that asked for approval; exactly one of `deny` or `args`."""
+
+    deny: str | None = None
+    """Deny the call; the model is told this message."""
+    args: dict[str, JsonValue] | None = None
+    """Approve the call, running the tool with these arguments instead of the model's."""
+
+    @model_validator(mode="after")
+    def _one_decision(self) -> ApprovalDecision:
+        if (self.deny is None) == (self.args is None):
+            raise ValueError("an approval decision needs exactly one of deny or args")
+        return self
+
+
 class Turn(_Strict):
     """One user request and the scripted model responses that answer it."""
 
@@ -366,9 +331,32 @@ class Turn(_Strict):
     model: tuple[ModelStep, ...] = ()
     """The scripted model responses, in order. Ignored when running against a real model."""
     deferred_results: dict[str, JsonValue] | None = None
-    """Results for calls deferred in the previous turn, by tool_call_id (continue without a prompt)."""
+    """Results for calls deferred in the previous turn (`CallDeferred`, external tools), by tool_call_id
+    (continue without a prompt). Calls that asked for approval are answered under `approvals`."""
+    approvals: dict[str, bool | ApprovalDecision] | None = None
+    """Decisions on calls that asked for approval in the previous turn (`requires_approval`,
+    `ApprovalRequired`), by tool_call_id (continue without a prompt): `true` approves (the real tool runs),
+    `false` denies with pydantic-ai's default message, `{deny: message}` denies with that message,
+    `{args: {...}}` approves with replaced arguments."""
     expect: TurnExpectations = Field(default_factory=TurnExpectations)
     """What must hold after this turn."""
+
+    @model_validator(mode="after")
+    def _resume_has_no_prompt(self) -> Turn:
+        if self.approvals is not None and self.user is not None:
+            raise ValueError("a turn with approvals continues the deferred calls: it takes no user prompt")
+        return self
+
+
+class SubAgentScript(_Strict):
+    """The script of another agent the scenario's agent calls (a sub-agent a tool delegates to)."""
+
+    model: tuple[ModelStep, ...] = Field(min_length=1)
+    """The sub-agent's scripted responses, in order, across the whole scenario (every run of it takes the
+    next steps)."""
+
+
+_AGENT_SPEC = r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$"
 
 
 class CompactionSettings(_Strict):
@@ -398,9 +386,10 @@ class Settings(_Strict):
     max_iterations: int = Field(default=20, ge=1)
     """Model requests per turn before the run is stopped."""
     tool_retries: int = Field(default=1, ge=0)
-    """Retries allowed per tool (pydantic-ai's default is 1)."""
+    """Retries allowed per tool (pydantic-ai's default is 1). Given for a user's agent, it replaces the agent's
+    own budget for the scenario's runs (`retries=` of the run); a tool's own `retries=` still wins."""
     output_retries: int = Field(default=1, ge=0)
-    """Retries allowed when the output fails validation."""
+    """Retries allowed when the output fails validation; given for a user's agent, it replaces the agent's own."""
     timeout: float | None = Field(default=None, gt=0)
     """Seconds per turn before the run is interrupted."""
     request_limit: int | None = Field(default=None, ge=1)
@@ -428,9 +417,17 @@ class Scenario(_Strict):
     """What the scenario proves, in a sentence."""
     tags: tuple[str, ...] = ()
     """Labels for selecting scenarios (`agentrig run -k`) and grouping reports."""
-    agent: str | None = Field(default=None, pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
-    """The user's own agent as `module:attribute` (an `Agent` or a zero-argument factory). Its real tools run;
-    its model is replaced by the script."""
+    agent: str | None = Field(default=None, pattern=_AGENT_SPEC)
+    """The user's own agent as `module:attribute` (an `Agent` or a zero-argument factory, called once per
+    scenario). Its real tools run; its model is replaced by the script."""
+    deps: str | None = Field(default=None, pattern=_AGENT_SPEC)
+    """How to build the agent's deps, as `module:attribute` of a zero-argument callable (sync or async)
+    returning them, or returning a (sync or async) context manager whose value is the deps and whose exit
+    runs after the scenario. Default: `agentrig run --deps`, else None."""
+    agents: dict[Annotated[str, Field(pattern=_AGENT_SPEC)], SubAgentScript] = Field(default_factory=dict)
+    """Scripts for other agents, by `module:attribute` (e.g. a sub-agent a tool delegates to); each is run
+    on its script through `agent.override(model=...)`. In a scripted run an agent with no script may not
+    send a model request."""
     system_prompt: str | None = None
     """System prompt of a self-contained agent (inline)."""
     system_prompt_file: str | None = None
@@ -456,6 +453,8 @@ class Scenario(_Strict):
             raise ValueError(
                 "tools are declared by the agent named in `agent`; YAML tools are for self-contained agents"
             )
+        if self.deps is not None and self.agent is None:
+            raise ValueError("deps are for the agent named in `agent`; a self-contained agent has none")
         return self
 
 

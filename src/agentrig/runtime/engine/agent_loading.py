@@ -10,17 +10,15 @@ A self-contained agent takes the scenario's system prompt as pydantic-ai `instru
 the model would never see it again. Instructions are sent with every request and never stored as parts.
 
 The user's agent keeps its own tools, instructions and settings; only its model is replaced per run
-(`agent.iter(model=...)`).
+(`agent.iter(model=...)`), and the retry budgets when the scenario sets them (`retries=` of the run). An
+`Agent` is shared by every scenario naming it; a factory is called once per scenario.
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
-import sys
-from collections.abc import Callable, Generator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +26,8 @@ from pydantic_ai import Agent, DeferredToolRequests
 from pydantic_ai.agent import AbstractAgent
 
 from agentrig.errors import ScenarioError
+from agentrig.runtime.engine.deps import offline_import
+from agentrig.runtime.engine.module_loading import resolve_attribute, sys_exit_hint
 from agentrig.runtime.engine.yaml_tools import ToolCallCounts, build_toolset, can_defer
 from agentrig.scenarios.loader import LoadedScenario
 from agentrig.scenarios.model import Settings, ToolSpec
@@ -39,7 +39,9 @@ __all__ = [
     "agent_for_prompt",
     "agent_for_scenario",
     "agent_version",
+    "call_factory",
     "load_user_agent",
+    "resolve_user_agent",
 ]
 
 AnyAgent = AbstractAgent[Any, Any]
@@ -85,13 +87,17 @@ class AgentHandle:
         label: str,
         deps: Any = None,
         cache: AgentCache | None = None,
+        run_retries: Mapping[str, int] | None = None,
     ) -> None:
         self.key = key
         """The version hash the agent is cached under."""
         self.label = label
         """`self-contained` or the `module:attribute` of the user's agent, for messages."""
         self.deps = deps
-        """Passed as `deps=` to every run (YAML tools keep their call counts here)."""
+        """Passed as `deps=` to every run (YAML tools keep their call counts here; a user's agent gets the
+        scenario's `deps`)."""
+        self.run_retries = dict(run_retries) if run_retries is not None else None
+        """pydantic-ai's run-level `retries=` (the scenario's explicit retry settings); None keeps the agent's."""
         self._build = build
         self._cache = cache if cache is not None else DEFAULT_AGENT_CACHE
 
@@ -146,20 +152,51 @@ def agent_for_prompt(
     )
 
 
-def agent_for_scenario(loaded: LoadedScenario, *, cache: AgentCache | None = None) -> AgentHandle:
-    """The agent the scenario names (`agent:`), or a self-contained one built from its YAML."""
+def _run_retries(settings: Settings) -> dict[str, int] | None:
+    """The retry budgets a scenario sets explicitly, as pydantic-ai's run-level `retries=` (None: the agent's own)."""
+    given = settings.model_fields_set
+    retries = {
+        category: value
+        for category, name, value in (
+            ("tools", "tool_retries", settings.tool_retries),
+            ("output", "output_retries", settings.output_retries),
+        )
+        if name in given
+    }
+    return retries or None
+
+
+def agent_for_scenario(
+    loaded: LoadedScenario, *, cache: AgentCache | None = None, offline: bool = False
+) -> AgentHandle:
+    """The agent the scenario names (`agent:`), or a self-contained one built from its YAML.
+
+    A factory is called for this scenario alone (its agent is cached in the handle, not shared with other
+    scenarios); `offline` imports the agent's module with placeholder provider keys (`deps.offline_import`).
+    """
     scenario = loaded.scenario
     if scenario.agent is not None:
         spec = scenario.agent
         search = [loaded.base_dir, Path.cwd()]
-        load_user_agent(spec, search_paths=search, scenario_path=loaded.path, line=loaded.line_of("agent"))
+        line = loaded.line_of("agent")
+        with offline_import(offline):
+            target = resolve_user_agent(spec, search_paths=search, scenario_path=loaded.path, line=line)
         key = agent_version(kind=f"user:{spec}", system_prompt=None, tools={}, settings=scenario.settings)
         key += f":{loaded.base_dir.resolve()}"
+        if isinstance(target, AbstractAgent):
+            agent: AnyAgent = target  # pyright: ignore[reportUnknownVariableType]
+            return AgentHandle(
+                key=key, build=lambda: agent, label=spec, cache=cache, run_retries=_run_retries(scenario.settings)
+            )
+
+        def build() -> AnyAgent:
+            with offline_import(offline):
+                return call_factory(target, spec, scenario_path=loaded.path, line=line)
+
+        own_cache = AgentCache()  # per scenario: a factory's agent is never shared with another scenario
+        own_cache.get_or_create(key, build)  # fail now, with a clear line, rather than inside the first turn
         return AgentHandle(
-            key=key,
-            build=lambda: load_user_agent(spec, search_paths=search, scenario_path=loaded.path),
-            label=spec,
-            cache=cache,
+            key=key, build=build, label=spec, cache=own_cache, run_retries=_run_retries(scenario.settings)
         )
     prompt = loaded.system_prompt_text()
     tools = dict(scenario.tools)
@@ -173,38 +210,41 @@ def agent_for_scenario(loaded: LoadedScenario, *, cache: AgentCache | None = Non
     )
 
 
-def _hint(exit_: SystemExit) -> str:
-    # argparse exits with 2 on arguments it does not know: at import time it parses agentrig's command line.
-    return " (an argparse parser run at import time reads agentrig's own command line)" if exit_.code == 2 else ""
+def resolve_user_agent(
+    spec: str, *, search_paths: Sequence[Path] = (), scenario_path: Path | str | None = None, line: int | None = None
+) -> AnyAgent | Callable[[], Any]:
+    """The `Agent` or the zero-argument factory `module:attribute` names."""
+
+    def fail(message: str) -> ScenarioError:
+        return ScenarioError(message, path=scenario_path, line=line, field="agent")
+
+    value = resolve_attribute(spec, search_paths=search_paths, fail=fail)
+    if isinstance(value, AbstractAgent):
+        return value  # pyright: ignore[reportUnknownVariableType]
+    if not callable(value):
+        raise fail(f"{spec!r} is a {type(value).__name__}, not a pydantic-ai Agent or a factory returning one")
+    return value  # pyright: ignore[reportUnknownVariableType]
 
 
-@contextmanager
-def _on_sys_path(paths: Sequence[Path]) -> Generator[None]:
-    added = [str(p.resolve()) for p in paths if str(p.resolve()) not in sys.path]
-    sys.path[:0] = added
+def call_factory(
+    factory: Callable[[], Any], spec: str, *, scenario_path: Path | str | None = None, line: int | None = None
+) -> AnyAgent:
+    """Call an agent factory; errors are `ScenarioError`s naming the file and `agent`."""
+
+    def fail(message: str) -> ScenarioError:
+        return ScenarioError(message, path=scenario_path, line=line, field="agent")
+
     try:
-        yield
-    finally:
-        for entry in added:
-            if entry in sys.path:
-                sys.path.remove(entry)
-
-
-def _import_module(module_name: str, fail: Callable[[str], ScenarioError]) -> Any:
-    try:
-        return importlib.import_module(module_name)
-    except ModuleNotFoundError as error:
-        missing = error.name or ""
-        if module_name == missing or module_name.startswith(missing + "."):
-            raise fail(
-                f"module {module_name!r} not found (searched the scenario's directory, the current directory"
-                " and sys.path)"
-            ) from None
-        raise fail(f"importing {module_name!r} failed: {error}") from None
-    except Exception as error:  # the user's module may raise anything while importing
-        raise fail(f"importing {module_name!r} failed: {type(error).__name__}: {error}") from None
-    except SystemExit as exit_:  # sys.exit() or argparse at import time must not end agentrig's run
-        raise fail(f"importing {module_name!r} called sys.exit({exit_.code!r}){_hint(exit_)}") from None
+        built: Any = factory()
+    except TypeError as error:
+        raise fail(f"{spec!r} is not an Agent and cannot be called without arguments: {error}") from None
+    except Exception as error:  # the user's factory may raise anything
+        raise fail(f"calling the factory {spec!r} failed: {type(error).__name__}: {error}") from None
+    except SystemExit as exit_:
+        raise fail(f"calling the factory {spec!r} called sys.exit({exit_.code!r}){sys_exit_hint(exit_)}") from None
+    if not isinstance(built, AbstractAgent):
+        raise fail(f"the factory {spec!r} returned a {type(built).__name__}, not a pydantic-ai Agent")
+    return built  # pyright: ignore[reportUnknownVariableType]
 
 
 def load_user_agent(
@@ -216,31 +256,7 @@ def load_user_agent(
 ) -> AnyAgent:
     """Import `module:attribute` (a dotted attribute path is allowed) and return the `Agent` it names, calling
     it first when it is a zero-argument factory. Errors are `ScenarioError`s naming the file and `agent`."""
-
-    def fail(message: str) -> ScenarioError:
-        return ScenarioError(message, path=scenario_path, line=line, field="agent")
-
-    module_name, _, attribute_path = spec.partition(":")
-    if not module_name or not attribute_path:
-        raise fail(f"{spec!r} is not of the form module:attribute")
-    with _on_sys_path(search_paths):
-        value: Any = _import_module(module_name, fail)
-    for attribute in attribute_path.split("."):
-        if attribute not in dir(value):
-            raise fail(f"module {module_name!r} has no attribute {attribute_path!r}")
-        value = getattr(value, attribute)
-    if isinstance(value, AbstractAgent):
-        return value  # pyright: ignore[reportUnknownVariableType]
-    if not callable(value):
-        raise fail(f"{spec!r} is a {type(value).__name__}, not a pydantic-ai Agent or a factory returning one")
-    try:
-        built: Any = value()
-    except TypeError as error:
-        raise fail(f"{spec!r} is not an Agent and cannot be called without arguments: {error}") from None
-    except Exception as error:  # the user's factory may raise anything
-        raise fail(f"calling the factory {spec!r} failed: {type(error).__name__}: {error}") from None
-    except SystemExit as exit_:
-        raise fail(f"calling the factory {spec!r} called sys.exit({exit_.code!r}){_hint(exit_)}") from None
-    if not isinstance(built, AbstractAgent):
-        raise fail(f"the factory {spec!r} returned a {type(built).__name__}, not a pydantic-ai Agent")
-    return built  # pyright: ignore[reportUnknownVariableType]
+    target = resolve_user_agent(spec, search_paths=search_paths, scenario_path=scenario_path, line=line)
+    if isinstance(target, AbstractAgent):
+        return target  # pyright: ignore[reportUnknownVariableType]
+    return call_factory(target, spec, scenario_path=scenario_path, line=line)

@@ -42,6 +42,7 @@ from typing import Any, Protocol
 from agentrig.runtime.engine.compaction.controller import estimate_tokens
 from agentrig.runtime.engine.compaction.model_input import compacted_input
 from agentrig.runtime.engine.seam import Attempt, AttemptRequest, CompactedInput, Engine
+from agentrig.runtime.engine.structured_output import recorded_output
 from agentrig.runtime.history.canonical import Message, Part, RetryPromptPart, TextPart, ThoughtPart, ToolCallPart
 from agentrig.runtime.history.canonical import ToolReturnPart as CanonicalToolReturn
 from agentrig.runtime.history.cleanup import (
@@ -317,14 +318,15 @@ class RequestOrchestrator:
         self.session = replace(self.session, total_tokens=estimate_tokens(self.session.messages))
         index = self.turn_index
         self.turn_index += 1
-        output = attempt.output if isinstance(attempt.output, str) else None
-        if attempt.output is not None and not isinstance(attempt.output, str) and not pending_deferred:
-            output = str(attempt.output)
+        output = recorded_output(attempt.output, pending_deferred=pending_deferred)
         return TurnRecord(
             index=index,
             request_id=self.runtime.request_id,
             prompt=prompt,
-            output=output,
+            output=output.text,
+            output_json=output.json,
+            output_type=output.type_name,
+            instructions=attempt.instructions,
             new_messages=new_messages,
             tool_calls=tuple(p for m in new_messages for p in m.parts if isinstance(p, ToolCallPart)),
             tool_statuses=tuple(self.runtime.registry.records()),

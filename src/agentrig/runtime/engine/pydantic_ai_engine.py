@@ -17,8 +17,9 @@ How a run ends, and what is kept:
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
-from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, RunCancelled, capture_run_messages
+from pydantic_ai import Agent, DeferredToolRequests, RunCancelled, capture_run_messages
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse
 from pydantic_ai.models import Model
 from pydantic_ai.models.function import FunctionModel
@@ -27,6 +28,8 @@ from pydantic_ai.usage import UsageLimits
 
 from agentrig.errors import UsageError
 from agentrig.runtime.engine.agent_loading import AgentHandle
+from agentrig.runtime.engine.deferred import deferred_tool_results, last_instructions, misanswered_approvals
+from agentrig.runtime.engine.run_failures import tool_failure, unscripted_model_error
 from agentrig.runtime.engine.seam import Attempt, AttemptRequest, CompactedInput, TurnObserver
 from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.run_records import RunError
@@ -49,6 +52,8 @@ class PydanticAIEngine:
         self.agent = agent
         self.model = model
         """The model for every run; None uses the agent's own model."""
+        self._awaiting_approval: set[str] = set()
+        """Calls the last run deferred for approval (they must be answered under `approvals`)."""
 
     @property
     def label(self) -> str:
@@ -68,9 +73,11 @@ class PydanticAIEngine:
         timer = None
         if settings.timeout is not None:
             timer = asyncio.get_running_loop().call_later(settings.timeout, lambda: control.stop("timeout"))
-        deferred = (
-            DeferredToolResults(calls=dict(request.deferred_results)) if request.deferred_results is not None else None
-        )
+        misanswered = misanswered_approvals(request.deferred_results, self._awaiting_approval)
+        if misanswered is not None:
+            return Attempt(messages=list(request.history), error=RunError(kind="agent_error", message=misanswered))
+        deferred = deferred_tool_results(request.deferred_results)
+        retries: Any = self.agent.run_retries
         with capture_run_messages() as captured, open_run_control(control):
             try:
                 async with self.agent.agent.iter(
@@ -81,6 +88,7 @@ class PydanticAIEngine:
                     usage_limits=_usage_limits(settings),
                     deferred_tool_results=deferred,
                     cancellation_token=control.token,
+                    retries=retries,
                 ) as run:
                     stopped: RunStopped | None = None
                     pending_request: ModelRequest | None = None
@@ -102,11 +110,14 @@ class PydanticAIEngine:
                     if stopped is not None:
                         return Attempt(messages=to_canonical(messages), usage=usage, error=classify(stopped))
                     output = run.result.output if run.result is not None else None
+                    if isinstance(output, DeferredToolRequests):
+                        self._awaiting_approval = {call.tool_call_id for call in output.approvals}
                     return Attempt(
                         messages=to_canonical(messages),
                         output=output,
                         pending_deferred=isinstance(output, DeferredToolRequests),
                         usage=usage,
+                        instructions=last_instructions(messages),
                     )
             except RunCancelled as cancelled:
                 return self._cancelled(cancelled, control, settings, estimated)
@@ -122,11 +133,19 @@ class PydanticAIEngine:
                 )
             except Exception as error:  # every other failure is classified; the history stays intact
                 messages = list(captured)
+                failed_call_id = error.tool_call_id if isinstance(error, ScriptedToolFailure) else None
+                run_error = classify(error)
+                raised_by_tool = None if failed_call_id else tool_failure(error, _called_ids(messages))
+                if raised_by_tool is not None:  # a real tool raised: that call failed, and the error names it
+                    failed_call_id, run_error = raised_by_tool.tool_call_id, raised_by_tool.error
+                else:
+                    run_error = unscripted_model_error(error) or run_error
                 return Attempt(
                     messages=to_canonical(messages),
                     usage=_responses_usage(messages[len(request.history) :], estimated=estimated),
-                    error=classify(error),
-                    failed_call_id=error.tool_call_id if isinstance(error, ScriptedToolFailure) else None,
+                    error=run_error,
+                    failed_call_id=failed_call_id,
+                    instructions=last_instructions(messages),
                 )
             finally:
                 if timer is not None:
@@ -166,6 +185,12 @@ class PydanticAIEngine:
             interrupted=True,
             partial_text=control.partial_text,
         )
+
+
+def _called_ids(messages: list[ModelMessage]) -> set[str]:
+    return {
+        p.tool_call_id for m in messages if isinstance(m, ModelResponse) for p in m.parts if p.part_kind == "tool-call"
+    }
 
 
 def _one_message(message: ModelMessage) -> Message:

@@ -13,15 +13,20 @@ summarize requests go to the same model (scripted `summary:` steps answer them).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from contextlib import AsyncExitStack, nullcontext
 from dataclasses import dataclass, replace
+from pathlib import Path
 
-from pydantic_ai.models import Model
+from pydantic_ai.models import Model, override_allow_model_requests
 
-from agentrig.runtime.engine.agent_loading import AgentCache, agent_for_scenario
+from agentrig.runtime.engine.agent_loading import AgentCache, AgentHandle, agent_for_scenario
 from agentrig.runtime.engine.compaction.controller import CompactionController
 from agentrig.runtime.engine.compaction.summarizer import compactor_for
+from agentrig.runtime.engine.deferred import turn_deferred_results
+from agentrig.runtime.engine.deps import enter_deps
 from agentrig.runtime.engine.orchestrator import RequestOrchestrator
 from agentrig.runtime.engine.pydantic_ai_engine import PydanticAIEngine
+from agentrig.runtime.engine.subagents import SubAgentRun, SubAgentScripts
 from agentrig.runtime.history.canonical import Message, RetryPromptPart, ToolCallPart, ToolReturnPart
 from agentrig.runtime.history.run_records import ToolCallStatusRecord, TurnRecord
 from agentrig.runtime.history.sessions import Session, load_session, new_session
@@ -47,6 +52,8 @@ class ScenarioExecution:
     compares these across versions."""
     scripted: bool
     """The scripted model answered (False for a real provider or a replay)."""
+    subagent_runs: tuple[SubAgentRun, ...] = ()
+    """Every run of the scenario's scripted sub-agents (`agents:`), exported beside the main history."""
     registry: ToolCallRegistry
     """Every tool call of the session with its final status: the calls of each turn, and the calls the
     initial history already held (seeded from their answers), so it can be checked against the whole history."""
@@ -128,12 +135,36 @@ def _scenario_registry(turns: Iterable[TurnRecord], history: Iterable[Message]) 
 async def execute_scenario(
     loaded: LoadedScenario, *, model: Model | None = None, cache: AgentCache | None = None
 ) -> ScenarioExecution:
-    """Run every turn of `loaded` in one session. `model=None` answers from the scenario's script."""
+    """Run every turn of `loaded` in one session. `model=None` answers from the scenario's script.
+
+    A scripted run loads the agent offline (placeholder provider keys during its import) and refuses every
+    model request that is not scripted (pydantic-ai's `ALLOW_MODEL_REQUESTS`, set for the run only)."""
+    scripted = model is None
+    subagents = SubAgentScripts(loaded, scripted=scripted)
+    handle = agent_for_scenario(loaded, cache=cache, offline=scripted)
+    guard = override_allow_model_requests(False) if scripted else nullcontext()
+    async with AsyncExitStack() as stack:
+        stack.enter_context(guard)
+        if loaded.scenario.deps is not None:
+            handle.deps = await enter_deps(
+                loaded.scenario.deps,
+                stack,
+                search_paths=[loaded.base_dir, Path.cwd()],
+                scenario_path=loaded.path,
+                line=loaded.line_of("deps") if loaded.declares("deps") else None,
+                offline=scripted,
+            )
+        stack.enter_context(subagents.overriding())
+        return await _run_turns(loaded, model, handle, subagents)
+
+
+async def _run_turns(
+    loaded: LoadedScenario, model: Model | None, handle: AgentHandle, subagents: SubAgentScripts
+) -> ScenarioExecution:
     scenario = loaded.scenario
     scripted = model is None
     script = scripted_model_for(loaded) if scripted else None
     run_model: Model | None = script if script is not None else model
-    handle = agent_for_scenario(loaded, cache=cache)
     session = _initial_session(loaded)
     summarizing_model = run_model if run_model is not None else handle.agent.model
     compactor = compactor_for(loaded.scenario.settings.compaction, summarizing_model, session.compaction)
@@ -144,10 +175,12 @@ async def execute_scenario(
     for index, turn in enumerate(scenario.turns):
         if script is not None:
             script.begin_turn(index)
-        record = await orchestrator.run(turn.user, deferred_results=turn.deferred_results)
+        record = await orchestrator.run(turn.user, deferred_results=turn_deferred_results(turn))
         if script is not None:
-            record = replace(record, model_input_checks=script.take_checks())
+            record = replace(record, model_input_checks=(*script.take_checks(), *subagents.take_checks()))
             mismatch = script.finish_turn()
+            if mismatch is None and index == len(scenario.turns) - 1:
+                mismatch = subagents.unused()
             if mismatch is not None and record.error is None and not record.interrupted:
                 record = replace(record, error=classify(mismatch))
         orchestrator.session = _with_compaction_record(orchestrator.session, compactor)
@@ -155,8 +188,18 @@ async def execute_scenario(
     session = orchestrator.session
     return ScenarioExecution(
         turns=tuple(turns),
-        session=session,
+        session=_with_last_output(session, turns),
         pydantic_ai_dump=dump_pydantic_ai_json(session.messages),
         scripted=scripted,
         registry=_scenario_registry(turns, session.messages),
+        subagent_runs=subagents.runs(),
     )
+
+
+def _with_last_output(session: Session, turns: list[TurnRecord]) -> Session:
+    """The session file keeps the last structured output (JSON and type), which its messages do not hold."""
+    last = turns[-1] if turns else None
+    if last is None or last.output_json is None:
+        return session
+    extras = {**session.extras, "last_output": {"type": last.output_type, "json": last.output_json}}
+    return replace(session, extras=extras)

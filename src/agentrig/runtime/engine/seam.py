@@ -49,7 +49,8 @@ class AttemptRequest:
     compacted_input: CompactedInput | None = None
     """Set when compaction shortened what the model is sent."""
     deferred_results: Mapping[str, Any] | None = None
-    """Results for calls an earlier run deferred to the host, by tool_call_id."""
+    """Results for calls an earlier run deferred to the host, by tool_call_id (approval decisions are
+    pydantic-ai's `ToolApproved` / `ToolDenied` values)."""
     settings: Settings = field(default_factory=Settings)
 
 
@@ -73,6 +74,8 @@ class Attempt:
     """The call whose failure ended the run (closed with a `failed` return)."""
     reraise: BaseException | None = None
     """Raised again once the turn is finalized and saved (Ctrl-C, task cancellation)."""
+    instructions: str | None = None
+    """The instructions sent with the run's last model request (static and dynamic, as the agent built them)."""
 
 
 class TurnObserver(Protocol):

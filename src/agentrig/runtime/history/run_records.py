@@ -77,7 +77,13 @@ class TurnRecord:
     """8 hex chars (uuid4 prefix) assigned by the orchestrator."""
     prompt: str | None
     output: str | None
-    """The final output text; None when the turn failed before producing one."""
+    """The final output text (a structured output's compact JSON); None when the turn failed before producing one."""
+    output_json: JsonValue = None
+    """A structured (non-str) output as JSON; None for a str output."""
+    output_type: str | None = None
+    """`str`, or the qualified type name of a structured output (which member of a union came back)."""
+    instructions: str | None = None
+    """The instructions sent with the turn's last model request (static and dynamic)."""
     new_messages: tuple[Message, ...]
     """Canonical messages this turn added to the session history."""
     tool_calls: tuple[ToolCallPart, ...]

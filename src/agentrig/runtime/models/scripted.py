@@ -186,6 +186,12 @@ class ScriptedModel(FunctionModel):
         """The `expect_input` checks recorded since the turn began."""
         return tuple(self._checks)
 
+    def drain_checks(self) -> tuple[Check, ...]:
+        """The `expect_input` checks recorded so far, forgetting them (a script that spans turns)."""
+        checks = tuple(self._checks)
+        self._checks = []
+        return checks
+
     def _steps(self) -> tuple[ModelStep, ...]:
         return self._turns[self._turn_index] if self._turn_index < len(self._turns) else ()
 
@@ -296,6 +302,10 @@ def _seen_texts(messages: Sequence[ModelMessage]) -> list[str]:
     return texts
 
 
+def _as_texts(value: tuple[str, ...] | str) -> tuple[str, ...]:
+    return (value,) if isinstance(value, str) else value
+
+
 def _input_checks(
     expect: ModelInputCheck, messages: Sequence[ModelMessage], info: AgentInfo, *, where: str
 ) -> list[Check]:
@@ -346,6 +356,17 @@ def _input_checks(
     for unwanted in expect.not_contains_text:
         found = any(unwanted in text for text in texts)
         checks.append(Check(name=f"{prefix}.not_contains_text", passed=not found, expected=unwanted, actual=found))
+    instructions = info.instructions or ""
+    for wanted in _as_texts(expect.instructions_contain):
+        checks.append(
+            Check(name=f"{prefix}.instructions_contain", passed=wanted in instructions, expected=wanted,
+                  actual=instructions)
+        )  # fmt: skip
+    for unwanted in _as_texts(expect.instructions_not_contain):
+        checks.append(
+            Check(name=f"{prefix}.instructions_not_contain", passed=unwanted not in instructions, expected=unwanted,
+                  actual=instructions)
+        )  # fmt: skip
     if expect.tools is not None:
         offered = sorted(tool.name for tool in info.function_tools)
         checks.append(

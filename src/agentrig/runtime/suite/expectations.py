@@ -27,6 +27,7 @@ from agentrig.runtime.suite.history_checks import (
     check_invariant_expectations,
     turn_label,
 )
+from agentrig.runtime.suite.output_checks import check_structured_output
 from agentrig.runtime.suite.tool_call_checks import check_tool_calls
 from agentrig.runtime.suite.unknown_tool_checks import unknown_tool_checks
 from agentrig.scenarios.model import (
@@ -201,6 +202,8 @@ def check_turn(
     checks: list[Check] = []
     if expect.output is not None:
         checks.extend(_check_output(expect.output, turn.output, label))
+        if turn.output is not None:
+            checks.extend(check_structured_output(expect.output, turn, label))
     if expect.tool_calls is not None:
         statuses = {record.tool_call_id: record for record in turn.tool_statuses}
         checks.extend(check_tool_calls(expect.tool_calls, turn.tool_calls, statuses, label, scripted=scripted))
@@ -285,6 +288,8 @@ def _check_final_state(expect: ScenarioExpectations, turns: Sequence[TurnRecord]
     last = turns[-1] if turns else None
     if expect.output is not None:
         checks.extend(_check_output(expect.output, last.output if last else None, label))
+        if last is not None and last.output is not None:
+            checks.extend(check_structured_output(expect.output, last, label))
     if expect.tool_calls is not None:
         calls = [call for turn in turns for call in turn.tool_calls]
         statuses = {record.tool_call_id: record for turn in turns for record in turn.tool_statuses}

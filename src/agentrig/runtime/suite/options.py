@@ -73,3 +73,5 @@ class RunOptions:
     """Record each scenario's real model answers as a replayable script here (`--record`, needs `model`)."""
     replay_dir: Path | None = None
     """Answer each scenario offline from the recordings here (`--replay`); a changed request fails with a diff."""
+    default_deps: str | None = None
+    """`module:attribute` building the deps of scenarios with an `agent` and no `deps` of their own (`--deps`)."""

@@ -10,6 +10,7 @@
                        usage.json       {"turns": [...], "total": {...}}
                        pydantic_ai_dump.json   pydantic-ai's own dump of the messages, for version diffs
                        checks.json      every check with expected / actual / detail
+                       subagents/<module.attr>.run<N>.history.json   each run of a scripted sub-agent
 
 JUnit and markdown are rendered from the report dict, never from live objects, so `merge` renders
 exactly what a single run would have.
@@ -67,7 +68,21 @@ SUMMARY_KEYS = frozenset({"passed", "failed", "error", "skipped", "total", "dura
 SCENARIO_KEYS = frozenset(
     {"id", "name", "path", "status", "tags", "duration_s", "error", "usage", "turns", "checks", "output_dir"}
 )
-TURN_KEYS = frozenset({"index", "request_id", "prompt", "output", "usage", "error", "interrupted", "duration_s"})
+TURN_KEYS = frozenset(
+    {
+        "index",
+        "request_id",
+        "prompt",
+        "output",
+        "output_type",
+        "output_json",
+        "instructions",
+        "usage",
+        "error",
+        "interrupted",
+        "duration_s",
+    }
+)
 CHECK_KEYS = frozenset({"name", "passed", "expected", "actual", "detail", "skipped_reason"})
 ERROR_KEYS = frozenset({"kind", "message"})
 STATUSES = ("passed", "failed", "error", "skipped")
@@ -121,6 +136,11 @@ def write_scenario_outputs(out_dir: Path, result: ScenarioResult, *, execution: 
     dump = execution.pydantic_ai_dump
     (target / "pydantic_ai_dump.json").write_bytes(redact_json_bytes(dump, pretty=dump[:2] in (b"[\n", b"{\n")))
     (target / "session.json").write_bytes(dumps_redacted(session_to_json(execution.session), pretty=True))
+    for run in getattr(execution, "subagent_runs", ()):
+        subagents = target / "subagents"
+        subagents.mkdir(exist_ok=True)
+        name = f"{run.spec.replace(':', '.')}.run{run.run}.history.json"
+        (subagents / name).write_bytes(dumps_redacted(history_to_json(run.messages), pretty=True))
 
 
 # --------------------------------------------------------------------------------------------
@@ -159,6 +179,9 @@ def _turn_json(turn: TurnRecord) -> dict[str, Any]:
         "request_id": turn.request_id,
         "prompt": turn.prompt,
         "output": turn.output,
+        "output_type": turn.output_type,
+        "output_json": turn.output_json,
+        "instructions": turn.instructions,
         "usage": turn.usage.to_json(),
         "error": _error_json(turn.error),
         "interrupted": turn.interrupted,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import replace
 from typing import Any
 
 from agentrig.errors import AgentrigError
@@ -54,6 +55,14 @@ def _describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"
 
 
+def with_default_deps(loaded: LoadedScenario, deps: str | None) -> LoadedScenario:
+    """The scenario with `--deps` as its `deps` when it names a user's agent and no deps of its own."""
+    scenario = loaded.scenario
+    if deps is None or scenario.agent is None or scenario.deps is not None:
+        return loaded
+    return replace(loaded, scenario=scenario.model_copy(update={"deps": deps}))
+
+
 def run_one(
     loaded: LoadedScenario,
     *,
@@ -65,6 +74,7 @@ def run_one(
     any other failure, SystemExit included, becomes the scenario's `error`."""
     execute = execute or _default_execute()
     started = time.perf_counter()
+    loaded = with_default_deps(loaded, options.default_deps)
     scenario = loaded.scenario
     try:
         model = _scenario_model(scenario.name, model, options)

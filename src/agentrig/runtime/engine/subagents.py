@@ -1,0 +1,136 @@
+"""Scripts for the other agents a scenario's agent calls (a tool that delegates to a sub-agent).
+
+    agents:
+      myapp.agents:extractor:
+        model: [{text: '...'}, ...]
+
+Each named agent runs on its own scripted model for the whole scenario, through pydantic-ai's
+`agent.override(model=...)` (a context variable, so the tool's run of the sub-agent sees it). Its steps are
+taken in order by every run of it, across turns. Usage is left to pydantic-ai: a tool that passes
+`usage=ctx.usage` adds the sub-agent's requests and tokens to the calling run, as it would in production.
+
+Every request the sub-agent answers is recorded with the history it was sent, so each of its runs is
+exported beside the main history (`scenarios/<name>/subagents/<label>.run<N>.history.json`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from pydantic_ai.agent import AbstractAgent
+from pydantic_ai.messages import ModelMessage, ModelResponse
+from pydantic_ai.models import ModelRequestParameters
+from pydantic_ai.settings import ModelSettings
+
+from agentrig.errors import ScenarioError
+from agentrig.runtime.engine.deps import offline_import
+from agentrig.runtime.engine.module_loading import resolve_attribute
+from agentrig.runtime.history.canonical import Message
+from agentrig.runtime.history.run_records import Check
+from agentrig.runtime.models.conversion import to_canonical
+from agentrig.runtime.models.scripted import ScriptedModel
+from agentrig.runtime.models.stops import ScriptExhausted, ScriptMismatch
+from agentrig.scenarios.loader import LoadedScenario
+from agentrig.scenarios.model import ModelStep
+
+__all__ = ["SubAgentRun", "SubAgentScripts", "file_label"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SubAgentRun:
+    """One run of a scripted sub-agent: its history as the scripted model last saw it, plus the answer."""
+
+    spec: str
+    """The agent, as the scenario names it (`module:attribute`)."""
+    run: int
+    """1-based: the Nth run of this agent in the scenario."""
+    messages: tuple[Message, ...]
+
+
+def file_label(spec: str) -> str:
+    """A file-name-safe label for `module:attribute`."""
+    return spec.replace(":", ".")
+
+
+class _RecordingScript(ScriptedModel):
+    """A scripted model for one sub-agent that keeps, per run, the history it was sent and its last answer."""
+
+    def __init__(self, spec: str, steps: Sequence[ModelStep]) -> None:
+        super().__init__([steps])
+        self.spec = spec
+        self.runs: dict[object, list[ModelMessage]] = {}
+
+    async def request(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+    ) -> ModelResponse:
+        try:
+            response = await super().request(messages, model_settings, model_request_parameters)
+        except (ScriptExhausted, ScriptMismatch) as error:
+            raise type(error)(f"agent {self.spec}: {error}".replace(": turn 1, ", ": ")) from None
+        key: object = messages[-1].run_id if messages and messages[-1].run_id else id(messages[0]) if messages else 0
+        self.runs[key] = [*messages, response]
+        return response
+
+
+class SubAgentScripts:
+    """The scenario's `agents:` scripts, entered for the scenario's run (`with scripts.overriding():`)."""
+
+    def __init__(self, loaded: LoadedScenario, *, scripted: bool) -> None:
+        """`scripted=False` (a real model or a replay): every script is ignored, the sub-agents' too."""
+        self._scripts: list[_RecordingScript] = []
+        self._agents: list[AbstractAgent[Any, Any]] = []
+        search = [loaded.base_dir, Path.cwd()]
+        for spec, script in loaded.scenario.agents.items() if scripted else ():
+            line = loaded.line_of("agents", spec)
+
+            def fail(message: str, line: int = line) -> ScenarioError:
+                return ScenarioError(message, path=loaded.path, line=line, field="agents")
+
+            with offline_import():
+                agent: Any = resolve_attribute(spec, search_paths=search, fail=fail)
+            if not isinstance(agent, AbstractAgent):
+                kind = type(agent).__name__
+                raise fail(f"{spec!r} is a {kind}, not a pydantic-ai Agent (the Agent object its caller runs)")
+            self._agents.append(agent)  # pyright: ignore[reportUnknownArgumentType]
+            self._scripts.append(_RecordingScript(spec, script.model))
+
+    def overriding(self) -> ExitStack:
+        """Every scripted agent runs on its script until the returned stack closes."""
+        stack = ExitStack()
+        for agent, script in zip(self._agents, self._scripts, strict=True):
+            stack.enter_context(agent.override(model=script))
+        return stack
+
+    def take_checks(self) -> tuple[Check, ...]:
+        """The sub-agents' `expect_input` checks since the last call, named by agent."""
+        checks: list[Check] = []
+        for script in self._scripts:
+            for check in script.drain_checks():
+                name = check.name.replace("turn 1, ", "", 1)
+                checks.append(replace(check, name=f"agent {script.spec}, {name}"))
+        return tuple(checks)
+
+    def unused(self) -> ScriptMismatch | None:
+        """A mismatch naming the first sub-agent whose script was not used up by the end of the scenario."""
+        for script in self._scripts:
+            left = script.remaining_steps()
+            if left:
+                return ScriptMismatch(
+                    f"agent {script.spec}: {len(left)} scripted step(s) left unused at the end of the scenario"
+                )
+        return None
+
+    def runs(self) -> tuple[SubAgentRun, ...]:
+        """Every run of every scripted sub-agent, in order."""
+        return tuple(
+            SubAgentRun(spec=script.spec, run=number, messages=tuple(to_canonical(messages)))
+            for script in self._scripts
+            for number, messages in enumerate(script.runs.values(), start=1)
+        )
