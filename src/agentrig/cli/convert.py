@@ -19,14 +19,17 @@ class TargetFormat(StrEnum):
 
     canonical = "canonical"
     pydantic_ai = "pydantic-ai"
+    tinyagent = "tinyagent"
 
 
 HELP = """Convert a history file: a pydantic-ai JSON dump of any supported version, a legacy dict history,
-a session file or a canonical history. Of a session file only the messages are converted (its thoughts
-and usage are not part of a history).
+tinyagent messages, a session file (agentrig's or tunacode's) or a canonical history. Of a session file
+only the messages are converted (its thoughts and usage are not part of a history), except with --to tinyagent.
 
 --to canonical (the default) writes the canonical history ({"format": "agentrig.history/1", "messages": [...]}).
 --to pydantic-ai writes a dump that the installed pydantic-ai loads with ModelMessagesTypeAdapter.validate_json.
+--to tinyagent writes a list of tinyagent messages; from a session file (or with --session) a whole session
+file that tunacode's load_session accepts.
 Output goes to stdout unless -o is given; -o writes atomically and never overwrites the input file."""
 
 
@@ -40,6 +43,9 @@ def register(app: typer.Typer) -> None:
         output: Annotated[
             Path | None, typer.Option("--output", "-o", help="Write here (atomically) instead of stdout.")
         ] = None,
+        session: Annotated[
+            bool, typer.Option("--session", help="With --to tinyagent: write a tunacode session file.")
+        ] = False,
     ) -> None:
         from agentrig.errors import UsageError
         from agentrig.runtime.history import jsonio
@@ -47,19 +53,34 @@ def register(app: typer.Typer) -> None:
 
         if output is not None and _same_file(file, output):
             raise UsageError(f"{output}: refusing to overwrite the input file; choose another output path")
-        history = load_history_file(file)
-        if to is TargetFormat.canonical:
+        if session and to is not TargetFormat.tinyagent:
+            raise UsageError("--session needs --to tinyagent")
+        if to is TargetFormat.tinyagent:
+            data = _tinyagent_bytes(file, force_session=session)
+        elif to is TargetFormat.canonical:
+            history = load_history_file(file)
             from agentrig.runtime.history.wire import dumps_history
 
             data = dumps_history(history, pretty=True)
         else:
             from agentrig.runtime.models.conversion import dump_pydantic_ai_json
 
-            data = dump_pydantic_ai_json(history, pretty=True)
+            data = dump_pydantic_ai_json(load_history_file(file), pretty=True)
         if output is None:
             typer.echo(data, nl=False)  # bytes go to the binary stream untouched
         else:
             jsonio.write_atomic(output, data)
+
+
+def _tinyagent_bytes(file: Path, *, force_session: bool) -> bytes:
+    """tinyagent messages, or a tunacode session file when the input is a session or one is asked for."""
+    from agentrig.runtime.history import jsonio
+    from agentrig.runtime.history.tinyagent_export import dumps_tinyagent, read_session_input, session_to_tinyagent_json
+
+    loaded, is_session = read_session_input(file)
+    if force_session or is_session:
+        return jsonio.dumps(session_to_tinyagent_json(loaded), pretty=True)
+    return dumps_tinyagent(loaded.messages, pretty=True)
 
 
 def _same_file(first: Path, second: Path) -> bool:

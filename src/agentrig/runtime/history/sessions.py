@@ -7,9 +7,10 @@ thoughts, messages`, then `compaction` when there is one, then any keys agentrig
 
 `load_session` also accepts a canonical history document, a bare list of messages in any
 vocabulary the wire reader knows (pydantic-ai dumps of any 2.x release, legacy dicts, whose
-`{"thought": ...}` entries become the session's thoughts) and sessions whose messages are in any
-of those vocabularies. A file it cannot read raises `HistoryFormatError` naming the file and what
-is wrong; it is never modified.
+`{"thought": ...}` entries become the session's thoughts, tinyagent messages) and sessions whose
+messages are in any of those vocabularies, including tunacode's session files (`tinyagent_sessions`).
+A file it cannot read raises `HistoryFormatError` naming the file and what is wrong; it is never
+modified.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from agentrig.errors import HistoryFormatError
 from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import JsonValue, Message
 from agentrig.runtime.history.redaction import redact_bytes
+from agentrig.runtime.history.tinyagent_sessions import is_tinyagent_session, normalize_session_json
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.history.wire import history_and_thoughts_from_json, message_to_json, messages_from_json
 
@@ -277,6 +279,8 @@ def session_from_json(data: object, *, source: str | Path | None = None) -> Sess
         session = new_session(working_directory="", project_id="", messages=messages)
         return replace(session, thoughts=tuple(thoughts))
     assert isinstance(data, dict)
+    if is_tinyagent_session(data):  # a tunacode session: tinyagent usage names and compaction keys
+        data = normalize_session_json(data, source=path)
     version = data.get("version", SESSION_VERSION)
     if version not in _ACCEPTED_VERSIONS:
         raise HistoryFormatError(
