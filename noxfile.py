@@ -182,3 +182,11 @@ def adapters(session: nox.Session, pydantic_ai: str) -> None:
     session.run("python", "-c", ADAPTER_SMOKE)
     # The same checks as tests, which skip without these extras in every other session.
     session.run("pytest", "-q", "-rs", "tests/compatibility/test_optional_extras.py", *session.posargs)
+
+
+@nox.session
+def tunacode(session: nox.Session) -> None:
+    """tunacode's own `load_session` reads what `agentrig convert --to tinyagent` writes (tests/history)."""
+    # tunacode-cli is no agentrig dependency (it pins rich<15 and click<8.2): installed here only, with the newest pin.
+    session.install("-e", ".[dev]", *pins(NEWEST), "tunacode-cli>=0.2.3,<0.3")
+    session.run("pytest", "-q", "-rs", "-p", "no:cacheprovider", "tests/history", *session.posargs)

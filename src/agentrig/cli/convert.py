@@ -56,7 +56,9 @@ def register(app: typer.Typer) -> None:
         if session and to is not TargetFormat.tinyagent:
             raise UsageError("--session needs --to tinyagent")
         if to is TargetFormat.tinyagent:
-            data = _tinyagent_bytes(file, force_session=session)
+            from agentrig.runtime.history.tinyagent_export import file_to_tinyagent
+
+            data = file_to_tinyagent(file, session=session)
         elif to is TargetFormat.canonical:
             history = load_history_file(file)
             from agentrig.runtime.history.wire import dumps_history
@@ -70,17 +72,6 @@ def register(app: typer.Typer) -> None:
             typer.echo(data, nl=False)  # bytes go to the binary stream untouched
         else:
             jsonio.write_atomic(output, data)
-
-
-def _tinyagent_bytes(file: Path, *, force_session: bool) -> bytes:
-    """tinyagent messages, or a tunacode session file when the input is a session or one is asked for."""
-    from agentrig.runtime.history import jsonio
-    from agentrig.runtime.history.tinyagent_export import dumps_tinyagent, read_session_input, session_to_tinyagent_json
-
-    loaded, is_session = read_session_input(file)
-    if force_session or is_session:
-        return jsonio.dumps(session_to_tinyagent_json(loaded), pretty=True)
-    return dumps_tinyagent(loaded.messages, pretty=True)
 
 
 def _same_file(first: Path, second: Path) -> bool:

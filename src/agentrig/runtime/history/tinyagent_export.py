@@ -12,13 +12,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from agentrig.errors import HistoryFormatError
 from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.sessions import Session, _is_session_object, session_from_json
 from agentrig.runtime.history.tinyagent_format import messages_to_tinyagent
 from agentrig.runtime.history.tinyagent_sessions import COST_KEY, usage_to_tinyagent
 
-__all__ = ["dumps_tinyagent", "read_session_input", "session_to_tinyagent_json"]
+__all__ = ["dumps_tinyagent", "file_to_tinyagent", "read_session_input", "session_to_tinyagent_json"]
 
 # Keys tunacode writes itself; an extra key of the same name would be a stale copy.
 _WRITTEN = frozenset(
@@ -89,3 +90,16 @@ def session_to_tinyagent_json(session: Session) -> dict[str, Any]:
 def dumps_tinyagent(messages: list[Message] | tuple[Message, ...], *, pretty: bool = False) -> bytes:
     """A history as a JSON list of tinyagent messages."""
     return jsonio.dumps(messages_to_tinyagent(messages), pretty=pretty)
+
+
+def file_to_tinyagent(path: str | Path, *, session: bool = False) -> bytes:
+    """Any file `load_session` reads as tinyagent JSON: a tunacode session file when the input is a session
+    object or `session` is set, else a list of messages. A part with no tinyagent form raises
+    `HistoryFormatError` naming the file and the part."""
+    loaded, is_session = read_session_input(path)
+    try:
+        if session or is_session:
+            return jsonio.dumps(session_to_tinyagent_json(loaded), pretty=True)
+        return dumps_tinyagent(loaded.messages, pretty=True)
+    except HistoryFormatError as error:
+        raise HistoryFormatError(error.reason, path=path, field=error.field) from None

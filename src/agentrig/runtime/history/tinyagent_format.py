@@ -348,6 +348,8 @@ def _tool_result(part: ToolReturnPart | RetryPromptPart) -> dict[str, Any]:
     if part.tool_name is not None:
         data["tool_name"] = part.tool_name
     marker: dict[str, Any] = {}
+    # `details` is the tool's structured output for the host, never sent to a model; canonical has none to give.
+    data["details"] = {}
     if isinstance(part, RetryPromptPart):
         data["content"] = [_text_block(_retry_text(part.content))]
         data["is_error"] = True
@@ -448,8 +450,8 @@ def messages_to_tinyagent(messages: Sequence[Message]) -> list[dict[str, Any]]:
             marker["run_id"] = message.run_id
         if message.state is not None:
             marker["state"] = message.state
-        if marker:
-            converted[0][MARKER] = marker
+        if marker:  # a tool result's own marker (retry, outcome, content) may be there already: the keys differ
+            converted[0][MARKER] = {**converted[0].get(MARKER, {}), **marker}
         result.extend(converted)
         previous_kind = message.kind
     return result
