@@ -1,0 +1,92 @@
+"""The second engine: self-contained scenarios run through tinyagent's own `Agent` match the pydantic-ai goldens.
+
+The golden check of each scenario compares the canonical history with the golden file the pydantic-ai engine
+wrote, so a scenario that passes here has an identical history on both engines. A scenario using a feature
+the engine does not run is an error naming the feature, never a pass.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agentrig.cli import app
+from agentrig.runtime.engine.tinyagent_engine import execute_scenario_tinyagent, unsupported_features
+from agentrig.runtime.history.canonical import RetryPromptPart, ToolReturnPart
+from agentrig.runtime.suite.runner import RunOptions, SuiteResult, run_suite
+from agentrig.scenarios.loader import load_paths
+
+REPO = Path(__file__).resolve().parents[2]
+
+# The scenarios whose history, expectations and invariants are the same on tinyagent as on pydantic-ai.
+SAME_ON_BOTH = {
+    "history-roundtrip",
+    "legacy-history",
+    "max-iterations",
+    "multi-turn-usage",
+    "prune-old-tool-outputs",
+    "resume-pydantic-ai-2.38-dump",
+    "resume-stored-history",
+    "session-resume",
+    "text-answer",
+    "thought-capture",
+    "tool-failure",
+    "tool-retry",
+    "tool-roundtrip",
+}
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory: pytest.TempPathFactory) -> SuiteResult:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(REPO)
+        out = tmp_path_factory.mktemp("tinyagent-out")
+        return run_suite(RunOptions(paths=(Path("scenarios"),), out_dir=out), execute=execute_scenario_tinyagent)
+
+
+def test_supported_scenarios_pass_with_the_pydantic_ai_goldens(suite: SuiteResult) -> None:
+    results = {result.name: result for result in suite.results}
+    for name in SAME_ON_BOTH:
+        result = results[name]
+        failed = [check.name for check in result.checks if not check.passed]
+        assert result.status == "passed", (name, result.error, failed)
+        assert any(check.name.endswith("golden") and check.passed for check in result.checks), name
+
+
+def test_every_other_scenario_is_an_error_naming_what_the_engine_does_not_run(suite: SuiteResult) -> None:
+    for result in suite.results:
+        if result.name in SAME_ON_BOTH:
+            continue
+        assert result.status == "error", result.name
+        assert result.error is not None
+        assert result.error.message.startswith("the tinyagent engine does not run "), result.error.message
+
+
+def test_retries_and_failures_map_through_the_canonical_layer(suite: SuiteResult) -> None:
+    results = {result.name: result for result in suite.results}
+    retry_parts = [p for m in results["tool-retry"].history for p in m.parts if isinstance(p, RetryPromptPart)]
+    assert retry_parts, "a YAML retry is a retry prompt, as pydantic-ai writes it"
+    failed = [p for m in results["tool-failure"].history for p in m.parts if isinstance(p, ToolReturnPart)]
+    assert [p.outcome for p in failed] == ["failed"]
+    assert results["tool-failure"].turns[0].error is not None
+    assert results["tool-failure"].turns[0].error.kind == "tool_failed"
+
+
+def test_unsupported_features_are_named() -> None:
+    loaded = {item.scenario.name: item for item in load_paths([REPO / "scenarios"])}
+    assert unsupported_features(loaded["text-answer"].scenario) == []
+    assert unsupported_features(loaded["own-agent"].scenario) == ["a user's own pydantic-ai agent (`agent:`)"]
+
+
+def test_run_engine_flag(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        app, ["run", "scenarios/tool_roundtrip.yaml", "--engine", "tinyagent", "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-1] == "1 passed, 0 failed, 0 skipped"
+    bad = CliRunner().invoke(app, ["run", "scenarios/tool_roundtrip.yaml", "--engine", "nope", "--out", str(out)])
+    assert bad.exit_code == 2
