@@ -190,3 +190,18 @@ def tunacode(session: nox.Session) -> None:
     # tunacode-cli is no agentrig dependency (it pins rich<15 and click<8.2): installed here only, with the newest pin.
     session.install("-e", ".[dev]", *pins(NEWEST), "tunacode-cli>=0.2.3,<0.3")
     session.run("pytest", "-q", "-rs", "-p", "no:cacheprovider", "tests/history", *session.posargs)
+
+
+@nox.session
+def removal(session: nox.Session) -> None:
+    """The suite without pydantic-ai: tinyagent engine vs the pydantic-ai goldens; regenerates docs/removal.md."""
+    # agentrig's own requirements minus pydantic-ai, plus the [tinyagent] extra: `--no-deps` keeps pydantic-ai
+    # out, and the import check below proves it stayed out.
+    requirements = [r for r in PYPROJECT["project"]["dependencies"] if not r.startswith("pydantic-")]
+    session.install("--no-deps", "-e", ".")
+    session.install(*requirements, *PYPROJECT["project"]["optional-dependencies"]["tinyagent"])
+    session.run("python", "-c", "import importlib.util as u, sys; sys.exit(u.find_spec('pydantic_ai') is not None)")
+    out = "out/removal"
+    # 3: scenarios the engine does not run are errors; the generator accepts those only with the engine's reason.
+    session.run("agentrig", "run", "scenarios/", "--engine", "tinyagent", "--out", out, "-q", success_codes=[0, 1, 3])
+    session.run("python", "scripts/gen_removal_doc.py", f"{out}/report.json", *session.posargs)

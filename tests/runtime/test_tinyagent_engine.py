@@ -7,6 +7,8 @@ the engine does not run is an error naming the feature, never a pass.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -39,11 +41,29 @@ SAME_ON_BOTH = {
 
 
 @pytest.fixture(scope="module")
-def suite(tmp_path_factory: pytest.TempPathFactory) -> SuiteResult:
+def run_out(tmp_path_factory: pytest.TempPathFactory) -> tuple[SuiteResult, Path]:
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(REPO)
         out = tmp_path_factory.mktemp("tinyagent-out")
-        return run_suite(RunOptions(paths=(Path("scenarios"),), out_dir=out), execute=execute_scenario_tinyagent)
+        options = RunOptions(paths=(Path("scenarios"),), out_dir=out)
+        return run_suite(options, execute=execute_scenario_tinyagent), out
+
+
+@pytest.fixture
+def suite(run_out: tuple[SuiteResult, Path]) -> SuiteResult:
+    return run_out[0]
+
+
+def test_docs_removal_md_is_generated_from_this_run(run_out: tuple[SuiteResult, Path]) -> None:
+    """docs/removal.md is what `nox -s removal` writes (the engine imports no pydantic-ai, so this run is that run)."""
+    script = REPO / "scripts" / "gen_removal_doc.py"
+    checked = subprocess.run(
+        [sys.executable, str(script), str(run_out[1] / "report.json"), "--check"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert checked.returncode == 0, checked.stderr
 
 
 def test_supported_scenarios_pass_with_the_pydantic_ai_goldens(suite: SuiteResult) -> None:
