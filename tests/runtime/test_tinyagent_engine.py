@@ -97,7 +97,10 @@ def test_retries_and_failures_map_through_the_canonical_layer(suite: SuiteResult
 def test_unsupported_features_are_named() -> None:
     loaded = {item.scenario.name: item for item in load_paths([REPO / "scenarios"])}
     assert unsupported_features(loaded["text-answer"].scenario) == []
-    assert unsupported_features(loaded["own-agent"].scenario) == ["a user's own pydantic-ai agent (`agent:`)"]
+    assert unsupported_features(loaded["timeout"].scenario) == [
+        "usage limits and timeouts",
+        "tool 'slow_build': deferred or delayed results",
+    ]
 
 
 def test_run_engine_flag(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -110,3 +113,28 @@ def test_run_engine_flag(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     assert result.output.splitlines()[-1] == "1 passed, 0 failed, 0 skipped"
     bad = CliRunner().invoke(app, ["run", "scenarios/tool_roundtrip.yaml", "--engine", "nope", "--out", str(out)])
     assert bad.exit_code == 2
+
+
+def test_a_users_own_tinyagent_agent_runs_its_real_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO / "examples")
+    options = RunOptions(paths=(Path("tinyagent_app/word_count.yaml"),), out_dir=tmp_path / "out")
+    suite = run_suite(options, execute=execute_scenario_tinyagent)
+    (result,) = suite.results
+    assert result.status == "passed", [c for c in result.checks if not c.passed] or result.error
+    returns = [p for m in result.history for p in m.parts if isinstance(p, ToolReturnPart)]
+    # The real tool ran: its answer and its error are in the history.
+    assert [(p.content, p.outcome) for p in returns] == [
+        ("4", "success"),
+        ("cannot count the words of empty text", "failed"),
+    ]
+
+
+def test_an_agent_attribute_that_is_no_agent_is_a_scenario_error(tmp_path: Path) -> None:
+    scenario = tmp_path / "bad.yaml"
+    scenario.write_text("name: bad\nagent: json:dumps\nturns:\n  - user: hi\n    model: [{text: hi}]\n")
+    suite = run_suite(RunOptions(paths=(scenario,), out_dir=None), execute=execute_scenario_tinyagent)
+    (result,) = suite.results
+    assert result.status == "error"
+    assert result.error is not None
+    assert "agent" in result.error.message
+    assert "calling the factory 'json:dumps' failed" in result.error.message

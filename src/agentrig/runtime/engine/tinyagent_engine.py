@@ -19,6 +19,7 @@ naming the feature, so the scenario is reported as an error with that reason, ne
 
 from __future__ import annotations
 
+import inspect
 import json
 import time
 import uuid
@@ -42,8 +43,8 @@ from tinyagent.agent_types import (
     UserMessage,
 )
 
-from agentrig.errors import AgentrigError
 from agentrig.runtime.engine.session_registry import scenario_registry
+from agentrig.runtime.engine.tinyagent_agents import UNSUPPORTED_PREFIX, EngineUnsupported, load_tinyagent_agent
 from agentrig.runtime.engine.tinyagent_input_checks import input_checks
 from agentrig.runtime.engine.tool_rules import ToolCallCounts, describe_args, matching_result
 from agentrig.runtime.history import jsonio
@@ -63,10 +64,6 @@ __all__ = ["EngineUnsupported", "TinyagentExecution", "execute_scenario_tinyagen
 _MODEL = Model(provider="agentrig", id="scripted", api="scripted")
 
 
-class EngineUnsupported(AgentrigError):
-    """The scenario uses a feature the tinyagent engine does not run (the message names it)."""
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TinyagentExecution:
     """What running one scenario on tinyagent produced (the runner's `ExecutionLike`)."""
@@ -82,8 +79,6 @@ class TinyagentExecution:
 def unsupported_features(scenario: Scenario) -> list[str]:
     """What in `scenario` this engine cannot run; empty when it can run it."""
     found: list[str] = []
-    if scenario.agent is not None:
-        found.append("a user's own pydantic-ai agent (`agent:`)")
     if scenario.settings.compaction is not None:
         found.append("compaction settings")
     settings = scenario.settings
@@ -334,7 +329,7 @@ async def execute_scenario_tinyagent(loaded: LoadedScenario, *, model: Any = Non
         raise EngineUnsupported("--engine tinyagent runs the scenario's script only (no --model, --record, --replay)")
     missing = unsupported_features(scenario)
     if missing:
-        raise EngineUnsupported("the tinyagent engine does not run " + "; ".join(missing))
+        raise EngineUnsupported(UNSUPPORTED_PREFIX + "; ".join(missing))
     script = _Script()
     state = _TurnState(retried=set(), returned={})
     counts = ToolCallCounts()
@@ -350,14 +345,47 @@ async def execute_scenario_tinyagent(loaded: LoadedScenario, *, model: Any = Non
         state.max_reached = wants_more and state.iterations >= scenario.settings.max_iterations
         return state.max_reached
 
-    agent = Agent(
-        AgentOptions(
-            stream_fn=script.stream, after_tool_call=after_tool_call, should_stop_after_turn=should_stop_after_turn
+    if scenario.agent is None:
+        agent = Agent(
+            AgentOptions(
+                stream_fn=script.stream, after_tool_call=after_tool_call, should_stop_after_turn=should_stop_after_turn
+            )
         )
-    )
-    agent.set_model(_MODEL)
-    agent.set_system_prompt(loaded.system_prompt_text() or "")
-    agent.set_tools(_tools(scenario.tools, counts, state))
+        agent.set_model(_MODEL)
+        agent.set_system_prompt(loaded.system_prompt_text() or "")
+        agent.set_tools(_tools(scenario.tools, counts, state))
+        return await _run_turns(loaded, agent, script, state)
+
+        # The user's agent keeps its prompt, tools and hooks (its tools' errors go back to the model, as
+    # tinyagent does); only its model calls are answered by the script, and max_iterations is enforced.
+    agent = load_tinyagent_agent(loaded)
+    own_stream, own_stop = agent.stream_fn, agent._should_stop_after_turn
+    agent.stream_fn = script.stream
+    agent._should_stop_after_turn = _chained(own_stop, should_stop_after_turn)
+    if agent.state.model is None:
+        agent.set_model(_MODEL)
+    try:
+        return await _run_turns(loaded, agent, script, state)
+    finally:  # the user's agent is theirs again
+        agent.stream_fn, agent._should_stop_after_turn = own_stream, own_stop
+
+
+def _chained(own: Any, ours: Any) -> Any:
+    """tinyagent's should_stop_after_turn: the engine's limit, then the agent's own hook."""
+
+    async def stop(*args: Any) -> bool:
+        if ours(*args):
+            return True
+        if own is None:
+            return False
+        answer = own(*args)
+        return bool(await answer) if inspect.isawaitable(answer) else bool(answer)
+
+    return stop
+
+
+async def _run_turns(loaded: LoadedScenario, agent: Agent, script: _Script, state: _TurnState) -> TinyagentExecution:
+    scenario = loaded.scenario
     history = _initial_history(loaded)
     session = new_session(working_directory=loaded.base_dir)
     turns: list[TurnRecord] = []
