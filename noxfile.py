@@ -7,6 +7,8 @@ parametrized session below reads it, and CI builds its matrix from `nox --json -
     python -m nox -t ci              what CI runs (.ci/run): tests and suite on the floor and the newest pin
     python -m nox -s compat          tests and suite on every pinned version, one session each
     python -m nox -s "compat(2.60.0)"
+    python -m nox -s removal         the suite on the tinyagent engine without pydantic-ai (docs/removal.md)
+    python -m nox -s tunacode        tunacode's own load_session reads what `convert --to tinyagent` writes
 
 Plain `python -m nox` runs the full gate (lint, typecheck, tests, suite, compat on every pin); bench, docs, matrix
 and adapters write files or take long, so they run only when named.
@@ -194,7 +196,7 @@ def tunacode(session: nox.Session) -> None:
 
 @nox.session
 def removal(session: nox.Session) -> None:
-    """The suite without pydantic-ai: tinyagent engine vs the pydantic-ai goldens; regenerates docs/removal.md."""
+    """The suite without pydantic-ai: tinyagent engine vs the pydantic-ai goldens, as docs/removal.md (`-- --write`)."""
     # agentrig's own requirements minus pydantic-ai, plus the [tinyagent] extra: `--no-deps` keeps pydantic-ai
     # out, and the import check below proves it stayed out.
     requirements = [r for r in PYPROJECT["project"]["dependencies"] if not r.startswith("pydantic-")]
@@ -204,4 +206,6 @@ def removal(session: nox.Session) -> None:
     out = "out/removal"
     # 3: scenarios the engine does not run are errors; the generator accepts those only with the engine's reason.
     session.run("agentrig", "run", "scenarios/", "--engine", "tinyagent", "--out", out, "-q", success_codes=[0, 1, 3])
-    session.run("python", "scripts/gen_removal_doc.py", f"{out}/report.json", *session.posargs)
+    # A gate checks that docs/removal.md is current; `nox -s removal -- --write` regenerates it.
+    mode = [] if "--write" in session.posargs else ["--check"]
+    session.run("python", "scripts/gen_removal_doc.py", f"{out}/report.json", *mode)

@@ -138,3 +138,32 @@ def test_an_agent_attribute_that_is_no_agent_is_a_scenario_error(tmp_path: Path)
     assert result.error is not None
     assert "agent" in result.error.message
     assert "calling the factory 'json:dumps' failed" in result.error.message
+
+
+def test_the_removal_doc_refuses_an_unexplained_difference() -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gen_removal_doc", REPO / "scripts" / "gen_removal_doc.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    golden_failed = {"name": "scenario: golden", "passed": False}
+    report = {
+        "scenarios": [
+            {"name": "same", "status": "passed", "checks": [{"name": "scenario: golden", "passed": True}]},
+            {"name": "drifted", "status": "failed", "checks": [golden_failed], "error": None},
+            {"name": "crashed", "status": "error", "checks": [], "error": {"kind": "agent_error", "message": "boom"}},
+            {
+                "name": "skipped-feature",
+                "status": "error",
+                "checks": [],
+                "error": {"kind": "agent_error", "message": "the tinyagent engine does not run compaction settings"},
+            },
+        ]
+    }
+    text, bad = module.render(report)
+    assert bad == ["crashed", "drifted"]
+    assert "| `drifted` | golden | differs | scenario: golden |" in text
+    assert "| `skipped-feature` | golden | not run | compaction settings |" in text
+    assert "**1** scenarios identical on both engines, **2** differ, **1** not run" in text
