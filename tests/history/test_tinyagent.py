@@ -276,3 +276,19 @@ def test_a_part_with_no_tinyagent_form_is_refused_by_name(tmp_path: Path, capsys
     assert "messages[0].parts[0]" in lines[0]
     assert "a file part has no tinyagent form" in lines[0]
     assert not (tmp_path / "out.json").exists()
+
+
+def test_a_tunacode_session_goes_through_pydantic_ai_and_back_with_its_image(tmp_path: Path) -> None:
+    from pydantic_ai.messages import ImageUrl, ModelMessagesTypeAdapter
+
+    dump = tmp_path / "dump.json"
+    result = runner.invoke(app, ["convert", str(MESSAGES), "--to", "pydantic-ai", "-o", str(dump)])
+    assert result.exit_code == 0, result.output
+    first = ModelMessagesTypeAdapter.validate_json(dump.read_bytes())[0]
+    image = first.parts[1].content[0]  # type: ignore[union-attr, index]
+    assert isinstance(image, ImageUrl)
+    assert image.url.startswith("data:image/png;base64,")
+    assert image.media_type == "image/png"
+    via_pydantic_ai = runner.invoke(app, ["convert", str(dump), "--to", "tinyagent"])
+    direct = runner.invoke(app, ["convert", str(MESSAGES), "--to", "tinyagent"])
+    assert json.loads(via_pydantic_ai.stdout) == json.loads(direct.stdout)

@@ -51,6 +51,7 @@ from agentrig.runtime.history.canonical import (
 __all__ = [
     "IMAGE_PART_KIND",
     "MARKER",
+    "image_to_pydantic_ai",
     "looks_like_tinyagent",
     "messages_from_tinyagent",
     "messages_to_tinyagent",
@@ -369,19 +370,49 @@ def _tool_result(part: ToolReturnPart | RetryPromptPart) -> dict[str, Any]:
     return data
 
 
-def _user_block(part: Part, where: str) -> dict[str, Any]:
+def _user_blocks(part: Part, where: str) -> list[dict[str, Any]]:
     if isinstance(part, TextPart):
-        return _text_block(part.content)
+        return [_text_block(part.content)]
     if isinstance(part, RetryPromptPart):  # an output retry: tinyagent sends it to the model as user text
         marker: dict[str, Any] = {"retry": True}
         if part.tool_name is not None:
             marker["tool_name"] = part.tool_name
         if not isinstance(part.content, str):
             marker["content"] = part.content
-        return _text_block(_retry_text(part.content), marker)
+        return [_text_block(_retry_text(part.content), marker)]
     if isinstance(part, OpaquePart) and part.part_kind == IMAGE_PART_KIND:
-        return {"type": "image", **part.data}
+        return [{"type": "image", **part.data}]
+    if isinstance(part, OpaquePart) and part.part_kind == "user-prompt":
+        blocks = _pydantic_ai_user_content(part.data.get("content"))
+        if blocks is not None:
+            return blocks
     raise HistoryFormatError(f"a {part.part_kind} part has no tinyagent form", field=where)
+
+
+def _pydantic_ai_user_content(content: object) -> list[dict[str, Any]] | None:
+    """tinyagent blocks for a pydantic-ai multi-modal prompt of text and image URLs; None for anything else."""
+    if not isinstance(content, list):
+        return None
+    blocks: list[dict[str, Any]] = []
+    for item in content:  # pyright: ignore[reportUnknownVariableType]
+        if isinstance(item, str):
+            blocks.append(_text_block(item))
+        elif isinstance(item, dict) and item.get("kind") == "image-url" and isinstance(item.get("url"), str):  # pyright: ignore[reportUnknownMemberType]
+            image: dict[str, Any] = {"type": "image", "url": item["url"]}
+            if isinstance(item.get("media_type"), str):  # pyright: ignore[reportUnknownMemberType]
+                image["mime_type"] = item["media_type"]
+            blocks.append(image)
+        else:
+            return None  # documents, audio, binary content: no tinyagent block holds them
+    return blocks
+
+
+def image_to_pydantic_ai(part: OpaquePart) -> dict[str, Any]:
+    """pydantic-ai's form of a tinyagent image: a user prompt holding an `ImageUrl` (data: URLs included)."""
+    image: dict[str, Any] = {"kind": "image-url", "url": part.data.get("url")}
+    if part.data.get("mime_type") is not None:
+        image["media_type"] = part.data["mime_type"]
+    return {"part_kind": "user-prompt", "content": [image]}
 
 
 def _request_messages(message: Message, where: str) -> list[dict[str, Any]]:
@@ -398,7 +429,7 @@ def _request_messages(message: Message, where: str) -> list[dict[str, Any]]:
             if user is None:
                 user = {"role": "user", "content": []}
                 result.append(user)
-            user["content"].append(_user_block(part, f"{where}.parts[{index}]"))
+            user["content"].extend(_user_blocks(part, f"{where}.parts[{index}]"))
     return result or [{"role": "user", "content": []}]
 
 
