@@ -19,6 +19,7 @@ naming the feature, so the scenario is reported as an error with that reason, ne
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 import time
@@ -86,8 +87,8 @@ def unsupported_features(scenario: Scenario) -> list[str]:
     if any(value is not None for value in limits) or settings.input_tokens_limit or settings.output_tokens_limit:
         found.append("usage limits and timeouts")
     for name, spec in scenario.tools.items():
-        if any(result.defer or result.delay for result in spec.results):
-            found.append(f"tool {name!r}: deferred or delayed results")
+        if any(result.defer for result in spec.results):
+            found.append(f"tool {name!r}: deferred results")
     for index, turn in enumerate(scenario.turns):
         if turn.user is None or turn.deferred_results is not None:
             found.append(f"turn {index + 1}: a turn without a prompt (pending or deferred calls)")
@@ -106,11 +107,26 @@ def _step_features(step: ModelStep) -> list[str]:
         features.append("an abort or a delay")
     if step.summary is not None:
         features.append("a compaction summary step")
-    if any(isinstance(call.args, str) for call in step.tool_calls):
-        features.append("raw-string tool arguments (tinyagent keeps only JSON objects)")
+    if any(isinstance(call.args, str) and _object_args(call.args) is None for call in step.tool_calls):
+        features.append("tool arguments that are not a JSON object (tinyagent keeps only objects)")
     if step.text is not None and "<tool_call>" in step.text:
         features.append("fallback tool-call parsing from text")
     return features
+
+
+def _object_args(raw: str) -> dict[str, Any] | None:
+    """Raw-string arguments as the canonical reader reads them: "" and a JSON object are an object."""
+    if not raw.strip():
+        return {}
+    try:
+        parsed = json.loads(raw)
+    except ValueError:
+        return None
+    return parsed if isinstance(parsed, dict) else None  # pyright: ignore[reportUnknownVariableType]
+
+
+def _arguments(args: dict[str, Any] | str) -> dict[str, Any]:
+    return (_object_args(args) or {}) if isinstance(args, str) else dict(args)
 
 
 def _usage_object(step: ModelStep) -> dict[str, Any]:
@@ -133,7 +149,7 @@ def _assistant_message(step: ModelStep) -> AssistantMessage:
         content.append(ThinkingContent(thinking=step.thought))
     if step.text is not None:
         content.append(TextContent(text=step.text))
-    content.extend(ToolCallContent(id=c.id, name=c.name, arguments=dict(c.args)) for c in step.tool_calls)  # type: ignore[arg-type]
+    content.extend(ToolCallContent(id=c.id, name=c.name, arguments=_arguments(c.args)) for c in step.tool_calls)
     return AssistantMessage(
         content=content,
         stop_reason="tool_calls" if step.tool_calls else "stop",
@@ -221,6 +237,8 @@ def _tools(specs: Mapping[str, ToolSpec], counts: ToolCallCounts, state: _TurnSt
                     f"tool {name!r} call #{ordinal} with args {describe_args(args)}: no result rule matches"
                 )
                 raise _ToolFailed(state.mismatch)
+            if result.delay:
+                await asyncio.sleep(result.delay)
             if result.retry is not None:
                 state.retried.add(tool_call_id)
                 raise _ToolRetry(result.retry)
