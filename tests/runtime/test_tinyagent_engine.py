@@ -24,6 +24,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 # The scenarios whose history, expectations and invariants are the same on tinyagent as on pydantic-ai.
 SAME_ON_BOTH = {
+    "context-length-error",
+    "rate-limit-error",
     "empty-args",
     "parallel-tool-calls",
     "history-roundtrip",

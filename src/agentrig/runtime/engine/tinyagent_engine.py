@@ -101,8 +101,6 @@ def _step_features(step: ModelStep) -> list[str]:
     features: list[str] = []
     if step.empty:
         features.append("an empty model response")
-    if step.error is not None:
-        features.append("a scripted provider error")
     if step.abort or step.delay:
         features.append("an abort or a delay")
     if step.summary is not None:
@@ -188,13 +186,16 @@ class _Script:
         self.used = 0
         self.turn = 0
         self.checks: list[Check] = []
+        self.failed: RunError | None = None
+        """The model call that failed this turn: the script ran out, or a step is a provider error."""
 
     def begin(self, turn: int, steps: Sequence[ModelStep]) -> None:
-        self.turn, self.steps, self.used, self.checks = turn, list(steps), 0, []
+        self.turn, self.steps, self.used, self.checks, self.failed = turn, list(steps), 0, [], None
 
     async def stream(self, model: Any, context: Any, options: Any) -> _Finished:
         if self.used >= len(self.steps):
-            raise _ScriptExhausted(f"the script has no step {self.used + 1} for this turn")
+            self.failed = RunError(kind="script_exhausted", message=f"the script has no step {self.used + 1}")
+            raise _ModelCallFailed(self.failed.message)
         step = self.steps[self.used]
         self.used += 1
         if step.expect_input is not None:
@@ -202,11 +203,14 @@ class _Script:
             tools = [tool.name for tool in context.tools or ()]
             where = f"turn {self.turn + 1}, step {self.used}"
             self.checks.extend(input_checks(step.expect_input, received, tools, where=where))
+        if step.error is not None:
+            self.failed = RunError(kind=step.error.kind, message=step.error.message or f"scripted {step.error.kind}")
+            raise _ModelCallFailed(self.failed.message)
         return _Finished(_assistant_message(step))
 
 
-class _ScriptExhausted(Exception):
-    pass
+class _ModelCallFailed(Exception):
+    """tinyagent turns it into an error assistant message; the engine reports it as the turn's error."""
 
 
 class _ToolFailed(Exception):
@@ -418,8 +422,8 @@ async def _run_turns(loaded: LoadedScenario, agent: Agent, script: _Script, stat
         await agent.prompt(turn.user or "")
         new_items = list(agent.state.messages[before:])
         error = _turn_error(agent, new_items, state, script)
-        if error is not None and error.kind == "script_exhausted":
-            # tinyagent appends an empty error message; it is the engine's complaint, not the model's answer.
+        if script.failed is not None:
+            # tinyagent appends an empty error message: the failed call answered nothing, as with pydantic-ai.
             agent.replace_messages(list(agent.state.messages[:-1]))
             new_items = new_items[:-1]
         history = _canonical(agent.state.messages, state)
@@ -459,11 +463,11 @@ def _text(message: Any) -> str:
 
 
 def _turn_error(agent: Agent, new_items: Sequence[Any], state: _TurnState, script: _Script) -> RunError | None:
+    if script.failed is not None:
+        return script.failed
     last = new_items[-1] if new_items else None
     if last is not None and last.role == "assistant" and last.stop_reason == "error":
-        message = last.error_message or agent.state.error or "the model call failed"
-        kind = "script_exhausted" if "the script has no step" in message else "agent_error"
-        return RunError(kind=kind, message=message)
+        return RunError(kind="agent_error", message=last.error_message or agent.state.error or "the model call failed")
     if state.mismatch is not None:
         return RunError(kind="script_mismatch", message=state.mismatch)
     if state.failure is not None:
