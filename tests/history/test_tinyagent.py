@@ -253,6 +253,7 @@ def test_usage_names_map_both_ways() -> None:
         ({"role": "tool_result", "content": []}, "[1].tool_call_id", "non-empty string"),
         ({"role": "tool_result", "tool_call_id": "c", "is_error": "yes"}, "[1].is_error", "true or false"),
         ({"role": "robot", "content": []}, "[1].role", "unknown role 'robot'"),
+        ({"role": ["user"], "content": []}, "[1].role", "unknown role ['user']"),
         ({"role": "user", "content": [{"type": "audio"}]}, "[1].content[0].type", "not 'audio'"),
     ],
 )

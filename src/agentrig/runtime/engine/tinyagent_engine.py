@@ -83,8 +83,15 @@ def unsupported_features(scenario: Scenario) -> list[str]:
     if scenario.settings.compaction is not None:
         found.append("compaction settings")
     settings = scenario.settings
-    limits = (settings.request_limit, settings.tool_calls_limit, settings.total_tokens_limit, settings.timeout)
-    if any(value is not None for value in limits) or settings.input_tokens_limit or settings.output_tokens_limit:
+    limits = (
+        settings.request_limit,
+        settings.tool_calls_limit,
+        settings.input_tokens_limit,
+        settings.output_tokens_limit,
+        settings.total_tokens_limit,
+        settings.timeout,
+    )
+    if any(value is not None for value in limits):  # 0 is a limit too
         found.append("usage limits and timeouts")
     for name, spec in scenario.tools.items():
         if any(result.defer for result in spec.results):

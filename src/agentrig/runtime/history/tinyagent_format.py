@@ -267,7 +267,7 @@ def messages_from_tinyagent(
         if type(item) is not dict:
             raise HistoryFormatError(f"expected a message object, got {_type_name(item)}", path=source, field=where)
         role = item.get("role")
-        if role not in ROLES:
+        if type(role) is not str or role not in ROLES:
             known = ", ".join(sorted(ROLES))
             raise HistoryFormatError(f"unknown role {role!r} (known: {known})", path=source, field=f"{where}.role")
         try:
