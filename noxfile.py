@@ -7,6 +7,8 @@ parametrized session below reads it, and CI builds its matrix from `nox --json -
     python -m nox -t ci              what CI runs (.ci/run): tests and suite on the floor and the newest pin
     python -m nox -s compat          tests and suite on every pinned version, one session each
     python -m nox -s "compat(2.60.0)"
+    python -m nox -s removal         the suite on the tinyagent engine without pydantic-ai (docs/removal.md)
+    python -m nox -s tunacode        tunacode's own load_session reads what `convert --to tinyagent` writes
 
 Plain `python -m nox` runs the full gate (lint, typecheck, tests, suite, compat on every pin); bench, docs, matrix,
 adapters and examples write files or take long, so they run only when named.
@@ -230,3 +232,28 @@ def adapters(session: nox.Session, pydantic_ai: str) -> None:
     session.run("python", "-c", ADAPTER_SMOKE)
     # The same checks as tests, which skip without these extras in every other session.
     session.run("pytest", "-q", "-rs", "tests/compatibility/test_optional_extras.py", *session.posargs)
+
+
+@nox.session
+def tunacode(session: nox.Session) -> None:
+    """tunacode's own `load_session` reads what `agentrig convert --to tinyagent` writes (tests/history)."""
+    # tunacode-cli is no agentrig dependency (it pins rich<15 and click<8.2): installed here only, with the newest pin.
+    session.install("-e", ".[dev]", *pins(NEWEST), "tunacode-cli>=0.2.3,<0.3")
+    session.run("pytest", "-q", "-rs", "-p", "no:cacheprovider", "tests/history", *session.posargs)
+
+
+@nox.session
+def removal(session: nox.Session) -> None:
+    """The suite without pydantic-ai: tinyagent engine vs the pydantic-ai goldens, as docs/removal.md (`-- --write`)."""
+    # agentrig's own requirements minus pydantic-ai, plus the [tinyagent] extra: `--no-deps` keeps pydantic-ai
+    # out, and the import check below proves it stayed out.
+    requirements = [r for r in PYPROJECT["project"]["dependencies"] if not r.startswith("pydantic-")]
+    session.install("--no-deps", "-e", ".")
+    session.install(*requirements, *PYPROJECT["project"]["optional-dependencies"]["tinyagent"])
+    session.run("python", "-c", "import importlib.util as u, sys; sys.exit(u.find_spec('pydantic_ai') is not None)")
+    out = "out/removal"
+    # 3: scenarios the engine does not run are errors; the generator accepts those only with the engine's reason.
+    session.run("agentrig", "run", "scenarios/", "--engine", "tinyagent", "--out", out, "-q", success_codes=[0, 1, 3])
+    # A gate checks that docs/removal.md is current; `nox -s removal -- --write` regenerates it.
+    mode = [] if "--write" in session.posargs else ["--check"]
+    session.run("python", "scripts/gen_removal_doc.py", f"{out}/report.json", *mode)

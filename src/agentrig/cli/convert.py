@@ -19,14 +19,17 @@ class TargetFormat(StrEnum):
 
     canonical = "canonical"
     pydantic_ai = "pydantic-ai"
+    tinyagent = "tinyagent"
 
 
 HELP = """Convert a history file: a pydantic-ai JSON dump of any supported version, a legacy dict history,
-a session file or a canonical history. Of a session file only the messages are converted (its thoughts
-and usage are not part of a history).
+tinyagent messages, a session file (agentrig's or tunacode's) or a canonical history. Of a session file
+only the messages are converted (its thoughts and usage are not part of a history), except with --to tinyagent.
 
 --to canonical (the default) writes the canonical history ({"format": "agentrig.history/1", "messages": [...]}).
 --to pydantic-ai writes a dump that the installed pydantic-ai loads with ModelMessagesTypeAdapter.validate_json.
+--to tinyagent writes a list of tinyagent messages; from a session file (or with --session) a whole session
+file that tunacode's load_session accepts.
 Output goes to stdout unless -o is given; -o writes atomically and never overwrites the input file."""
 
 
@@ -40,6 +43,9 @@ def register(app: typer.Typer) -> None:
         output: Annotated[
             Path | None, typer.Option("--output", "-o", help="Write here (atomically) instead of stdout.")
         ] = None,
+        session: Annotated[
+            bool, typer.Option("--session", help="With --to tinyagent: write a tunacode session file.")
+        ] = False,
     ) -> None:
         from agentrig.errors import UsageError
         from agentrig.runtime.history import jsonio
@@ -49,16 +55,21 @@ def register(app: typer.Typer) -> None:
             raise UsageError(f"{output}: refusing to overwrite the input file; choose another output path")
         from agentrig.runtime.history.redaction import dumps_redacted, redact_json_bytes
 
-        history = load_history_file(file)
+        if session and to is not TargetFormat.tinyagent:
+            raise UsageError("--session needs --to tinyagent")
         # A history may quote a key (a tool that echoed the environment): the copy never carries it on.
-        if to is TargetFormat.canonical:
+        if to is TargetFormat.tinyagent:
+            from agentrig.runtime.history.tinyagent_export import file_to_tinyagent
+
+            data = redact_json_bytes(file_to_tinyagent(file, session=session), pretty=True)
+        elif to is TargetFormat.canonical:
             from agentrig.runtime.history.wire import history_to_json
 
-            data = dumps_redacted(history_to_json(history), pretty=True)
+            data = dumps_redacted(history_to_json(load_history_file(file)), pretty=True)
         else:
             from agentrig.runtime.models.conversion import dump_pydantic_ai_json
 
-            data = redact_json_bytes(dump_pydantic_ai_json(history, pretty=True), pretty=True)
+            data = redact_json_bytes(dump_pydantic_ai_json(load_history_file(file), pretty=True), pretty=True)
         if output is None:
             typer.echo(data, nl=False)  # bytes go to the binary stream untouched
         else:

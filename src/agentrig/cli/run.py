@@ -131,6 +131,14 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option("--json", help="Print report.json to stdout (human lines go to stderr).")
         ] = False,
         quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Print only the final summary line.")] = False,
+        engine: Annotated[
+            str,
+            typer.Option(
+                "--engine",
+                help="pydantic-ai, or tinyagent: run self-contained scripted scenarios through tinyagent's Agent "
+                "(docs/tinyagent.md); a scenario it cannot run is an error naming the feature.",
+            ),
+        ] = "pydantic-ai",
     ) -> None:
         from agentrig.runtime.history.jsonio import dumps
         from agentrig.runtime.suite.options import JOBS_PER_CPU, max_jobs
@@ -156,7 +164,7 @@ def register(app: typer.Typer) -> None:
             default_deps=deps,
         )
         progress = _Progress(human, quiet=quiet)
-        suite = run_suite(options, progress=progress)
+        suite = run_suite(options, progress=progress, execute=_engine(engine))
         progress.finish()
         report = load_report(out)
         if not quiet:
@@ -171,6 +179,17 @@ def register(app: typer.Typer) -> None:
         human.write(summary_line(report["summary"]) + "\n")
         human.flush()
         raise typer.Exit(code=suite.exit_code)
+
+
+def _engine(name: str) -> Any:
+    """The runner's `execute` for `--engine` (None: the default, pydantic-ai)."""
+    if name == "pydantic-ai":
+        return None
+    if name == "tinyagent":
+        from agentrig.runtime.engine.tinyagent_engine import execute_scenario_tinyagent
+
+        return execute_scenario_tinyagent
+    raise typer.BadParameter(f"unknown engine {name!r} (known: pydantic-ai, tinyagent)", param_hint="--engine")
 
 
 def _failure_lines(report: dict[str, Any], describe: Any) -> list[str]:

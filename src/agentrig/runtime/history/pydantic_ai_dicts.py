@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from agentrig.runtime.history import tinyagent_format
 from agentrig.runtime.history.canonical import (
     Message,
     OpaquePart,
@@ -62,6 +63,8 @@ def _request_part_dict(part: Part, tool_names: dict[str, str], retry_shape: Retr
             "outcome": "retried",
             "retry": retry,
         }
+    if isinstance(part, OpaquePart) and part.part_kind == tinyagent_format.IMAGE_PART_KIND:
+        return tinyagent_format.image_to_pydantic_ai(part)
     if isinstance(part, OpaquePart):
         return {"part_kind": part.part_kind, **part.data}
     raise ValueError(f"a {part.part_kind} part cannot be in a request")

@@ -7,9 +7,10 @@ thoughts, messages`, then `compaction` when there is one, then any keys agentrig
 
 `load_session` also accepts a canonical history document, a bare list of messages in any
 vocabulary the wire reader knows (pydantic-ai dumps of any 2.x release, legacy dicts, whose
-`{"thought": ...}` entries become the session's thoughts) and sessions whose messages are in any
-of those vocabularies. A file it cannot read raises `HistoryFormatError` naming the file and what
-is wrong; it is never modified.
+`{"thought": ...}` entries become the session's thoughts, tinyagent messages) and sessions whose
+messages are in any of those vocabularies, including tunacode's session files (`tinyagent_sessions`).
+A file it cannot read raises `HistoryFormatError` naming the file and what is wrong; it is never
+modified.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from agentrig.errors import HistoryFormatError
 from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import JsonValue, Message
 from agentrig.runtime.history.redaction import dumps_redacted
+from agentrig.runtime.history.tinyagent_sessions import is_tinyagent_session, normalize_session_json
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.history.wire import history_and_thoughts_from_json, message_to_json, messages_from_json
 
@@ -193,7 +195,7 @@ def _refuse_to_overwrite(path: Path) -> None:
         raise HistoryFormatError(
             f"refusing to overwrite a file that is not an agentrig session ({error.reason})", path=path
         ) from None
-    if not _is_session_object(data):
+    if not is_session_object(data):
         raise HistoryFormatError("refusing to overwrite a file that is not an agentrig session", path=path)
     if data.get("version", SESSION_VERSION) not in _ACCEPTED_VERSIONS:
         raise HistoryFormatError(
@@ -221,7 +223,7 @@ def save_session(session: Session, path: str | Path) -> Session:
 # --- reading ---
 
 
-def _is_session_object(data: object) -> bool:
+def is_session_object(data: object) -> bool:
     return isinstance(data, dict) and "messages" in data and "format" not in data
 
 
@@ -273,11 +275,13 @@ def _compaction_from_json(data: object, path: Path | None) -> CompactionRecord |
 def session_from_json(data: object, *, source: str | Path | None = None) -> Session:
     """A session from parsed JSON: a session object, a canonical history document, or a list of messages."""
     path = Path(source) if source is not None else None
-    if not _is_session_object(data):
+    if not is_session_object(data):
         messages, thoughts = _history_or_foreign(data, path)
         session = new_session(working_directory="", project_id="", messages=messages)
         return replace(session, thoughts=tuple(thoughts))
     assert isinstance(data, dict)
+    if is_tinyagent_session(data):  # a tunacode session: tinyagent usage names and compaction keys
+        data = normalize_session_json(data, source=path)
     version = data.get("version", SESSION_VERSION)
     if version not in _ACCEPTED_VERSIONS:
         raise HistoryFormatError(

@@ -11,7 +11,8 @@ Reading accepts, at the level of parsed JSON and without importing pydantic-ai:
   user) and `{"thought": ...}` entries, which are thoughts rather than messages and are returned
   apart (`history_and_thoughts_from_json`);
 - `ModelMessagesTypeAdapter.dump_json` output of any pydantic-ai 2.x release (both retry shapes:
-  `retry-prompt` before 2.60, `tool-return` with `outcome: "retried"` and `retry-feedback` from 2.60).
+  `retry-prompt` before 2.60, `tool-return` with `outcome: "retried"` and `retry-feedback` from 2.60);
+- tinyagent message lists (tunacode's format), converted by `tinyagent_format`.
 
 A part kind the canonical model does not know becomes an `OpaquePart` and is written back
 verbatim. A value of the wrong shape raises `HistoryFormatError` naming the field path, for
@@ -29,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from agentrig.errors import HistoryFormatError
-from agentrig.runtime.history import jsonio
+from agentrig.runtime.history import jsonio, tinyagent_format
 from agentrig.runtime.history.canonical import (
     Message,
     OpaquePart,
@@ -80,6 +81,8 @@ def messages_from_json(
         return [decode_plain_message(item) for item in items], []
     except (NotPlain, BadField, KeyError, TypeError, AttributeError):
         pass  # legacy entries or an error: the checked loop below handles them and names the field
+    if tinyagent_format.looks_like_tinyagent(items):  # tinyagent/tunacode messages: role and content blocks
+        return tinyagent_format.messages_from_tinyagent(items, field=field, source=source)
     messages: list[Message] = []
     thoughts: list[str] = []
     for index, item in enumerate(items):

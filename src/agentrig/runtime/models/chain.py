@@ -18,11 +18,15 @@ pydantic-ai `Model` with one job; wrappers derive from `WrapperModel` and overri
 from __future__ import annotations
 
 from pathlib import Path
-
-from pydantic_ai.models import Model
+from typing import TYPE_CHECKING
 
 from agentrig.errors import UsageError
-from agentrig.runtime.models.request_model import InputPrefix, RequestModel
+
+if TYPE_CHECKING:  # pydantic-ai is imported only when a chain is built: the suite runner imports this module,
+    # and `agentrig run --engine tinyagent` must work where pydantic-ai is not installed.
+    from pydantic_ai.models import Model
+
+    from agentrig.runtime.models.request_model import InputPrefix
 
 __all__ = ["for_request", "for_scenario", "real_model"]
 
@@ -51,4 +55,6 @@ def for_scenario(
 
 def for_request(base: Model, *, input_prefix: InputPrefix | None = None) -> Model:
     """The outermost layer, around whatever model one agent run uses."""
+    from agentrig.runtime.models.request_model import RequestModel
+
     return RequestModel(base, input_prefix=input_prefix)

@@ -1,0 +1,86 @@
+"""A scripted step's `expect_input` checks on what tinyagent sends the model, judged on the canonical history.
+
+The same checks as the pydantic-ai engine's scripted model, computed from the canonical form of the request
+context (tinyagent's messages converted by `tinyagent_format`), so both engines answer the same question.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from agentrig.runtime.history.canonical import (
+    Message,
+    RetryPromptPart,
+    SystemPromptPart,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
+from agentrig.runtime.history.run_records import Check
+from agentrig.scenarios.model import ModelInputCheck
+
+__all__ = ["input_checks"]
+
+
+def _texts(messages: Sequence[Message]) -> list[str]:
+    texts: list[str] = []
+    for message in messages:
+        for part in message.parts:
+            if isinstance(part, TextPart):
+                texts.append(part.content)
+            elif isinstance(part, ToolReturnPart | RetryPromptPart):
+                content = part.content
+                texts.append(content if isinstance(content, str) else json.dumps(content, default=str))
+    return texts
+
+
+def input_checks(
+    expect: ModelInputCheck, messages: Sequence[Message], tools: Sequence[str], *, where: str
+) -> list[Check]:
+    """The checks `expect` asks for, on the canonical messages the model received and the tools it was offered."""
+    prefix = f"{where}: input"
+    checks: list[Check] = []
+    if expect.no_system_prompt_from_history:
+        # tinyagent keeps the system prompt outside the messages: any system-prompt part came from history.
+        stale = [p.content for m in messages for p in m.parts if isinstance(p, SystemPromptPart)]
+        checks.append(
+            Check(name=f"{prefix}.no_system_prompt_from_history", passed=not stale, expected=[], actual=stale)
+        )
+    if expect.no_dangling_tool_calls:
+        answered = {
+            p.tool_call_id
+            for m in messages
+            for p in m.parts
+            if isinstance(p, ToolReturnPart | RetryPromptPart) and p.tool_call_id is not None
+        }
+        calls = [p.tool_call_id for m in messages for p in m.parts if isinstance(p, ToolCallPart)]
+        dangling = [call_id for call_id in calls if call_id not in answered]
+        checks.append(Check(name=f"{prefix}.no_dangling_tool_calls", passed=not dangling, expected=[], actual=dangling))
+    if expect.message_count is not None:
+        checks.append(
+            Check(
+                name=f"{prefix}.message_count",
+                passed=len(messages) == expect.message_count,
+                expected=expect.message_count,
+                actual=len(messages),
+            )
+        )
+    texts = _texts(messages)
+    for wanted in expect.contains_text:
+        found = any(wanted in text for text in texts)
+        checks.append(Check(name=f"{prefix}.contains_text", passed=found, expected=wanted, actual=found))
+    for unwanted in expect.not_contains_text:
+        found = any(unwanted in text for text in texts)
+        checks.append(Check(name=f"{prefix}.not_contains_text", passed=not found, expected=unwanted, actual=found))
+    if expect.tools is not None:
+        offered = sorted(tools)
+        checks.append(
+            Check(
+                name=f"{prefix}.tools",
+                passed=offered == sorted(expect.tools),
+                expected=sorted(expect.tools),
+                actual=offered,
+            )
+        )
+    return checks

@@ -1,0 +1,488 @@
+"""The tinyagent message format (package `tiny-agent-os`, used by tunacode) <-> canonical messages.
+
+tinyagent stores a conversation as a flat list of message dicts (its pydantic models dumped with
+`model_dump(exclude_none=True)`):
+
+- `{"role": "user", "content": [blocks]}`: blocks of `{"type": "text", "text"}` and `{"type": "image", "url",
+  "mime_type"}`;
+- `{"role": "assistant", "content": [blocks], "usage": {...}, "stop_reason", "model", ...}`: blocks of
+  `text`, `{"type": "thinking", "thinking", "thinking_signature"}` and `{"type": "tool_call", "id", "name",
+  "arguments"}`;
+- `{"role": "tool_result", "tool_call_id", "tool_name", "content": [blocks], "details", "is_error"}`.
+
+The canonical history groups them: an assistant message is a response; every run of other messages
+between two assistant messages is one request (tool results, then any user text, as pydantic-ai sends
+them), except that a user message right after a user message starts a new request, so two prompts in a
+row stay two requests and `agentrig check` can report them.
+
+What the tinyagent format cannot express is written, only when needed, under an `agentrig` key that
+tinyagent keeps (its models allow extra keys) and ignores: a retry prompt (tinyagent has error results
+instead), a tool outcome other than success/failed, tool-return content that is not text blocks, a
+thought's provider, a message's `run_id`/`state`, and where a request starts when two requests follow
+each other. With it, canonical -> tinyagent -> canonical gives back the same history. System prompts
+become `{"role": "system"}` messages, which tinyagent loads as custom messages and never sends to a model.
+
+Per-message metadata (`usage`, `model`, `provider`, `api`, `stop_reason`, `timestamp`, `error_message`,
+a tool result's `details`, text signatures) has no place in a canonical message and is not kept in it;
+`tinyagent_sessions.usage_of_messages` sums the usage into agentrig's `Usage`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from agentrig.errors import HistoryFormatError
+from agentrig.runtime.history import jsonio
+from agentrig.runtime.history.canonical import (
+    JsonValue,
+    Message,
+    OpaquePart,
+    Part,
+    RetryPromptPart,
+    SystemPromptPart,
+    TextPart,
+    ThoughtPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
+
+__all__ = [
+    "IMAGE_PART_KIND",
+    "MARKER",
+    "image_to_pydantic_ai",
+    "looks_like_tinyagent",
+    "messages_from_tinyagent",
+    "messages_to_tinyagent",
+]
+
+MARKER = "agentrig"
+"""The extra key holding what the tinyagent format cannot express (see the module docstring)."""
+
+IMAGE_PART_KIND = "image"
+"""The `OpaquePart.part_kind` of a tinyagent image block in a request (the canonical model has no image part)."""
+
+ROLES = frozenset({"user", "assistant", "tool_result", "system"})
+_OUTCOMES = frozenset({"success", "failed", "denied", "interrupted"})
+
+
+def looks_like_tinyagent(items: object) -> bool:
+    """Whether a JSON list is tinyagent messages: a dict with a role and a list `content`, or a tool result.
+
+    Legacy dict messages have a string `content`; canonical and pydantic-ai messages have `kind`.
+    """
+    if type(items) is not list:
+        return False
+    return any(
+        type(item) is dict
+        and "kind" not in item
+        and "role" in item
+        and (item["role"] == "tool_result" or type(item.get("content")) is list)
+        for item in items
+    )
+
+
+# --- reading ---
+
+
+class _Bad(Exception):
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+def _type_name(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, list):
+        return "an array"
+    return "an object" if isinstance(value, dict) else type(value).__name__
+
+
+def _str_or_none(data: Mapping[str, Any], key: str) -> str | None:
+    value = data.get(key)
+    if value is not None and type(value) is not str:
+        raise _Bad(key, f"expected a string or null, got {_type_name(value)}")
+    return value
+
+
+def _marker(data: Mapping[str, Any]) -> dict[str, Any]:
+    marker = data.get(MARKER, {})
+    if type(marker) is not dict:
+        raise _Bad(MARKER, f"expected an object, got {_type_name(marker)}")
+    return marker
+
+
+def _blocks(data: Mapping[str, Any]) -> list[dict[str, Any]]:
+    content = data.get("content", [])
+    if type(content) is not list:
+        raise _Bad("content", f"expected an array of content blocks, got {_type_name(content)}")
+    for index, block in enumerate(content):
+        if block is not None and (type(block) is not dict or type(block.get("type")) is not str):
+            raise _Bad(f"content[{index}]", "expected a content block object with a type")
+    return [block for block in content if block is not None]
+
+
+def _text_of(block: dict[str, Any], index: int) -> str:
+    text = block.get("text")
+    if text is not None and type(text) is not str:
+        raise _Bad(f"content[{index}].text", f"expected a string, got {_type_name(text)}")
+    return text or ""
+
+
+def _user_parts(data: dict[str, Any]) -> list[Part]:
+    parts: list[Part] = []
+    for index, block in enumerate(_blocks(data)):
+        kind = block["type"]
+        marker = _marker(block)
+        if kind == "text" and marker.get("retry"):
+            content = _retry_content(marker, _text_of(block, index))
+            parts.append(RetryPromptPart(content=content, tool_name=_str_or_none(marker, "tool_name")))
+        elif kind == "text":
+            parts.append(TextPart(content=_text_of(block, index)))
+        elif kind == "image":
+            parts.append(OpaquePart(part_kind=IMAGE_PART_KIND, data={k: v for k, v in block.items() if k != "type"}))
+        else:
+            raise _Bad(f"content[{index}].type", f"a user message holds text and image blocks, not {kind!r}")
+    return parts
+
+
+def _assistant_parts(data: dict[str, Any]) -> list[Part]:
+    parts: list[Part] = []
+    for index, block in enumerate(_blocks(data)):
+        kind = block["type"]
+        if kind == "text":
+            parts.append(TextPart(content=_text_of(block, index)))
+        elif kind == "thinking":
+            thinking = block.get("thinking")
+            if thinking is not None and type(thinking) is not str:
+                raise _Bad(f"content[{index}].thinking", f"expected a string, got {_type_name(thinking)}")
+            try:
+                signature = _str_or_none(block, "thinking_signature")
+            except _Bad as bad:
+                raise _Bad(f"content[{index}].{bad.field}", bad.message) from None
+            provider = _marker(block).get("provider_name")
+            parts.append(ThoughtPart(content=thinking or "", signature=signature, provider_name=provider))
+        elif kind == "tool_call":
+            parts.append(_tool_call(block, f"content[{index}]"))
+        else:
+            raise _Bad(
+                f"content[{index}].type", f"an assistant message holds text, thinking and tool_call, not {kind!r}"
+            )
+    return parts
+
+
+def _tool_call(block: dict[str, Any], where: str) -> ToolCallPart:
+    call_id, name = block.get("id"), block.get("name")
+    if type(call_id) is not str or not call_id:
+        raise _Bad(f"{where}.id", f"expected a non-empty string, got {_type_name(call_id)}")
+    if type(name) is not str:
+        raise _Bad(f"{where}.name", f"expected a string, got {_type_name(name)}")
+    arguments = block.get("arguments", {})
+    if type(arguments) is not dict:
+        raise _Bad(f"{where}.arguments", f"expected an object, got {_type_name(arguments)}")
+    raw = block.get("partial_json")
+    # tinyagent keeps only JSON-object arguments; agentrig writes arguments that are not one (malformed JSON,
+    # a list) as `partial_json` beside empty arguments, so they come back verbatim.
+    args: dict[str, JsonValue] | str = arguments
+    if not arguments and type(raw) is str and raw and not _is_json_object(raw):
+        args = raw
+    return ToolCallPart(tool_call_id=call_id, tool_name=name, args=args)
+
+
+def _is_json_object(text: str) -> bool:
+    try:
+        return type(jsonio.loads(text)) is dict
+    except HistoryFormatError:
+        return False
+
+
+def _tool_result_part(data: dict[str, Any]) -> Part:
+    call_id = data.get("tool_call_id")
+    if type(call_id) is not str or not call_id:
+        raise _Bad("tool_call_id", f"expected a non-empty string, got {_type_name(call_id)}")
+    tool_name = _str_or_none(data, "tool_name")
+    is_error = data.get("is_error", False)
+    if type(is_error) is not bool:
+        raise _Bad("is_error", f"expected true or false, got {_type_name(is_error)}")
+    blocks = _blocks(data)
+    marker = _marker(data)
+    if marker.get("retry"):
+        text = "".join(_text_of(block, i) for i, block in enumerate(blocks) if block["type"] == "text")
+        return RetryPromptPart(content=_retry_content(marker, text), tool_name=tool_name, tool_call_id=call_id)
+    outcome = marker.get("outcome", "failed" if is_error else "success")
+    if outcome not in _OUTCOMES:
+        raise _Bad(f"{MARKER}.outcome", f"unknown tool outcome {outcome!r}")
+    content = marker["content"] if "content" in marker else _content_from_blocks(blocks)
+    return ToolReturnPart(tool_call_id=call_id, tool_name=tool_name, content=content, outcome=outcome)
+
+
+def _retry_content(marker: Mapping[str, Any], text: str) -> str | list[dict[str, JsonValue]]:
+    """The retry message: the text block, or the validation error details the marker keeps."""
+    content = marker.get("content", text)
+    if type(content) is str or (type(content) is list and all(type(item) is dict for item in content)):
+        return content
+    raise _Bad(f"{MARKER}.content", f"expected a string or a list of error objects, got {_type_name(content)}")
+
+
+def _content_from_blocks(blocks: list[dict[str, Any]]) -> JsonValue:
+    """One plain text block is its text; anything else (several blocks, images) stays the list of blocks."""
+    if len(blocks) == 1 and blocks[0]["type"] == "text" and set(blocks[0]) <= {"type", "text"}:
+        return blocks[0].get("text") or ""
+    return blocks
+
+
+def messages_from_tinyagent(
+    items: list[Any], *, field: str = "", source: str | Path | None = None
+) -> tuple[list[Message], list[str]]:
+    """Canonical messages, and legacy `{"thought": ...}` entries, from a list of tinyagent message dicts."""
+    messages: list[Message] = []
+    thoughts: list[str] = []
+    request: list[Part] | None = None  # the request being gathered
+    request_meta: dict[str, str | None] = {}
+    previous_role: str | None = None
+
+    def close_request() -> None:
+        nonlocal request
+        if request is not None:
+            messages.append(_with_meta(Message(kind="request", parts=tuple(request)), request_meta))
+        request = None
+
+    for index, item in enumerate(items):
+        where = f"{field}[{index}]"
+        if type(item) is dict and "thought" in item and "role" not in item:
+            if type(item["thought"]) is not str:
+                got = _type_name(item["thought"])
+                raise HistoryFormatError(f"expected a string, got {got}", path=source, field=f"{where}.thought")
+            thoughts.append(item["thought"])
+            continue
+        if type(item) is not dict:
+            raise HistoryFormatError(f"expected a message object, got {_type_name(item)}", path=source, field=where)
+        role = item.get("role")
+        if type(role) is not str or role not in ROLES:
+            known = ", ".join(sorted(ROLES))
+            raise HistoryFormatError(f"unknown role {role!r} (known: {known})", path=source, field=f"{where}.role")
+        try:
+            marker = _marker(item)
+            if role == "assistant":
+                close_request()
+                response = Message(kind="response", parts=tuple(_assistant_parts(item)))
+                messages.append(_with_meta(response, _meta(marker)))
+            else:
+                if request is None or marker.get("new_request") or (role == "user" and previous_role == "user"):
+                    close_request()
+                    request, request_meta = [], _meta(marker)
+                if role == "user":
+                    request.extend(_user_parts(item))
+                elif role == "tool_result":
+                    request.append(_tool_result_part(item))
+                else:
+                    texts = [p.content for p in _user_parts(item) if isinstance(p, TextPart)]
+                    request.extend(SystemPromptPart(content=text) for text in texts)
+        except _Bad as bad:
+            raise HistoryFormatError(bad.message, path=source, field=f"{where}.{bad.field}") from None
+        previous_role = role
+    close_request()
+    return messages, thoughts
+
+
+def _meta(marker: Mapping[str, Any]) -> dict[str, str | None]:
+    """The message-level values a marker carries, checked."""
+    try:
+        return {"run_id": _str_or_none(marker, "run_id"), "state": _str_or_none(marker, "state")}
+    except _Bad as bad:
+        raise _Bad(f"{MARKER}.{bad.field}", bad.message) from None
+
+
+def _with_meta(message: Message, meta: Mapping[str, str | None]) -> Message:
+    run_id, state = meta.get("run_id"), meta.get("state")
+    if run_id is None and state is None:
+        return message
+    return Message(kind=message.kind, parts=message.parts, run_id=run_id, state=state)
+
+
+# --- writing ---
+
+
+def _text_block(text: str, marker: dict[str, Any] | None = None) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "text", "text": text}
+    if marker:
+        block[MARKER] = marker
+    return block
+
+
+def _retry_text(content: str | list[dict[str, JsonValue]]) -> str:
+    return content if isinstance(content, str) else jsonio.dumps(content).decode()
+
+
+def _is_block(item: object) -> bool:
+    """A value tinyagent's `TextContent` or `ImageContent` validates."""
+    if not isinstance(item, dict):
+        return False
+    block: dict[str, Any] = item  # pyright: ignore[reportUnknownVariableType]
+    keys = ("text",) if block.get("type") == "text" else ("url", "mime_type") if block.get("type") == "image" else None
+    return keys is not None and all(block.get(key) is None or type(block[key]) is str for key in keys)
+
+
+def _blocks_for_content(content: JsonValue) -> tuple[list[dict[str, Any]], bool]:
+    """Content blocks for a tool return's content, and whether reading them back gives other content."""
+    if isinstance(content, str):
+        blocks = [_text_block(content)]
+    elif isinstance(content, list) and all(_is_block(item) for item in content):  # pyright: ignore[reportUnknownVariableType]
+        blocks = list(content)  # pyright: ignore[reportUnknownArgumentType]
+    else:
+        blocks = [_text_block(jsonio.dumps(content).decode())]
+    # Compare as JSON text: Python's == calls True equal to 1, JSON does not.
+    return blocks, jsonio.dumps(_content_from_blocks(blocks)) != jsonio.dumps(content)
+
+
+def _tool_result(part: ToolReturnPart | RetryPromptPart) -> dict[str, Any]:
+    data: dict[str, Any] = {"role": "tool_result", "tool_call_id": part.tool_call_id}
+    if part.tool_name is not None:
+        data["tool_name"] = part.tool_name
+    marker: dict[str, Any] = {}
+    # `details` is the tool's structured output for the host, never sent to a model; canonical has none to give.
+    data["details"] = {}
+    if isinstance(part, RetryPromptPart):
+        data["content"] = [_text_block(_retry_text(part.content))]
+        data["is_error"] = True
+        marker["retry"] = True
+        if not isinstance(part.content, str):
+            marker["content"] = part.content
+    else:
+        blocks, differs = _blocks_for_content(part.content)
+        data["content"] = blocks
+        data["is_error"] = part.outcome != "success"
+        if differs:
+            marker["content"] = part.content
+        if part.outcome not in ("success", "failed"):
+            marker["outcome"] = part.outcome
+    if marker:
+        data[MARKER] = marker
+    return data
+
+
+def _user_blocks(part: Part, where: str) -> list[dict[str, Any]]:
+    if isinstance(part, TextPart):
+        return [_text_block(part.content)]
+    if isinstance(part, RetryPromptPart):  # an output retry: tinyagent sends it to the model as user text
+        marker: dict[str, Any] = {"retry": True}
+        if part.tool_name is not None:
+            marker["tool_name"] = part.tool_name
+        if not isinstance(part.content, str):
+            marker["content"] = part.content
+        return [_text_block(_retry_text(part.content), marker)]
+    if isinstance(part, OpaquePart) and part.part_kind == IMAGE_PART_KIND:
+        return [{"type": "image", **part.data}]
+    if isinstance(part, OpaquePart) and part.part_kind == "user-prompt":
+        blocks = _pydantic_ai_user_content(part.data.get("content"))
+        if blocks is not None:
+            return blocks
+    raise HistoryFormatError(f"a {part.part_kind} part has no tinyagent form", field=where)
+
+
+def _pydantic_ai_user_content(content: object) -> list[dict[str, Any]] | None:
+    """tinyagent blocks for a pydantic-ai multi-modal prompt of text and image URLs; None for anything else."""
+    if not isinstance(content, list):
+        return None
+    blocks: list[dict[str, Any]] = []
+    for item in content:  # pyright: ignore[reportUnknownVariableType]
+        if isinstance(item, str):
+            blocks.append(_text_block(item))
+        elif isinstance(item, dict) and item.get("kind") == "image-url" and isinstance(item.get("url"), str):  # pyright: ignore[reportUnknownMemberType]
+            image: dict[str, Any] = {"type": "image", "url": item["url"]}
+            if isinstance(item.get("media_type"), str):  # pyright: ignore[reportUnknownMemberType]
+                image["mime_type"] = item["media_type"]
+            blocks.append(image)
+        else:
+            return None  # documents, audio, binary content: no tinyagent block holds them
+    return blocks
+
+
+def image_to_pydantic_ai(part: OpaquePart) -> dict[str, Any]:
+    """pydantic-ai's form of a tinyagent image: a user prompt holding an `ImageUrl` (data: URLs included)."""
+    image: dict[str, Any] = {"kind": "image-url", "url": part.data.get("url")}
+    if part.data.get("mime_type") is not None:
+        image["media_type"] = part.data["mime_type"]
+    return {"part_kind": "user-prompt", "content": [image]}
+
+
+def _request_messages(message: Message, where: str) -> list[dict[str, Any]]:
+    result: list[dict[str, Any]] = []
+    user: dict[str, Any] | None = None
+    for index, part in enumerate(message.parts):
+        if isinstance(part, ToolReturnPart | RetryPromptPart) and part.tool_call_id is not None:
+            user = None
+            result.append(_tool_result(part))
+        elif isinstance(part, SystemPromptPart):
+            user = None
+            result.append({"role": "system", "content": [_text_block(part.content)]})
+        else:
+            if user is None:
+                user = {"role": "user", "content": []}
+                result.append(user)
+            user["content"].extend(_user_blocks(part, f"{where}.parts[{index}]"))
+    return result or [{"role": "user", "content": []}]
+
+
+def _assistant_message(message: Message, where: str) -> dict[str, Any]:
+    content: list[dict[str, Any]] = []
+    for index, part in enumerate(message.parts):
+        if isinstance(part, TextPart):
+            content.append(_text_block(part.content))
+        elif isinstance(part, ThoughtPart):
+            block: dict[str, Any] = {"type": "thinking", "thinking": part.content}
+            if part.signature is not None:
+                block["thinking_signature"] = part.signature
+            if part.provider_name is not None:
+                block[MARKER] = {"provider_name": part.provider_name}
+            content.append(block)
+        elif isinstance(part, ToolCallPart):
+            call: dict[str, Any] = {"type": "tool_call", "id": part.tool_call_id, "name": part.tool_name}
+            if isinstance(part.args, str):
+                call["arguments"] = {}
+                call["partial_json"] = part.args
+            else:
+                call["arguments"] = part.args
+            content.append(call)
+        else:
+            raise HistoryFormatError(
+                f"a {part.part_kind} part has no tinyagent form in a response", field=f"{where}.parts[{index}]"
+            )
+    return {"role": "assistant", "content": content}
+
+
+def messages_to_tinyagent(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """tinyagent message dicts for a canonical history; tinyagent's `model_validate` and tunacode's loader accept them.
+
+    A part with no tinyagent form (an opaque part other than an image, a tool call in a request) raises
+    `HistoryFormatError` naming it.
+    """
+    result: list[dict[str, Any]] = []
+    previous_kind: str | None = None
+    for index, message in enumerate(messages):
+        where = f"messages[{index}]"
+        if message.kind == "response":
+            converted = [_assistant_message(message, where)]
+        else:
+            converted = _request_messages(message, where)
+        marker: dict[str, Any] = {}
+        if message.kind == "request" and previous_kind == "request":
+            marker["new_request"] = True
+        if message.run_id is not None:
+            marker["run_id"] = message.run_id
+        if message.state is not None:
+            marker["state"] = message.state
+        if marker:  # a tool result's own marker (retry, outcome, content) may be there already: the keys differ
+            converted[0][MARKER] = {**converted[0].get(MARKER, {}), **marker}
+        result.extend(converted)
+        previous_kind = message.kind
+    return result

@@ -1,0 +1,173 @@
+"""The second engine: self-contained scenarios run through tinyagent's own `Agent` match the pydantic-ai goldens.
+
+The golden check of each scenario compares the canonical history with the golden file the pydantic-ai engine
+wrote, so a scenario that passes here has an identical history on both engines. A scenario using a feature
+the engine does not run is an error naming the feature, never a pass.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agentrig.cli import app
+from agentrig.runtime.engine.tinyagent_engine import execute_scenario_tinyagent, unsupported_features
+from agentrig.runtime.history.canonical import RetryPromptPart, ToolReturnPart
+from agentrig.runtime.suite.runner import RunOptions, SuiteResult, run_suite
+from agentrig.scenarios.loader import load_paths
+
+REPO = Path(__file__).resolve().parents[2]
+
+# The scenarios whose history, expectations and invariants are the same on tinyagent as on pydantic-ai.
+SAME_ON_BOTH = {
+    "context-length-error",
+    "rate-limit-error",
+    "empty-args",
+    "parallel-tool-calls",
+    "history-roundtrip",
+    "legacy-history",
+    "max-iterations",
+    "multi-turn-usage",
+    "prune-old-tool-outputs",
+    "resume-pydantic-ai-2.38-dump",
+    "resume-stored-history",
+    "session-resume",
+    "text-answer",
+    "thought-capture",
+    "tool-failure",
+    "tool-retry",
+    "tool-roundtrip",
+}
+
+
+@pytest.fixture(scope="module")
+def run_out(tmp_path_factory: pytest.TempPathFactory) -> tuple[SuiteResult, Path]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(REPO)
+        out = tmp_path_factory.mktemp("tinyagent-out")
+        options = RunOptions(paths=(Path("scenarios"),), out_dir=out)
+        return run_suite(options, execute=execute_scenario_tinyagent), out
+
+
+@pytest.fixture
+def suite(run_out: tuple[SuiteResult, Path]) -> SuiteResult:
+    return run_out[0]
+
+
+def test_docs_removal_md_is_generated_from_this_run(run_out: tuple[SuiteResult, Path]) -> None:
+    """docs/removal.md is what `nox -s removal` writes (the engine imports no pydantic-ai, so this run is that run)."""
+    script = REPO / "scripts" / "gen_removal_doc.py"
+    checked = subprocess.run(
+        [sys.executable, str(script), str(run_out[1] / "report.json"), "--check"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert checked.returncode == 0, checked.stderr
+
+
+def test_supported_scenarios_pass_with_the_pydantic_ai_goldens(suite: SuiteResult) -> None:
+    results = {result.name: result for result in suite.results}
+    for name in SAME_ON_BOTH:
+        result = results[name]
+        failed = [check.name for check in result.checks if not check.passed]
+        assert result.status == "passed", (name, result.error, failed)
+        assert any(check.name.endswith("golden") and check.passed for check in result.checks), name
+
+
+def test_every_other_scenario_is_an_error_naming_what_the_engine_does_not_run(suite: SuiteResult) -> None:
+    for result in suite.results:
+        if result.name in SAME_ON_BOTH:
+            continue
+        assert result.status == "error", result.name
+        assert result.error is not None
+        assert result.error.message.startswith("the tinyagent engine does not run "), result.error.message
+
+
+def test_retries_and_failures_map_through_the_canonical_layer(suite: SuiteResult) -> None:
+    results = {result.name: result for result in suite.results}
+    retry_parts = [p for m in results["tool-retry"].history for p in m.parts if isinstance(p, RetryPromptPart)]
+    assert retry_parts, "a YAML retry is a retry prompt, as pydantic-ai writes it"
+    failed = [p for m in results["tool-failure"].history for p in m.parts if isinstance(p, ToolReturnPart)]
+    assert [p.outcome for p in failed] == ["failed"]
+    assert results["tool-failure"].turns[0].error is not None
+    assert results["tool-failure"].turns[0].error.kind == "tool_failed"
+
+
+def test_unsupported_features_are_named() -> None:
+    loaded = {item.scenario.name: item for item in load_paths([REPO / "scenarios"])}
+    assert unsupported_features(loaded["text-answer"].scenario) == []
+    assert unsupported_features(loaded["timeout"].scenario) == ["usage limits and timeouts"]
+    assert unsupported_features(loaded["malformed-json-args"].scenario) == [
+        "turn 1: tool arguments that are not a JSON object (tinyagent keeps only objects)"
+    ]
+
+
+def test_run_engine_flag(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        app, ["run", "scenarios/tool_roundtrip.yaml", "--engine", "tinyagent", "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-1] == "1 passed, 0 failed, 0 skipped"
+    bad = CliRunner().invoke(app, ["run", "scenarios/tool_roundtrip.yaml", "--engine", "nope", "--out", str(out)])
+    assert bad.exit_code == 2
+
+
+def test_a_users_own_tinyagent_agent_runs_its_real_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO / "examples")
+    options = RunOptions(paths=(Path("tinyagent_app/word_count.yaml"),), out_dir=tmp_path / "out")
+    suite = run_suite(options, execute=execute_scenario_tinyagent)
+    (result,) = suite.results
+    assert result.status == "passed", [c for c in result.checks if not c.passed] or result.error
+    returns = [p for m in result.history for p in m.parts if isinstance(p, ToolReturnPart)]
+    # The real tool ran: its answer and its error are in the history.
+    assert [(p.content, p.outcome) for p in returns] == [
+        ("4", "success"),
+        ("cannot count the words of empty text", "failed"),
+    ]
+
+
+def test_an_agent_attribute_that_is_no_agent_is_a_scenario_error(tmp_path: Path) -> None:
+    scenario = tmp_path / "bad.yaml"
+    scenario.write_text("name: bad\nagent: json:dumps\nturns:\n  - user: hi\n    model: [{text: hi}]\n")
+    suite = run_suite(RunOptions(paths=(scenario,), out_dir=None), execute=execute_scenario_tinyagent)
+    (result,) = suite.results
+    assert result.status == "error"
+    assert result.error is not None
+    assert "agent" in result.error.message
+    assert "calling the factory 'json:dumps' failed" in result.error.message
+
+
+def test_the_removal_doc_refuses_an_unexplained_difference() -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gen_removal_doc", REPO / "scripts" / "gen_removal_doc.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    golden_failed = {"name": "scenario: golden", "passed": False}
+    report = {
+        "scenarios": [
+            {"name": "same", "status": "passed", "checks": [{"name": "scenario: golden", "passed": True}]},
+            {"name": "drifted", "status": "failed", "checks": [golden_failed], "error": None},
+            {"name": "crashed", "status": "error", "checks": [], "error": {"kind": "agent_error", "message": "boom"}},
+            {
+                "name": "skipped-feature",
+                "status": "error",
+                "checks": [],
+                "error": {"kind": "agent_error", "message": "the tinyagent engine does not run compaction settings"},
+            },
+        ]
+    }
+    text, bad = module.render(report)
+    assert bad == ["crashed", "drifted"]
+    assert "| `drifted` | golden | differs | scenario: golden |" in text
+    assert "| `skipped-feature` | golden | not run | compaction settings |" in text
+    assert "**1** scenarios identical on both engines, **2** differ, **1** not run" in text
