@@ -148,3 +148,35 @@ def test_deferred_calls_abandoned_by_a_new_prompt_leave_a_consistent_session(tmp
     assert all(check.passed for check in second.model_input_checks), second.model_input_checks
     assert {r.tool_call_id for r in execution.registry_records} == {"c1"}
     assert_invariants(execution)
+
+
+QUOTED_RETRY = """
+name: quoted-retry
+tools:
+  fetch:
+    parameters: {type: object, properties: {url: {type: string}}}
+    results:
+      - call: 1
+        retry: 'Use "https" URLs only.'
+      - return: fetched
+turns:
+  - user: Fetch it.
+    model:
+      - tool_calls: [{id: tc_1, name: fetch, args: {url: "http://x"}}]
+      - tool_calls: [{id: tc_2, name: fetch, args: {url: "https://x"}}]
+        expect_input: {contains_text: ['Use "https" URLs only.']}
+      - text: Done.
+        expect_input: {contains_text: ['Use "https" URLs only.', fetched]}
+"""
+
+
+def test_contains_text_matches_a_quoted_retry_message_as_the_model_reads_it(tmp_path: Path) -> None:
+    # 2.60+ sends a retried call as {"error": "..."} JSON; the check must look at the message, not its escaping.
+    execution = execute(load_yaml(tmp_path, QUOTED_RETRY))
+
+    checks = execution.turns[0].model_input_checks
+    assert [(c.name, c.passed) for c in checks] == [
+        ("turn 1, step 2: input.contains_text", True),
+        ("turn 1, step 3: input.contains_text", True),
+        ("turn 1, step 3: input.contains_text", True),
+    ]

@@ -136,7 +136,9 @@ class ModelInputCheck(_Strict):
     message_count: int | None = None
     """Exactly this many messages were sent."""
     contains_text: tuple[str, ...] = ()
-    """Each string appears in some text, tool-return or retry part the model saw."""
+    """Each string appears in some text, tool-return or retry part the model saw, as the model reads it: a retry's
+    message itself, not the `{"error": ...}` JSON that pydantic-ai 2.60+ wraps it in (so quotes match on every
+    version)."""
     not_contains_text: tuple[str, ...] = ()
     """No text, tool-return or retry part the model saw contains any of these."""
     tools: tuple[str, ...] | None = None
