@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from pathlib import Path
 
 from pydantic_ai.messages import ModelMessagesTypeAdapter
@@ -77,7 +79,8 @@ def test_pydantic_ai_dump_loads_back_to_the_session_history(tmp_path: Path) -> N
     execution = execute(load_yaml(tmp_path, TOOL_ROUNDTRIP))
 
     loaded = ModelMessagesTypeAdapter.validate_json(execution.pydantic_ai_dump)
-    assert to_canonical(loaded) == list(execution.session.messages)
+    # The session does not keep pydantic-ai's run ids; everything else is the same history.
+    assert [replace(m, run_id=None) for m in to_canonical(loaded)] == list(execution.session.messages)
 
 
 def test_initial_history_with_system_prompt_and_dangling_call_is_prepared(tmp_path: Path) -> None:
@@ -180,3 +183,14 @@ def test_contains_text_matches_a_quoted_retry_message_as_the_model_reads_it(tmp_
         ("turn 1, step 3: input.contains_text", True),
         ("turn 1, step 3: input.contains_text", True),
     ]
+
+
+def test_pydantic_ai_dump_is_what_pydantic_ai_wrote_for_the_run(tmp_path: Path) -> None:
+    # A dump rebuilt from the canonical history has no model name and zero usage on every response.
+    execution = execute(load_yaml(tmp_path, TOOL_ROUNDTRIP))
+
+    dump = json.loads(execution.pydantic_ai_dump)
+    responses = [m for m in dump if m["kind"] == "response"]
+    assert [r["usage"]["input_tokens"] for r in responses] == [120, 160, 200]
+    assert all(r["model_name"] for r in responses)
+    assert [r["parts"][0]["part_kind"] for r in responses] == ["tool-call", "text", "text"]

@@ -154,6 +154,8 @@ class RequestOrchestrator:
         self.turn_index = 0
         """The index the next TurnRecord gets."""
         self._resumed_call_ids: frozenset[str] = frozenset()
+        self.native_dumps: list[bytes | None] = []
+        """Each turn's `Attempt.native_dump` (of the attempt the turn kept), in order."""
 
     # --- the request ---
 
@@ -187,6 +189,7 @@ class RequestOrchestrator:
                 attempt = await self.engine.attempt(replace(request, compacted_input=compacted), self)
             _explain_overflow(attempt, compaction)
         record = self._finalize(prompt, full_input, attempt, compaction, started)
+        self.native_dumps.append(attempt.native_dump)
         if attempt.reraise is not None:
             raise attempt.reraise
         return record

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 
 from pydantic_ai import Agent, DeferredToolRequests, DeferredToolResults, RunCancelled, capture_run_messages
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse
+from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelRequest, ModelResponse
 from pydantic_ai.models import Model
 from pydantic_ai.models.function import FunctionModel
 from pydantic_ai.models.test import TestModel
@@ -96,20 +96,25 @@ class PydanticAIEngine:
                             if stopped is not None:
                                 break
                     messages = list(run.all_messages())
+                    first_new = len(messages) - len(run.new_messages())  # pydantic-ai's own count of the input
                     if pending_request is not None and (not messages or messages[-1] is not pending_request):
                         messages.append(pending_request)
                     usage = Usage.from_object(pydantic_ai_compat.run_usage(run), estimated=estimated)
+                    native = _native_dump(messages, first_new)
                     if stopped is not None:
-                        return Attempt(messages=to_canonical(messages), usage=usage, error=classify(stopped))
+                        return Attempt(
+                            messages=to_canonical(messages), usage=usage, error=classify(stopped), native_dump=native
+                        )
                     output = run.result.output if run.result is not None else None
                     return Attempt(
                         messages=to_canonical(messages),
                         output=output,
                         pending_deferred=isinstance(output, DeferredToolRequests),
                         usage=usage,
+                        native_dump=native,
                     )
             except RunCancelled as cancelled:
-                return self._cancelled(cancelled, control, settings, estimated)
+                return self._cancelled(cancelled, control, settings, estimated, len(request.history))
             except (KeyboardInterrupt, asyncio.CancelledError) as external:  # Ctrl-C: save, then re-raise
                 self.agent.invalidate()
                 state = RunCancelled.from_cancellation(external)
@@ -119,6 +124,7 @@ class PydanticAIEngine:
                     usage=_responses_usage(messages[len(request.history) :], estimated=estimated),
                     interrupted=True,
                     reraise=external,
+                    native_dump=_native_dump(messages, len(request.history)),
                 )
             except Exception as error:  # every other failure is classified; the history stays intact
                 messages = list(captured)
@@ -127,6 +133,7 @@ class PydanticAIEngine:
                     usage=_responses_usage(messages[len(request.history) :], estimated=estimated),
                     error=classify(error),
                     failed_call_id=error.tool_call_id if isinstance(error, ScriptedToolFailure) else None,
+                    native_dump=_native_dump(messages, len(request.history)),
                 )
             finally:
                 if timer is not None:
@@ -154,18 +161,28 @@ class PydanticAIEngine:
             return False
         return isinstance(base, FunctionModel | TestModel)
 
-    def _cancelled(self, cancelled: RunCancelled, control: RunControl, settings: Settings, estimated: bool) -> Attempt:
+    def _cancelled(
+        self, cancelled: RunCancelled, control: RunControl, settings: Settings, estimated: bool, history_length: int
+    ) -> Attempt:
         self.agent.invalidate()
         error = None
         if control.reason == "timeout":
             error = RunError(kind="timeout", message=f"the turn exceeded settings.timeout = {settings.timeout}s")
+        messages = list(cancelled.all_messages())
         return Attempt(
-            messages=to_canonical(list(cancelled.all_messages())),
+            messages=to_canonical(messages),
             usage=Usage.from_object(pydantic_ai_compat.run_usage(cancelled), estimated=estimated),
             error=error,
             interrupted=True,
             partial_text=control.partial_text,
+            native_dump=_native_dump(messages, history_length),
         )
+
+
+def _native_dump(messages: list[ModelMessage], start: int) -> bytes:
+    """The messages from `start` on (what this run added), through the installed pydantic-ai's own serializer:
+    the model names, usage, instructions and part fields it wrote, which the canonical form does not keep."""
+    return ModelMessagesTypeAdapter.dump_json(messages[start:])
 
 
 def _one_message(message: ModelMessage) -> Message:

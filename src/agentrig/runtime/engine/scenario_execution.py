@@ -23,6 +23,7 @@ from agentrig.runtime.engine.agent_loading import AgentCache, AgentHandle, agent
 from agentrig.runtime.engine.compaction import SUMMARIZE_PROMPT, CompactionController
 from agentrig.runtime.engine.orchestrator import RequestOrchestrator
 from agentrig.runtime.engine.pydantic_ai_engine import PydanticAIEngine
+from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import Message, RetryPromptPart, ToolCallPart, ToolReturnPart
 from agentrig.runtime.history.run_records import ToolCallStatusRecord, TurnRecord
 from agentrig.runtime.history.sessions import CompactionRecord, Session, load_session, new_session
@@ -44,8 +45,8 @@ class ScenarioExecution:
     session: Session
     """The final session (its `messages` are the authoritative canonical history)."""
     pydantic_ai_dump: bytes
-    """The final history as the installed pydantic-ai dumps it (`ModelMessagesTypeAdapter`); the matrix
-    compares these across versions."""
+    """What pydantic-ai itself wrote for the scenario's runs, through its own serializer (see `_native_dump`);
+    the matrix compares these across versions."""
     scripted: bool
     """The scripted model answered (False for a real provider or a replay)."""
     registry: ToolCallRegistry
@@ -164,6 +165,18 @@ def _scenario_registry(turns: Iterable[TurnRecord], history: Iterable[Message]) 
     return registry
 
 
+def _native_dump(initial: list[Message], turns: list[bytes | None]) -> bytes:
+    """pydantic-ai's own dump of the scenario: the initial history as the installed version writes it, then what
+    each turn's run added, exactly as that run's pydantic-ai serialized it (model names, usage, instructions,
+    its own part shapes). The agentrig-made changes of the canonical history (closing calls an error left
+    open, `[INTERRUPTED]` responses) are not in it: they are agentrig's, not pydantic-ai's."""
+    messages: list[object] = jsonio.loads(dump_pydantic_ai_json(initial)) if initial else []
+    for dump in turns:
+        if dump is not None:
+            messages.extend(jsonio.loads(dump))
+    return jsonio.dumps(messages)
+
+
 async def execute_scenario(
     loaded: LoadedScenario, *, model: Model | None = None, cache: AgentCache | None = None
 ) -> ScenarioExecution:
@@ -174,6 +187,7 @@ async def execute_scenario(
     run_model: Model | None = script if script is not None else model
     handle = agent_for_scenario(loaded, cache=cache)
     session = _initial_session(loaded)
+    initial_messages = list(session.messages)
     compactor = _compactor(loaded, run_model, handle, session.compaction)
     orchestrator = RequestOrchestrator(
         PydanticAIEngine(handle, model=run_model), session, settings=scenario.settings, compactor=compactor
@@ -194,7 +208,7 @@ async def execute_scenario(
     return ScenarioExecution(
         turns=tuple(turns),
         session=session,
-        pydantic_ai_dump=dump_pydantic_ai_json(session.messages),
+        pydantic_ai_dump=_native_dump(initial_messages, orchestrator.native_dumps),
         scripted=scripted,
         registry=_scenario_registry(turns, session.messages),
     )

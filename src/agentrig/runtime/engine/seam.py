@@ -73,6 +73,9 @@ class Attempt:
     """The call whose failure ended the run (closed with a `failed` return)."""
     reraise: BaseException | None = None
     """Raised again once the turn is finalized and saved (Ctrl-C, task cancellation)."""
+    native_dump: bytes | None = None
+    """The messages this run added, as the framework itself serialized them (a JSON array); None when the
+    engine has no native form."""
 
 
 class TurnObserver(Protocol):
