@@ -142,7 +142,8 @@ class ModelInputCheck(_Strict):
     not_contains_text: tuple[str, ...] = ()
     """No text, tool-return or retry part the model saw contains any of these."""
     tools: tuple[str, ...] | None = None
-    """Exactly these tool names were offered (order ignored)."""
+    """Exactly these tool names were offered (order ignored): function tools and output tools (`final_result`), the
+    tools `tool_calls` expectations count."""
 
 
 class ModelStep(_Strict):
@@ -228,7 +229,8 @@ ToolCallStatus = Literal["registered", "running", "completed", "failed", "cancel
 
 
 class ToolCallsExpectation(_Strict):
-    """Checks on the tool calls made in a turn (or the whole scenario)."""
+    """Checks on the tool calls the model made in a turn (or the whole scenario): every call in its responses,
+    output tool calls (`final_result`) and calls answered with a retry included, each attempt once."""
 
     used: tuple[str, ...] = ()
     """These tools were called at least once."""
@@ -263,7 +265,9 @@ class UsageExpectation(_Strict):
     requests: UsageValue | None = None
     """Model requests made."""
     tool_calls: UsageValue | None = None
-    """Tool calls executed."""
+    """Function tool calls that ran and returned (pydantic-ai's `RunUsage.tool_calls`): a call answered with a retry
+    or a failure, an output tool call and a deferred call are not counted. `tool_calls` expectations count every
+    call the model made."""
     input_tokens: UsageValue | None = None
     """Input tokens, summed over requests."""
     output_tokens: UsageValue | None = None

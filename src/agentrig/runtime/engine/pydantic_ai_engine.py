@@ -201,9 +201,15 @@ def _usage_limits(settings: Settings) -> UsageLimits:
 
 
 def _responses_usage(messages: list[ModelMessage], *, estimated: bool) -> Usage:
-    """Usage summed from responses (failed runs carry no run usage)."""
+    """Usage summed from responses (failed runs carry no run usage), with pydantic-ai's `tool_calls`: the tool
+    calls that ran and returned successfully, counted from their returns."""
     total = Usage(estimated=estimated)
+    returned = 0
     for message in messages:
         if isinstance(message, ModelResponse):
             total = total + Usage.from_object(message.usage, estimated=estimated)
-    return total
+        else:
+            returned += sum(
+                1 for part in message.parts if part.part_kind == "tool-return" and part.outcome == "success"
+            )
+    return total + Usage(tool_calls=returned)

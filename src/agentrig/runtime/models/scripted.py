@@ -352,7 +352,8 @@ def _input_checks(
         found = any(unwanted in text for text in texts)
         checks.append(Check(name=f"{prefix}.not_contains_text", passed=not found, expected=unwanted, actual=found))
     if expect.tools is not None:
-        offered = sorted(tool.name for tool in info.function_tools)
+        # Output tools are tools the model can call too, as `tool_calls` expectations count them.
+        offered = sorted(tool.name for tool in [*info.function_tools, *info.output_tools])
         checks.append(
             Check(
                 name=f"{prefix}.tools",
