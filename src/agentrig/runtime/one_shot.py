@@ -18,6 +18,7 @@ from agentrig.runtime.engine.pydantic_ai_engine import PydanticAIEngine
 from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.redaction import redact, redact_json
 from agentrig.runtime.history.run_records import RunError
+from agentrig.runtime.history.session_lock import locked_session
 from agentrig.runtime.history.sessions import (
     Session,
     load_session,
@@ -94,8 +95,17 @@ def _redacted(session: Session) -> Session:
 async def run_prompt(request: PromptRequest) -> PromptOutcome:
     """Run the prompt; provider failures come back as `error` (kind and one redacted line), not as exceptions.
 
-    An interruption (Ctrl-C, task cancellation) saves the session first and is then re-raised.
+    With a session, its lock is held from loading to saving (`locked_session`: a second prompt on the same
+    file fails before sending anything, and so does one whose session cannot be written). An interruption
+    (Ctrl-C, task cancellation) saves the session first and is then re-raised.
     """
+    if request.session_path is None:
+        return await _run_prompt(request)
+    with locked_session(request.session_path):
+        return await _run_prompt(request)
+
+
+async def _run_prompt(request: PromptRequest) -> PromptOutcome:
     started = time.perf_counter()
     model_name = resolve_model_name(request.model)
     model = build_model(model_name, base_url=request.base_url)
