@@ -194,3 +194,41 @@ def test_pydantic_ai_dump_is_what_pydantic_ai_wrote_for_the_run(tmp_path: Path) 
     assert [r["usage"]["input_tokens"] for r in responses] == [120, 160, 200]
     assert all(r["model_name"] for r in responses)
     assert [r["parts"][0]["part_kind"] for r in responses] == ["tool-call", "text", "text"]
+
+
+def test_resuming_a_history_that_ended_in_a_tool_exception_keeps_that_turns_prompt(tmp_path: Path) -> None:
+    # What pydantic-ai captured when a tool raised: the prompt and the call, nothing answering it.
+    stored = [
+        {"kind": "request", "parts": [{"part_kind": "user-prompt", "content": "Save the notes."}]},
+        {"kind": "response", "parts": [{"part_kind": "tool-call", "tool_name": "save", "tool_call_id": "t1"}]},
+    ]
+    (tmp_path / "stored.json").write_text(json.dumps(stored), encoding="utf-8")
+    loaded = load_yaml(
+        tmp_path,
+        """
+        name: resume-after-exception
+        initial_history: stored.json
+        tools:
+          save: {results: [{return: saved}]}
+        turns:
+          - user: Did it work?
+            model:
+              - text: No.
+                expect_input: {no_dangling_tool_calls: true, contains_text: ["Save the notes.", "Did it work?"]}
+        """,
+    )
+    execution = execute(loaded)
+
+    turn = execution.turns[0]
+    assert turn.error is None, turn.error
+    assert all(check.passed for check in turn.model_input_checks), turn.model_input_checks
+    assert kinds(execution.session.messages) == [
+        ("request", ["text"]),
+        ("response", ["tool-call"]),
+        ("request", ["tool-return", "text"]),
+        ("response", ["text"]),
+    ]
+    closed = execution.session.messages[2].parts[0]
+    assert isinstance(closed, ToolReturnPart)
+    assert (closed.tool_call_id, closed.outcome) == ("t1", "interrupted")
+    assert_invariants(execution)

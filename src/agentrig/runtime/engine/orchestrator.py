@@ -210,6 +210,16 @@ class RequestOrchestrator:
             head, tail = split_at_last_response(stored)
             prepared = prepare_history(head, prune_keep_recent=keep, keep_pending_tool_calls=True)
             return prepared, sanitize_history_for_resume(tail)
+        if stored and stored[-1].kind == "response" and stored[-1].tool_calls:
+            # A stored history can end in a response of calls only, which nothing answered (a tool raised).
+            # The cleanup loop would remove the calls and the emptied response, leaving that turn's prompt as
+            # a trailing request, which is dropped: the turn would vanish. Close them as `interrupted` instead,
+            # as a turn that failed here is stored.
+            last = stored[-1]
+            without_calls = last.with_parts([p for p in last.parts if not isinstance(p, ToolCallPart)])
+            cleaned = run_cleanup_loop([*stored[:-1], without_calls])
+            if cleaned and cleaned[-1].kind == "request":
+                stored = close_unanswered_calls(stored)
         results = [p for p in stored[-1].parts if answered_tool_call_id(p) is not None] if stored else []
         if stored[-1:] and stored[-1].kind == "request" and results:
             head = prepare_history(stored[:-1], prune_keep_recent=keep, keep_pending_tool_calls=True)
