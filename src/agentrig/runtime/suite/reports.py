@@ -17,6 +17,8 @@ exactly what a single run would have.
 
 from __future__ import annotations
 
+import errno
+import os
 import platform
 import shutil
 import xml.etree.ElementTree as ElementTree
@@ -88,10 +90,15 @@ def prepare_out_dir(out_dir: Path) -> None:
         raise UsageError(
             f"--out {out_dir}: the directory is not empty and holds no agentrig report.json; choose another"
         )
-    stale = out_dir / "scenarios"
-    if stale.is_dir():
-        shutil.rmtree(stale)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        if not os.access(out_dir, os.W_OK | os.X_OK):
+            raise PermissionError(errno.EACCES, "permission denied")
+        stale = out_dir / "scenarios"
+        if stale.is_dir():
+            shutil.rmtree(stale)
+    except OSError as error:
+        raise UsageError(f"--out {out_dir}: cannot write there ({error.strerror or error})") from None
 
 
 def scenario_dir(out_dir: Path, name: str) -> Path:
