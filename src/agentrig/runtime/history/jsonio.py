@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from agentrig.errors import HistoryFormatError
+from agentrig.runtime.history.stale_temps import remove_stale_temp_files, temp_prefix
 
 __all__ = ["dumps", "loads", "read_json_file", "write_atomic"]
 
@@ -54,10 +55,12 @@ def read_json_file(path: str | Path) -> Any:
 
 
 def write_atomic(path: str | Path, data: bytes) -> None:
-    """Write `data` to `path` atomically: temp file in the same directory, fsync, rename. Parents are created."""
+    """Write `data` to `path` atomically: temp file in the same directory, fsync, rename. Parents are created, and
+    temporary files an earlier, killed writer of `path` left behind are removed (`stale_temps`)."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    remove_stale_temp_files(target)  # what a writer killed mid-save (kill -9) left behind
+    descriptor, temp_name = tempfile.mkstemp(prefix=temp_prefix(target), suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(descriptor, "wb") as handle:
             # mkstemp creates the file 0600; keep the mode of the file being replaced, or use the usual 0644.
