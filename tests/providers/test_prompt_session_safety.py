@@ -3,6 +3,7 @@ when the session cannot be saved."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -15,7 +16,7 @@ import pytest
 from agentrig.cli import main
 from agentrig.runtime.history import jsonio
 from tests.providers.conftest import ServerFactory
-from tests.providers.loopback import LoopbackServer, Reply, text
+from tests.providers.loopback import LoopbackServer, Reply, ToolCallReply, text, tool_calls
 
 pytestmark = pytest.mark.providers
 
@@ -99,3 +100,29 @@ def test_a_session_that_cannot_be_written_fails_before_the_request(
     assert err.startswith(f"agentrig: error: {session}: cannot write the session there (")
     assert err.endswith("); nothing was sent\n")
     assert server.requests == []
+
+
+def test_json_on_ctrl_c_prints_the_record_with_interrupted(loopback: ServerFactory, tmp_path: Path) -> None:
+    """A real SIGINT in a subprocess (the tool the model calls sends it): exit 130 and the promised record."""
+    (tmp_path / "interrupting_agent.py").write_text(
+        "import asyncio, os, signal\n"
+        "from pydantic_ai import Agent\n"
+        "agent = Agent()\n"
+        "@agent.tool_plain\n"
+        "async def press_ctrl_c() -> str:\n"
+        "    os.kill(os.getpid(), signal.SIGINT)\n"
+        "    await asyncio.sleep(30)\n"
+        "    return 'never'\n",
+        encoding="utf-8",
+    )
+    server = loopback([tool_calls(ToolCallReply(id="call_int", name="press_ctrl_c"), content="Working on it. ")])
+    command = [*_command(server, "go", tmp_path / "session.json"), "--agent", "interrupting_agent:agent", "--json"]
+    environment = {**os.environ, "PYDANTIC_AI_NO_BANNER": "1", "OPENAI_API_KEY": "sk-test"}
+
+    finished = subprocess.run(command, cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=120)
+
+    assert finished.returncode == 130, finished.stderr
+    record = json.loads(finished.stdout)
+    assert record["interrupted"] is True
+    assert record["model"] == "openai:gpt-4o"
+    assert record["messages"][-1]["parts"][0]["content"].startswith("[INTERRUPTED]")

@@ -427,8 +427,9 @@ class Settings(_Strict):
 class Scenario(_Strict):
     """One scenario: an agent, a script, and what must hold."""
 
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-    """Unique name; used for output directories and `-k` filters."""
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=100)
+    """Unique name (at most 100 characters: it names the scenario's output directory and golden file); used for
+    output directories and `-k` filters."""
     description: str = ""
     """What the scenario proves, in a sentence."""
     tags: tuple[str, ...] = ()

@@ -154,6 +154,8 @@ class RequestOrchestrator:
         self.turn_index = 0
         """The index the next TurnRecord gets."""
         self._resumed_call_ids: frozenset[str] = frozenset()
+        self.last_record: TurnRecord | None = None
+        """The newest turn's record, also when the turn ended by re-raising Ctrl-C."""
         self.native_dumps: list[bytes | None] = []
         """Each turn's `Attempt.native_dump` (of the attempt the turn kept), in order."""
 
@@ -190,6 +192,7 @@ class RequestOrchestrator:
             _explain_overflow(attempt, compaction)
         record = self._finalize(prompt, full_input, attempt, compaction, started)
         self.native_dumps.append(attempt.native_dump)
+        self.last_record = record
         if attempt.reraise is not None:
             raise attempt.reraise
         return record

@@ -22,6 +22,9 @@ __all__ = ["dumps", "loads", "read_json_file", "write_atomic"]
 
 _PRETTY = orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
 
+MAX_NESTING = 254
+"""The deepest nesting of arrays and objects orjson serializes."""
+
 
 def dumps(obj: Any, *, pretty: bool = False) -> bytes:
     """JSON bytes; `pretty` indents by two spaces and ends with a newline (files people read, golden files)."""
@@ -31,7 +34,7 @@ def dumps(obj: Any, *, pretty: bool = False) -> bytes:
 def loads(data: bytes | str, *, source: str | Path | None = None) -> Any:
     """Parse JSON; bad JSON raises `HistoryFormatError` naming `source`, line and column."""
     try:
-        return orjson.loads(data)
+        value = orjson.loads(data)
     except orjson.JSONDecodeError as error:
         if not data.strip():
             raise HistoryFormatError("the file is empty", path=source) from None
@@ -39,6 +42,13 @@ def loads(data: bytes | str, *, source: str | Path | None = None) -> Any:
         where = f"line {error.lineno}, column {error.colno}"
         reason = "truncated JSON" if "end of data" in error.msg or "EOF" in error.msg else f"invalid JSON ({error.msg})"
         raise HistoryFormatError(f"{reason} at {where}", path=source) from None
+    try:
+        # orjson writes at most MAX_NESTING levels: refuse here what agentrig could read but never write back
+        # (convert, a session save), so every reader says so at once. Writing is fast next to the parse.
+        orjson.dumps(value)
+    except orjson.JSONEncodeError:
+        raise HistoryFormatError(f"the JSON is nested more than {MAX_NESTING} levels deep", path=source) from None
+    return value
 
 
 def read_json_file(path: str | Path) -> Any:

@@ -34,6 +34,7 @@ from agentrig.runtime.history.redaction import redact_bytes
 from agentrig.runtime.history.run_records import Check, RunError, ScenarioResult, TurnRecord
 from agentrig.runtime.suite.options import ExecutionLike
 from agentrig.runtime.suite.outcome import SuiteResult
+from agentrig.runtime.suite.report_shape import check_report_shape
 
 __all__ = [
     "REPORT_FORMAT",
@@ -244,6 +245,7 @@ def load_report(directory: Path) -> dict[str, Any]:
     if not isinstance(data, dict) or data.get("format") != REPORT_FORMAT:
         found = data.get("format") if isinstance(data, dict) else type(data).__name__
         raise InputError(f"{path}: expected format {REPORT_FORMAT!r}, found {found!r}")
+    check_report_shape(data, path)
     return data
 
 
@@ -442,5 +444,11 @@ def append_step_summary(out_dir: Path) -> None:
     target = os.environ.get("GITHUB_STEP_SUMMARY")
     summary = out_dir / "summary.md"
     if target and summary.is_file():
-        with open(target, "a", encoding="utf-8") as handle:
-            handle.write(summary.read_text(encoding="utf-8"))
+        try:
+            with open(target, "a", encoding="utf-8") as handle:
+                handle.write(summary.read_text(encoding="utf-8"))
+        except OSError as error:
+            raise UsageError(
+                f"$GITHUB_STEP_SUMMARY {target}: cannot append the summary ({error.strerror or error}); "
+                f"the reports are in {out_dir}"
+            ) from None
