@@ -16,6 +16,7 @@ def _test_modules() -> list[tuple[Path, ast.Module]]:
 
 def test_hypothesis_runs_without_deadlines() -> None:
     # A deadline turns a slow example on a loaded machine into a red test that says nothing about the code.
+    assert settings.default is not None
     assert settings.default.deadline is None
 
 
