@@ -17,6 +17,7 @@ version and may not share a scenario.
 
 Example:
 
+\b
     agentrig run --shard 1/2 --out out/1
     agentrig run --shard 2/2 --out out/2
     agentrig merge out/1 out/2 --out out/all

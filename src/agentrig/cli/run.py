@@ -25,8 +25,9 @@ and checks.json. The last line printed is always `N passed, N failed, N skipped`
 
 Examples:
 
+\b
     agentrig run                        # every scenario under scenarios/
-    agentrig run scenarios/tools -k 'retry and not slow'
+    agentrig run scenarios -k 'retry and not slow'
     agentrig run -j 4 --shard 2/4 --out out/2   # one CI shard (see agentrig merge)
     agentrig run --update-golden        # accept new golden histories
     agentrig run --model openai:gpt-4o -k smoke # script-only checks are skipped
