@@ -14,10 +14,12 @@ VERBS = ["run", "diff", "merge", "check", "convert", "validate", "prompt", "matr
 
 
 def _help(verb: str, capsys: pytest.CaptureFixture[str]) -> str:
+    code: object = 0
     try:
         main([verb, "--help"])
     except SystemExit as exit_:
-        assert exit_.code in (0, None)
+        code = exit_.code
+    assert code in (0, None)
     return capsys.readouterr().out
 
 
