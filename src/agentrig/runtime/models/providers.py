@@ -320,7 +320,7 @@ class RetryingModel(WrapperModel):
         return backoff / 2 + backoff / 2 * self._jitter()
 
     def _failure(self, error: ModelAPIError, attempts: int) -> ProviderRequestError:
-        kind, message = describe_provider_failure(error, provider=self.system)
+        kind, message = describe_provider_failure(error, provider=self.system, base_url=self.base_url)
         if attempts > 1:
             message += f" (after {attempts} attempts)"
         error_type = ProviderContextLengthError if kind == "context_length" else ProviderRequestError
@@ -330,7 +330,9 @@ class RetryingModel(WrapperModel):
 # --------------------------------------------------------------------------------------------- translating
 
 
-def describe_provider_failure(error: BaseException, *, provider: str) -> tuple[RunErrorKind, str]:
+def describe_provider_failure(
+    error: BaseException, *, provider: str, base_url: str | None = None
+) -> tuple[RunErrorKind, str]:
     """The `RunError` kind and the one redacted line for a pydantic-ai provider exception.
 
     Works on every supported version: 2.38 raises plain `ModelHTTPError`/`ModelAPIError`; 2.68 raises
@@ -340,7 +342,10 @@ def describe_provider_failure(error: BaseException, *, provider: str) -> tuple[R
     status = _status_of(error)
     detail = _provider_message(error)
     if status is None:
-        line = f"{provider}: connection failed: {detail}"
+        # Name where it tried to connect (the first thing to check), without the SDK's closing full stop,
+        # which `(after N attempts)` would follow.
+        where = f" to {base_url}" if base_url else ""
+        line = f"{provider}: connection{where} failed: {detail.rstrip('.')}"
     else:
         phrase = _status_phrase(status)
         line = f"{provider}: HTTP {status}{' ' + phrase if phrase else ''}: {detail}"
