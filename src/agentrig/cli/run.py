@@ -149,13 +149,32 @@ def register(app: typer.Typer) -> None:
                 human.write(line + "\n")
             if suite.interrupted:
                 human.write("interrupted: unfinished scenarios are reported as skipped\n")
-            human.write(f"reports: {out}/report.json, junit.xml, summary.md\n")
+            if update_golden:
+                human.writelines(line + "\n" for line in _golden_lines(report))
+            human.write(f"reports: {out}/ (report.json, junit.xml, summary.md; per scenario scenarios/NAME/)\n")
         append_step_summary(out)
         if as_json:
             sys.stdout.write(dumps(report, pretty=True).decode())
         human.write(summary_line(report["summary"]) + "\n")
         human.flush()
         raise typer.Exit(code=suite.exit_code)
+
+
+def _golden_lines(report: dict[str, Any]) -> list[str]:
+    """`golden written: PATH` / `golden updated: PATH` per golden file this run wrote, and how many were current."""
+    lines: list[str] = []
+    unchanged = 0
+    for scenario in report["scenarios"]:
+        for check in scenario["checks"]:
+            if check["name"] != "scenario: golden" or not check["passed"]:
+                continue
+            detail = str(check.get("detail") or "")
+            if detail.startswith(("golden written", "golden updated")):
+                lines.append(detail)
+            else:
+                unchanged += 1
+    lines.append(f"golden files: {len(lines)} written or updated, {unchanged} unchanged")
+    return lines
 
 
 def _failure_lines(report: dict[str, Any], describe: Any) -> list[str]:
