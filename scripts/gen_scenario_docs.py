@@ -320,7 +320,9 @@ without running anything.
   `expect.golden`) are relative to the scenario file. Missing files are errors, except a golden
   file, which `agentrig run --update-golden` writes.
 - Unknown keys are errors (with a suggestion for typos), and so are duplicate keys. YAML is read
-  with the safe loader: no Python object tags.
+  with the safe loader: no Python object tags. Anchors and aliases work, but a file whose aliases
+  expand to more than a million values (an "alias bomb") or refer to a value containing them is an
+  error at that line.
 
 ## Checking files
 

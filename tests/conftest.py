@@ -1,4 +1,5 @@
-"""Test-wide settings: no banner, and no real model request can leave the machine by accident.
+"""Test-wide settings: no banner, no real model request can leave the machine by accident, and Hypothesis
+without deadlines (on a shared 2-core machine an example's time says nothing about the code).
 
 pydantic-ai's `ALLOW_MODEL_REQUESTS` guard is off for every test: a real provider model refuses to send a
 request. Tests that talk to a real (loopback) provider opt out explicitly, with
@@ -13,10 +14,13 @@ os.environ.setdefault("PYDANTIC_AI_NO_BANNER", "1")  # before pydantic-ai is imp
 
 import pydantic_ai.models
 import pytest
+from hypothesis import settings
 
 from agentrig.runtime.history.redaction import refresh_secrets
 
 pydantic_ai.models.ALLOW_MODEL_REQUESTS = False
+settings.register_profile("agentrig", deadline=None)
+settings.load_profile("agentrig")
 
 
 @pytest.fixture(autouse=True)

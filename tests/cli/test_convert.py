@@ -12,9 +12,10 @@ import pytest
 from pydantic_ai.messages import ModelMessagesTypeAdapter
 from typer.testing import CliRunner
 
-from agentrig.cli import app, main
+from agentrig.cli import app
 from agentrig.runtime.history.wire import HISTORY_FORMAT, history_from_json, loads_history
 from agentrig.runtime.models.conversion import to_canonical
+from tests.cli.cli_helpers import exit_code_and_stderr, main
 
 DUMPS = Path(__file__).parents[1] / "runtime" / "convert_data"
 OLD_DUMP = DUMPS / "tools-and-retries-2.38.0.json"
@@ -57,16 +58,16 @@ def test_legacy_and_session_files_convert(tmp_path: Path) -> None:
     assert again.stdout == result.stdout  # canonical in, the same canonical out
 
 
-def test_refuses_to_overwrite_the_input_file(tmp_path: Path) -> None:
+def test_refuses_to_overwrite_the_input_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     source = tmp_path / "dump.json"
     source.write_bytes(OLD_DUMP.read_bytes())
     before = source.read_bytes()
-    for target in (str(source), str(tmp_path / "." / "dump.json")):
-        result = runner.invoke(app, ["convert", str(source), "-o", target])
-        assert result.exit_code != 0
     link = tmp_path / "link.json"
     link.symlink_to(source)
-    assert runner.invoke(app, ["convert", str(source), "-o", str(link)]).exit_code != 0
+    for target in (str(source), str(tmp_path / "." / "dump.json"), str(link)):
+        code, err = exit_code_and_stderr(["convert", str(source), "-o", target], capsys)
+        assert code == 2
+        assert err == f"agentrig: error: {target}: refusing to overwrite the input file; choose another output path\n"
     assert source.read_bytes() == before
 
 

@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from agentrig.cli import app
 from agentrig.runtime.suite import scenario_run
+from tests.cli.cli_helpers import exit_code_and_stderr
 from tests.runtime.runner_fakes import fake_execute
 from tests.runtime.test_runner import write_scenario
 
@@ -69,12 +70,13 @@ def test_run_directories(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     assert '+          "content": "changed"' in changed.stdout
 
 
-def test_file_and_directory_is_a_usage_error(tmp_path: Path) -> None:
+def test_file_and_directory_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     first = tmp_path / "a.json"
     first.write_text(json.dumps(history("x", "r")), encoding="utf-8")
-    result = cli.invoke(app, ["diff", str(first), str(tmp_path)])
-    assert result.exit_code != 0
-    assert "one of each" in str(result.exception)
+    code, err = exit_code_and_stderr(["diff", str(first), str(tmp_path)], capsys)
+    assert code == 2
+    assert "one of each" in err
+    assert err.count("\n") == 1
 
 
 def test_keys_never_reach_the_diff(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from agentrig.cli import app
 from agentrig.runtime.suite import scenario_run
+from tests.cli.cli_helpers import exit_code_and_stderr
 from tests.runtime.runner_fakes import fake_execute
 from tests.runtime.test_runner import write_scenario
 
@@ -43,7 +44,7 @@ def test_merge_shards_like_an_unsharded_run(tmp_path: Path) -> None:
     assert merged.stderr.splitlines()[-1] == whole.stdout.splitlines()[-1] == "7 passed, 1 failed, 0 skipped"
 
 
-def test_merge_of_a_non_output_dir_exits_2(tmp_path: Path) -> None:
-    result = cli.invoke(app, ["merge", str(tmp_path), "--out", str(tmp_path / "m")])
-    assert result.exit_code != 0
-    assert "no report.json" in str(result.exception)
+def test_merge_of_a_non_output_dir_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, err = exit_code_and_stderr(["merge", str(tmp_path), "--out", str(tmp_path / "m")], capsys)
+    assert code == 2
+    assert err == f"agentrig: error: {tmp_path}: no report.json (not an agentrig run output directory)\n"

@@ -7,6 +7,7 @@ runs where it is installed: `nox -s tunacode` installs it next to agentrig and r
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 from pathlib import Path
 from typing import Any
@@ -17,9 +18,7 @@ from typer.testing import CliRunner
 from agentrig.cli import app
 from agentrig.runtime.history.sessions import load_session
 
-state = pytest.importorskip(
-    "tunacode.core.session.state", reason="tunacode-cli is not installed (`nox -s tunacode` installs it)"
-)
+TUNACODE_STATE = "tunacode.core.session.state"
 
 DATA = Path(__file__).parent / "tinyagent_data"
 DUMP = Path(__file__).parents[1] / "runtime" / "data" / "pydantic_ai_2_68_dump.json"
@@ -28,7 +27,10 @@ runner = CliRunner()
 
 @pytest.fixture
 def storage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """tunacode's session directory, in a temp dir (tunacode reads ~ and $XDG_DATA_HOME)."""
+    """tunacode's session directory, in a temp dir (tunacode reads ~ and $XDG_DATA_HOME).
+
+    Every test here needs tunacode itself: without tunacode-cli installed they are skipped, with the reason."""
+    pytest.importorskip(TUNACODE_STATE, reason="tunacode-cli is not installed (`nox -s tunacode` installs it)")
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
@@ -40,7 +42,7 @@ def storage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def _tunacode_load(converted: dict[str, Any], storage: Path) -> Any:
     path = storage / f"{converted['project_id']}_{converted['session_id']}.json"
     path.write_text(json.dumps(converted))
-    manager = state.StateManager()
+    manager = importlib.import_module(TUNACODE_STATE).StateManager()
     # load_session answers False and swallows the reason; deserialize first so a failure says why.
     manager._deserialize_messages(converted["messages"])
     assert asyncio.run(manager.load_session(converted["session_id"])) is True

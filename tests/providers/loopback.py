@@ -76,6 +76,8 @@ class Reply:
     """Extra response headers (e.g. `Retry-After`)."""
     delay_s: float | None = None
     """Latency of this reply; the server's default latency when None."""
+    hold: threading.Event | None = None
+    """The reply is sent only once this event is set (or the server's lifetime ends): a request held open."""
 
 
 def text(content: str, *, input_tokens: int = 12, output_tokens: int = 4, delay_s: float | None = None) -> Reply:
@@ -159,6 +161,7 @@ class LoopbackServer:
         max_lifetime_s: float = 120.0,
     ) -> None:
         self.latency_s = latency_s
+        self.max_lifetime_s = max_lifetime_s
         self.default = default
         self.requests: list[ReceivedRequest] = []
         self._replies: deque[Reply] = deque(replies)
@@ -252,6 +255,8 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {key.lower(): value for key, value in self.headers.items()}
         loopback = cast(_Server, self.server).loopback
         reply = loopback.next_reply(ReceivedRequest(method="POST", path=path, headers=headers, body=body))
+        if reply.hold is not None:
+            reply.hold.wait(timeout=loopback.max_lifetime_s)
         delay = loopback.latency_s if reply.delay_s is None else reply.delay_s
         if delay > 0:
             time.sleep(delay)

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from agentrig.runtime.history import jsonio
 from tests.providers.conftest import ServerFactory
 from tests.providers.loopback import (
     LoopbackServer,
+    Reply,
     ToolCallReply,
     context_length_exceeded,
     error,
@@ -243,7 +245,7 @@ def test_max_iterations_ends_the_run_with_exit_1(
 def test_timeout_saves_an_interrupted_session(
     loopback: ServerFactory, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    server = loopback([text("too late", delay_s=3.0)])
+    server = loopback([Reply(text="too late", hold=threading.Event())])  # answered only when the server closes
     session = tmp_path / "session.json"
     code, _, err = _agentrig(capsys, *_openai(server, "slow one", "--timeout", "0.3", "--session", str(session)))
     assert code == 3

@@ -293,7 +293,7 @@ def test_connection_failure_is_retried_then_reported(loopback: ServerFactory) ->
 
     assert failure.kind == "connection"
     assert failure.status_code is None
-    assert str(failure).startswith("openai: connection failed: ")
+    assert str(failure) == f"openai: connection to {base_url}/ failed: Connection error (after 3 attempts)"
     assert failure.attempts == providers.DEFAULT_RETRY_POLICY.max_attempts
 
 

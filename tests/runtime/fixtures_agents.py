@@ -8,12 +8,17 @@ from __future__ import annotations
 
 from datetime import date
 
+from pydantic import BaseModel
 from pydantic_ai import Agent, ModelRetry, RunContext
 
 NOT_AN_AGENT = 42
 """For the error test: an attribute that is neither an Agent nor a factory."""
 
 ORDERS: dict[str, str] = {"A-1": "shipped", "A-2": "processing"}
+
+
+class OrderReply(BaseModel):
+    status: str
 
 
 def _build_support_agent() -> Agent[None, str]:
@@ -56,3 +61,16 @@ def build_support_agent() -> Agent[None, str]:
 def needs_arguments(name: str) -> Agent[None, str]:
     """For the error test: a factory that cannot be called without arguments."""
     return Agent("test", name=name)
+
+
+def build_structured_agent() -> Agent[None, OrderReply]:
+    """An agent with structured output: pydantic-ai offers the model an output tool (`final_result`) next to
+    its function tool."""
+    agent: Agent[None, OrderReply] = Agent("test", output_type=OrderReply)
+
+    @agent.tool_plain
+    def order_status(order_id: str) -> str:  # pyright: ignore[reportUnusedFunction]
+        """Look up the shipping status of an order."""
+        return ORDERS.get(order_id, "unknown")
+
+    return agent

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from pathlib import Path
 
 from pydantic_ai.messages import ModelMessagesTypeAdapter
@@ -77,7 +79,8 @@ def test_pydantic_ai_dump_loads_back_to_the_session_history(tmp_path: Path) -> N
     execution = execute(load_yaml(tmp_path, TOOL_ROUNDTRIP))
 
     loaded = ModelMessagesTypeAdapter.validate_json(execution.pydantic_ai_dump)
-    assert to_canonical(loaded) == list(execution.session.messages)
+    # The session does not keep pydantic-ai's run ids; everything else is the same history.
+    assert [replace(m, run_id=None) for m in to_canonical(loaded)] == list(execution.session.messages)
 
 
 def test_initial_history_with_system_prompt_and_dangling_call_is_prepared(tmp_path: Path) -> None:
@@ -147,4 +150,85 @@ def test_deferred_calls_abandoned_by_a_new_prompt_leave_a_consistent_session(tmp
     assert second.output == "forgotten"
     assert all(check.passed for check in second.model_input_checks), second.model_input_checks
     assert {r.tool_call_id for r in execution.registry_records} == {"c1"}
+    assert_invariants(execution)
+
+
+QUOTED_RETRY = """
+name: quoted-retry
+tools:
+  fetch:
+    parameters: {type: object, properties: {url: {type: string}}}
+    results:
+      - call: 1
+        retry: 'Use "https" URLs only.'
+      - return: fetched
+turns:
+  - user: Fetch it.
+    model:
+      - tool_calls: [{id: tc_1, name: fetch, args: {url: "http://x"}}]
+      - tool_calls: [{id: tc_2, name: fetch, args: {url: "https://x"}}]
+        expect_input: {contains_text: ['Use "https" URLs only.']}
+      - text: Done.
+        expect_input: {contains_text: ['Use "https" URLs only.', fetched]}
+"""
+
+
+def test_contains_text_matches_a_quoted_retry_message_as_the_model_reads_it(tmp_path: Path) -> None:
+    # 2.60+ sends a retried call as {"error": "..."} JSON; the check must look at the message, not its escaping.
+    execution = execute(load_yaml(tmp_path, QUOTED_RETRY))
+
+    checks = execution.turns[0].model_input_checks
+    assert [(c.name, c.passed) for c in checks] == [
+        ("turn 1, step 2: input.contains_text", True),
+        ("turn 1, step 3: input.contains_text", True),
+        ("turn 1, step 3: input.contains_text", True),
+    ]
+
+
+def test_pydantic_ai_dump_is_what_pydantic_ai_wrote_for_the_run(tmp_path: Path) -> None:
+    # A dump rebuilt from the canonical history has no model name and zero usage on every response.
+    execution = execute(load_yaml(tmp_path, TOOL_ROUNDTRIP))
+
+    dump = json.loads(execution.pydantic_ai_dump)
+    responses = [m for m in dump if m["kind"] == "response"]
+    assert [r["usage"]["input_tokens"] for r in responses] == [120, 160, 200]
+    assert all(r["model_name"] for r in responses)
+    assert [r["parts"][0]["part_kind"] for r in responses] == ["tool-call", "text", "text"]
+
+
+def test_resuming_a_history_that_ended_in_a_tool_exception_keeps_that_turns_prompt(tmp_path: Path) -> None:
+    # What pydantic-ai captured when a tool raised: the prompt and the call, nothing answering it.
+    stored = [
+        {"kind": "request", "parts": [{"part_kind": "user-prompt", "content": "Save the notes."}]},
+        {"kind": "response", "parts": [{"part_kind": "tool-call", "tool_name": "save", "tool_call_id": "t1"}]},
+    ]
+    (tmp_path / "stored.json").write_text(json.dumps(stored), encoding="utf-8")
+    loaded = load_yaml(
+        tmp_path,
+        """
+        name: resume-after-exception
+        initial_history: stored.json
+        tools:
+          save: {results: [{return: saved}]}
+        turns:
+          - user: Did it work?
+            model:
+              - text: No.
+                expect_input: {no_dangling_tool_calls: true, contains_text: ["Save the notes.", "Did it work?"]}
+        """,
+    )
+    execution = execute(loaded)
+
+    turn = execution.turns[0]
+    assert turn.error is None, turn.error
+    assert all(check.passed for check in turn.model_input_checks), turn.model_input_checks
+    assert kinds(execution.session.messages) == [
+        ("request", ["text"]),
+        ("response", ["tool-call"]),
+        ("request", ["tool-return", "text"]),
+        ("response", ["text"]),
+    ]
+    closed = execution.session.messages[2].parts[0]
+    assert isinstance(closed, ToolReturnPart)
+    assert (closed.tool_call_id, closed.outcome) == ("t1", "interrupted")
     assert_invariants(execution)

@@ -375,9 +375,6 @@ def test_strip_run_ids() -> None:
     assert [m.parts for m in strip_run_ids(HISTORY)] == [m.parts for m in HISTORY]
 
 
-wire = pytest.importorskip("agentrig.runtime.history.wire", reason="helper A's wire module has not landed yet")
-
-
 def test_golden_compare_update_and_diff(tmp_path: Path) -> None:
     golden = tmp_path / "golden" / "s.json"
     missing = check_golden(golden, HISTORY, update=False)

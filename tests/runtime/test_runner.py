@@ -242,4 +242,9 @@ def test_parallel_fail_fast_stops_scheduling(tmp_path: Path) -> None:
     suite = run_suite(options(tmp_path, jobs=2, fail_fast=True), execute=fake_execute)
     statuses = [r.status for r in suite.results]
     assert statuses[0] == "failed"
-    assert statuses.count("skipped") >= 5  # at most one other scenario was in flight with q0
+    assert suite.exit_code == 1
+    # How many others ran before q0's failure arrived depends on the machine's load; what is scheduled after
+    # it is tested exactly in test_fail_fast_scheduling.py. Here: real workers, and every skip says why.
+    assert all(status in ("passed", "skipped") for status in statuses[1:])
+    skipped = [r for r in suite.results if r.status == "skipped"]
+    assert all(r.checks[0].skipped_reason == "not run: stopped after the first failure (-x)" for r in skipped)

@@ -13,10 +13,10 @@ from typing import Annotated
 
 import typer
 
-# One paragraph per line: Typer keeps line breaks. `\\[` keeps rich from reading `[i]` as markup.
+# One paragraph per line: Typer keeps line breaks. Help is plain text (no rich), so `[i]` is written as is.
 CHECK_HELP = (
     "Check the invariants of history or session files.\n\n"
-    "Prints one line per violation, `FILE: message\\[i].parts\\[j]: code: what is wrong`. "
+    "Prints one line per violation, `FILE: message[i].parts[j]: code: what is wrong`. "
     "Reads canonical histories, session files, pydantic-ai JSON dumps (any 2.x release) and legacy message lists.\n\n"
     "Exit codes: 0 no violation, 1 a violation, 2 a file cannot be read."
 )

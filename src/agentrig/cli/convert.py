@@ -53,6 +53,8 @@ def register(app: typer.Typer) -> None:
 
         if output is not None and _same_file(file, output):
             raise UsageError(f"{output}: refusing to overwrite the input file; choose another output path")
+        if output is not None and output.is_dir():
+            raise UsageError(f"-o {output}: is a directory; name the file to write")
         from agentrig.runtime.history.redaction import dumps_redacted, redact_json_bytes
 
         if session and to is not TargetFormat.tinyagent:
@@ -73,7 +75,10 @@ def register(app: typer.Typer) -> None:
         if output is None:
             typer.echo(data, nl=False)  # bytes go to the binary stream untouched
         else:
-            jsonio.write_atomic(output, data)
+            try:
+                jsonio.write_atomic(output, data)
+            except OSError as error:
+                raise UsageError(f"-o {output}: cannot write there ({error.strerror or error})") from None
 
 
 def _same_file(first: Path, second: Path) -> bool:

@@ -20,6 +20,7 @@ is compared by scenario name; a scenario present on one side only is a differenc
 
 Examples:
 
+\b
     agentrig diff scenarios/golden/tool-roundtrip.json \\
         agentrig-out/scenarios/tool-roundtrip/history.json
     agentrig diff out-2.38/ out-2.68/   # the same suite on two pydantic-ai versions

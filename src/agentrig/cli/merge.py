@@ -18,6 +18,7 @@ once, all of the same N); --allow-partial merges an incomplete one.
 
 Example:
 
+\b
     agentrig run --shard 1/2 --out out/1
     agentrig run --shard 2/2 --out out/2
     agentrig merge out/1 out/2 --out out/all

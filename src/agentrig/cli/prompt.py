@@ -72,7 +72,7 @@ def register(app: typer.Typer) -> None:
         from agentrig.runtime.history import jsonio
         from agentrig.runtime.history.redaction import redact
         from agentrig.runtime.history.run_records import PROVIDER_ERROR_KINDS
-        from agentrig.runtime.one_shot import PromptRequest, outcome_to_json, run_prompt
+        from agentrig.runtime.one_shot import PromptOutcome, PromptRequest, outcome_to_json, run_prompt
 
         prompt_text = sys.stdin.read() if text == "-" else text
         if not prompt_text.strip():
@@ -87,8 +87,12 @@ def register(app: typer.Typer) -> None:
             timeout=timeout,
             max_iterations=max_iterations,
         )
+
+        def print_record(outcome: PromptOutcome) -> None:
+            sys.stdout.write(jsonio.dumps(outcome_to_json(outcome)).decode() + "\n")
+
         try:
-            outcome = asyncio.run(run_prompt(request))
+            outcome = asyncio.run(run_prompt(request, on_interrupt=print_record if as_json else None))
         except KeyboardInterrupt:  # the session (if any) was saved with an [INTERRUPTED] response on the way out
             raise Interrupted(
                 "interrupted" + (f"; {session} keeps an [INTERRUPTED] response" if session else "")

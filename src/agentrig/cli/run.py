@@ -25,8 +25,9 @@ and checks.json. The last line printed is always `N passed, N failed, N skipped`
 
 Examples:
 
+\b
     agentrig run                        # every scenario under scenarios/
-    agentrig run scenarios/tools -k 'retry and not slow'
+    agentrig run scenarios -k 'retry and not slow'
     agentrig run -j 4 --shard 2/4 --out out/2   # one CI shard (see agentrig merge)
     agentrig run --update-golden        # accept new golden histories
     agentrig run --model openai:gpt-4o -k smoke # script-only checks are skipped
@@ -172,7 +173,9 @@ def register(app: typer.Typer) -> None:
                 human.write(line + "\n")
             if suite.interrupted:
                 human.write("interrupted: unfinished scenarios are reported as skipped\n")
-            human.write(f"reports: {out}/report.json, junit.xml, summary.md\n")
+            if update_golden:
+                human.writelines(line + "\n" for line in _golden_lines(report))
+            human.write(f"reports: {out}/ (report.json, junit.xml, summary.md; per scenario scenarios/NAME/)\n")
         append_step_summary(out)
         if as_json:
             sys.stdout.write(dumps(report, pretty=True).decode())
@@ -190,6 +193,23 @@ def _engine(name: str) -> Any:
 
         return execute_scenario_tinyagent
     raise typer.BadParameter(f"unknown engine {name!r} (known: pydantic-ai, tinyagent)", param_hint="--engine")
+
+
+def _golden_lines(report: dict[str, Any]) -> list[str]:
+    """`golden written: PATH` / `golden updated: PATH` per golden file this run wrote, and how many were current."""
+    lines: list[str] = []
+    unchanged = 0
+    for scenario in report["scenarios"]:
+        for check in scenario["checks"]:
+            if check["name"] != "scenario: golden" or not check["passed"]:
+                continue
+            detail = str(check.get("detail") or "")
+            if detail.startswith(("golden written", "golden updated")):
+                lines.append(detail)
+            else:
+                unchanged += 1
+    lines.append(f"golden files: {len(lines)} written or updated, {unchanged} unchanged")
+    return lines
 
 
 def _failure_lines(report: dict[str, Any], describe: Any) -> list[str]:

@@ -7,7 +7,9 @@ the run is interrupted (then ending with the orchestrator's `[INTERRUPTED]` resp
 
 from __future__ import annotations
 
+import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,8 @@ from agentrig.runtime.engine.orchestrator import RequestOrchestrator
 from agentrig.runtime.engine.pydantic_ai_engine import PydanticAIEngine
 from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.redaction import redact, redact_json, refresh_secrets
-from agentrig.runtime.history.run_records import RunError
+from agentrig.runtime.history.run_records import RunError, TurnRecord
+from agentrig.runtime.history.session_lock import locked_session
 from agentrig.runtime.history.sessions import (
     Session,
     load_session,
@@ -91,11 +94,23 @@ def _redacted(session: Session) -> Session:
     return session_from_json(redact_json(session_to_json(session)))
 
 
-async def run_prompt(request: PromptRequest) -> PromptOutcome:
+async def run_prompt(
+    request: PromptRequest, *, on_interrupt: Callable[[PromptOutcome], None] | None = None
+) -> PromptOutcome:
     """Run the prompt; provider failures come back as `error` (kind and one redacted line), not as exceptions.
 
-    An interruption (Ctrl-C, task cancellation) saves the session first and is then re-raised.
+    With a session, its lock is held from loading to saving (`locked_session`: a second prompt on the same
+    file fails before sending anything, and so does one whose session cannot be written). An interruption
+    (Ctrl-C, task cancellation) saves the session first, passes what the turn produced to `on_interrupt`, and
+    is then re-raised.
     """
+    if request.session_path is None:
+        return await _run_prompt(request, on_interrupt)
+    with locked_session(request.session_path):
+        return await _run_prompt(request, on_interrupt)
+
+
+async def _run_prompt(request: PromptRequest, on_interrupt: Callable[[PromptOutcome], None] | None) -> PromptOutcome:
     started = time.perf_counter()
     refresh_secrets()
     model_name = resolve_model_name(request.model)
@@ -108,10 +123,19 @@ async def run_prompt(request: PromptRequest) -> PromptOutcome:
     )
     try:
         record = await orchestrator.run(request.text)
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        # The turn was finalized (and is saved below) before Ctrl-C was re-raised: report it, then re-raise.
+        if on_interrupt is not None and orchestrator.last_record is not None:
+            on_interrupt(_outcome(orchestrator.last_record, model_name, started))
+        raise
     finally:
         if request.session_path is not None:
             save_session(_redacted(orchestrator.session), request.session_path)
         await model.aclose()
+    return _outcome(record, model_name, started)
+
+
+def _outcome(record: TurnRecord, model_name: str, started: float) -> PromptOutcome:
     error = record.error
     if error is not None:
         error = RunError(kind=error.kind, message=redact(error.message))

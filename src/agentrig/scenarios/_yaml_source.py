@@ -47,6 +47,7 @@ def parse_yaml(text: str, path: Path) -> ParsedYaml:
             return ParsedYaml(root=None, data=None)
         # Checked before construction: constructing flattens `<<` merge keys into the node itself.
         _reject_duplicate_keys(root, path)
+        _reject_alias_expansion(root, path)
         data = loader.construct_document(root)
     except yaml.MarkedYAMLError as error:
         raise _syntax_error(error, path) from None
@@ -97,6 +98,50 @@ def _reject_duplicate_keys(root: Node, path: Path) -> None:
                 pending.append((value_node, (*field_path, key)))
         elif isinstance(node, SequenceNode):
             pending.extend((item, (*field_path, index)) for index, item in enumerate(node.value))
+
+
+MAX_EXPANDED_VALUES = 1_000_000
+"""Values a document may hold once its aliases are expanded (validation, JSON export and the run all expand them).
+A few aliased lists nested in each other (an "alias bomb") reach billions while the file stays tiny."""
+
+
+def _children(node: Node) -> list[Node]:
+    if isinstance(node, MappingNode):
+        return [child for pair in node.value for child in pair]
+    if isinstance(node, SequenceNode):
+        return list(node.value)
+    return []
+
+
+def _reject_alias_expansion(root: Node, path: Path) -> None:
+    """Count every value as if each alias were written out (each shared node counted once per use, in linear time);
+    the first node past `MAX_EXPANDED_VALUES` or an alias inside its own anchor is a located error."""
+    sizes: dict[int, int] = {}
+    in_progress: set[int] = set()
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        key = id(node)
+        if children_done:
+            in_progress.discard(key)
+            sizes[key] = 1 + sum(sizes[id(child)] for child in _children(node))
+            if sizes[key] > MAX_EXPANDED_VALUES:
+                line, column = node_position(node)
+                raise ScenarioError(
+                    f"the aliases here expand to more than {MAX_EXPANDED_VALUES:,} values; write the data out",
+                    path=path,
+                    line=line,
+                    column=column,
+                )
+            continue
+        if key in sizes:
+            continue
+        if key in in_progress:
+            line, column = node_position(node)
+            raise ScenarioError("an alias refers to a value that contains it", path=path, line=line, column=column)
+        in_progress.add(key)
+        stack.append((node, True))
+        stack.extend((child, False) for child in _children(node) if id(child) not in sizes)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -73,11 +73,14 @@ class ModelInputCheck(_Strict):
     message_count: int | None = None
     """Exactly this many messages were sent."""
     contains_text: tuple[str, ...] = ()
-    """Each string appears in some text, tool-return or retry part the model saw."""
+    """Each string appears in some text, tool-return or retry part the model saw, as the model reads it: a retry's
+    message itself, not the `{"error": ...}` JSON that pydantic-ai 2.60+ wraps it in (so quotes match on every
+    version)."""
     not_contains_text: tuple[str, ...] = ()
     """No text, tool-return or retry part the model saw contains any of these."""
     tools: tuple[str, ...] | None = None
-    """Exactly these tool names were offered (order ignored)."""
+    """Exactly these tool names were offered (order ignored): function tools and output tools (`final_result`), the
+    tools `tool_calls` expectations count."""
     instructions_contain: tuple[str, ...] | str = ()
     """The instructions sent with this request (static and dynamic, as the agent built them) contain this text
     (or each of these texts)."""
@@ -176,7 +179,8 @@ ToolCallStatus = Literal["registered", "running", "completed", "failed", "cancel
 
 
 class ToolCallsExpectation(_Strict):
-    """Checks on the tool calls made in a turn (or the whole scenario)."""
+    """Checks on the tool calls the model made in a turn (or the whole scenario): every call in its responses,
+    output tool calls (`final_result`) and calls answered with a retry included, each attempt once."""
 
     used: tuple[str, ...] = ()
     """These tools were called at least once."""
@@ -211,7 +215,9 @@ class UsageExpectation(_Strict):
     requests: UsageValue | None = None
     """Model requests made."""
     tool_calls: UsageValue | None = None
-    """Tool calls executed."""
+    """Function tool calls that ran and returned (pydantic-ai's `RunUsage.tool_calls`): a call answered with a retry
+    or a failure, an output tool call and a deferred call are not counted. `tool_calls` expectations count every
+    call the model made."""
     input_tokens: UsageValue | None = None
     """Input tokens, summed over requests."""
     output_tokens: UsageValue | None = None
@@ -411,8 +417,9 @@ class Settings(_Strict):
 class Scenario(_Strict):
     """One scenario: an agent, a script, and what must hold."""
 
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-    """Unique name; used for output directories and `-k` filters."""
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=100)
+    """Unique name (at most 100 characters: it names the scenario's output directory and golden file); used for
+    output directories and `-k` filters."""
     description: str = ""
     """What the scenario proves, in a sentence."""
     tags: tuple[str, ...] = ()

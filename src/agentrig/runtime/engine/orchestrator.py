@@ -143,6 +143,10 @@ class RequestOrchestrator:
         self.turn_index = 0
         """The index the next TurnRecord gets."""
         self._resumed_call_ids: frozenset[str] = frozenset()
+        self.last_record: TurnRecord | None = None
+        """The newest turn's record, also when the turn ended by re-raising Ctrl-C."""
+        self.native_dumps: list[bytes | None] = []
+        """Each turn's `Attempt.native_dump` (of the attempt the turn kept), in order."""
 
     # --- the request ---
 
@@ -176,6 +180,8 @@ class RequestOrchestrator:
                 attempt = await self.engine.attempt(replace(request, compacted_input=compacted), self)
             _explain_overflow(attempt, compaction)
         record = self._finalize(prompt, full_input, attempt, compaction, started)
+        self.native_dumps.append(attempt.native_dump)
+        self.last_record = record
         if attempt.reraise is not None:
             raise attempt.reraise
         return record
@@ -196,6 +202,16 @@ class RequestOrchestrator:
             head, tail = split_at_last_response(stored)
             prepared = prepare_history(head, prune_keep_recent=keep, keep_pending_tool_calls=True)
             return prepared, sanitize_history_for_resume(tail)
+        if stored and stored[-1].kind == "response" and stored[-1].tool_calls:
+            # A stored history can end in a response of calls only, which nothing answered (a tool raised).
+            # The cleanup loop would remove the calls and the emptied response, leaving that turn's prompt as
+            # a trailing request, which is dropped: the turn would vanish. Close them as `interrupted` instead,
+            # as a turn that failed here is stored.
+            last = stored[-1]
+            without_calls = last.with_parts([p for p in last.parts if not isinstance(p, ToolCallPart)])
+            cleaned = run_cleanup_loop([*stored[:-1], without_calls])
+            if cleaned and cleaned[-1].kind == "request":
+                stored = close_unanswered_calls(stored)
         results = [p for p in stored[-1].parts if answered_tool_call_id(p) is not None] if stored else []
         if stored[-1:] and stored[-1].kind == "request" and results:
             head = prepare_history(stored[:-1], prune_keep_recent=keep, keep_pending_tool_calls=True)

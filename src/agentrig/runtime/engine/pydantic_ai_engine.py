@@ -20,7 +20,7 @@ import asyncio
 from typing import Any
 
 from pydantic_ai import Agent, DeferredToolRequests, RunCancelled, capture_run_messages
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse
+from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelRequest, ModelResponse
 from pydantic_ai.models import Model
 from pydantic_ai.models.function import FunctionModel
 from pydantic_ai.models.test import TestModel
@@ -104,11 +104,15 @@ class PydanticAIEngine:
                             if stopped is not None:
                                 break
                     messages = list(run.all_messages())
+                    first_new = len(messages) - len(run.new_messages())  # pydantic-ai's own count of the input
                     if pending_request is not None and (not messages or messages[-1] is not pending_request):
                         messages.append(pending_request)
                     usage = Usage.from_object(pydantic_ai_compat.run_usage(run), estimated=estimated)
+                    native = _native_dump(messages, first_new)
                     if stopped is not None:
-                        return Attempt(messages=to_canonical(messages), usage=usage, error=classify(stopped))
+                        return Attempt(
+                            messages=to_canonical(messages), usage=usage, error=classify(stopped), native_dump=native
+                        )
                     output = run.result.output if run.result is not None else None
                     if isinstance(output, DeferredToolRequests):
                         self._awaiting_approval = {call.tool_call_id for call in output.approvals}
@@ -118,9 +122,10 @@ class PydanticAIEngine:
                         pending_deferred=isinstance(output, DeferredToolRequests),
                         usage=usage,
                         instructions=last_instructions(messages),
+                        native_dump=native,
                     )
             except RunCancelled as cancelled:
-                return self._cancelled(cancelled, control, settings, estimated)
+                return self._cancelled(cancelled, control, settings, estimated, len(request.history))
             except (KeyboardInterrupt, asyncio.CancelledError) as external:  # Ctrl-C: save, then re-raise
                 self.agent.invalidate()
                 state = RunCancelled.from_cancellation(external)
@@ -130,6 +135,7 @@ class PydanticAIEngine:
                     usage=_responses_usage(messages[len(request.history) :], estimated=estimated),
                     interrupted=True,
                     reraise=external,
+                    native_dump=_native_dump(messages, len(request.history)),
                 )
             except Exception as error:  # every other failure is classified; the history stays intact
                 messages = list(captured)
@@ -146,6 +152,7 @@ class PydanticAIEngine:
                     error=run_error,
                     failed_call_id=failed_call_id,
                     instructions=last_instructions(messages),
+                    native_dump=_native_dump(messages, len(request.history)),
                 )
             finally:
                 if timer is not None:
@@ -173,17 +180,21 @@ class PydanticAIEngine:
             return False
         return isinstance(base, FunctionModel | TestModel)
 
-    def _cancelled(self, cancelled: RunCancelled, control: RunControl, settings: Settings, estimated: bool) -> Attempt:
+    def _cancelled(
+        self, cancelled: RunCancelled, control: RunControl, settings: Settings, estimated: bool, history_length: int
+    ) -> Attempt:
         self.agent.invalidate()
         error = None
         if control.reason == "timeout":
             error = RunError(kind="timeout", message=f"the turn exceeded settings.timeout = {settings.timeout}s")
+        messages = list(cancelled.all_messages())
         return Attempt(
-            messages=to_canonical(list(cancelled.all_messages())),
+            messages=to_canonical(messages),
             usage=Usage.from_object(pydantic_ai_compat.run_usage(cancelled), estimated=estimated),
             error=error,
             interrupted=True,
             partial_text=control.partial_text,
+            native_dump=_native_dump(messages, history_length),
         )
 
 
@@ -191,6 +202,12 @@ def _called_ids(messages: list[ModelMessage]) -> set[str]:
     return {
         p.tool_call_id for m in messages if isinstance(m, ModelResponse) for p in m.parts if p.part_kind == "tool-call"
     }
+
+
+def _native_dump(messages: list[ModelMessage], start: int) -> bytes:
+    """The messages from `start` on (what this run added), through the installed pydantic-ai's own serializer:
+    the model names, usage, instructions and part fields it wrote, which the canonical form does not keep."""
+    return ModelMessagesTypeAdapter.dump_json(messages[start:])
 
 
 def _one_message(message: ModelMessage) -> Message:
@@ -209,9 +226,15 @@ def _usage_limits(settings: Settings) -> UsageLimits:
 
 
 def _responses_usage(messages: list[ModelMessage], *, estimated: bool) -> Usage:
-    """Usage summed from responses (failed runs carry no run usage)."""
+    """Usage summed from responses (failed runs carry no run usage), with pydantic-ai's `tool_calls`: the tool
+    calls that ran and returned successfully, counted from their returns."""
     total = Usage(estimated=estimated)
+    returned = 0
     for message in messages:
         if isinstance(message, ModelResponse):
             total = total + Usage.from_object(message.usage, estimated=estimated)
-    return total
+        else:
+            returned += sum(
+                1 for part in message.parts if part.part_kind == "tool-return" and part.outcome == "success"
+            )
+    return total + Usage(tool_calls=returned)

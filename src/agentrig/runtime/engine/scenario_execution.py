@@ -27,6 +27,8 @@ from agentrig.runtime.engine.orchestrator import RequestOrchestrator
 from agentrig.runtime.engine.pydantic_ai_engine import PydanticAIEngine
 from agentrig.runtime.engine.session_registry import scenario_registry
 from agentrig.runtime.engine.subagents import SubAgentRun, SubAgentScripts
+from agentrig.runtime.history import jsonio
+from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.run_records import ToolCallStatusRecord, TurnRecord
 from agentrig.runtime.history.sessions import Session, load_session, new_session
 from agentrig.runtime.history.tool_registry import ToolCallRegistry
@@ -47,8 +49,8 @@ class ScenarioExecution:
     session: Session
     """The final session (its `messages` are the authoritative canonical history)."""
     pydantic_ai_dump: bytes
-    """The final history as the installed pydantic-ai dumps it (`ModelMessagesTypeAdapter`); the matrix
-    compares these across versions."""
+    """What pydantic-ai itself wrote for the scenario's runs, through its own serializer (see `_native_dump`);
+    the matrix compares these across versions."""
     scripted: bool
     """The scripted model answered (False for a real provider or a replay)."""
     subagent_runs: tuple[SubAgentRun, ...] = ()
@@ -82,6 +84,18 @@ def _initial_session(loaded: LoadedScenario) -> Session:
 def _with_compaction_record(session: Session, compactor: CompactionController | None) -> Session:
     record = compactor.record if compactor is not None else None
     return session if record is None else replace(session, compaction=record)
+
+
+def _native_dump(initial: list[Message], turns: list[bytes | None]) -> bytes:
+    """pydantic-ai's own dump of the scenario: the initial history as the installed version writes it, then what
+    each turn's run added, exactly as that run's pydantic-ai serialized it (model names, usage, instructions,
+    its own part shapes). The agentrig-made changes of the canonical history (closing calls an error left
+    open, `[INTERRUPTED]` responses) are not in it: they are agentrig's, not pydantic-ai's."""
+    messages: list[object] = jsonio.loads(dump_pydantic_ai_json(initial)) if initial else []
+    for dump in turns:
+        if dump is not None:
+            messages.extend(jsonio.loads(dump))
+    return jsonio.dumps(messages)
 
 
 async def execute_scenario(
@@ -118,6 +132,7 @@ async def _run_turns(
     script = scripted_model_for(loaded) if scripted else None
     run_model: Model | None = script if script is not None else model
     session = _initial_session(loaded)
+    initial_messages = list(session.messages)
     summarizing_model = run_model if run_model is not None else handle.agent.model
     compactor = compactor_for(loaded.scenario.settings.compaction, summarizing_model, session.compaction)
     orchestrator = RequestOrchestrator(
@@ -141,7 +156,7 @@ async def _run_turns(
     return ScenarioExecution(
         turns=tuple(turns),
         session=_with_last_output(session, turns),
-        pydantic_ai_dump=dump_pydantic_ai_json(session.messages),
+        pydantic_ai_dump=_native_dump(initial_messages, orchestrator.native_dumps),
         scripted=scripted,
         registry=scenario_registry(turns, session.messages),
         subagent_runs=subagents.runs(),

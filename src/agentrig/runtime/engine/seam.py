@@ -76,6 +76,9 @@ class Attempt:
     """Raised again once the turn is finalized and saved (Ctrl-C, task cancellation)."""
     instructions: str | None = None
     """The instructions sent with the run's last model request (static and dynamic, as the agent built them)."""
+    native_dump: bytes | None = None
+    """The messages this run added, as the framework itself serialized them (a JSON array); None when the
+    engine has no native form."""
 
 
 class TurnObserver(Protocol):

@@ -16,10 +16,14 @@ from typing import Any
 import orjson
 
 from agentrig.errors import HistoryFormatError
+from agentrig.runtime.history.stale_temps import remove_stale_temp_files, temp_prefix
 
 __all__ = ["dumps", "loads", "read_json_file", "write_atomic"]
 
 _PRETTY = orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
+
+MAX_NESTING = 254
+"""The deepest nesting of arrays and objects orjson serializes."""
 
 
 def dumps(obj: Any, *, pretty: bool = False) -> bytes:
@@ -30,7 +34,7 @@ def dumps(obj: Any, *, pretty: bool = False) -> bytes:
 def loads(data: bytes | str, *, source: str | Path | None = None) -> Any:
     """Parse JSON; bad JSON raises `HistoryFormatError` naming `source`, line and column."""
     try:
-        return orjson.loads(data)
+        value = orjson.loads(data)
     except orjson.JSONDecodeError as error:
         if not data.strip():
             raise HistoryFormatError("the file is empty", path=source) from None
@@ -38,6 +42,13 @@ def loads(data: bytes | str, *, source: str | Path | None = None) -> Any:
         where = f"line {error.lineno}, column {error.colno}"
         reason = "truncated JSON" if "end of data" in error.msg or "EOF" in error.msg else f"invalid JSON ({error.msg})"
         raise HistoryFormatError(f"{reason} at {where}", path=source) from None
+    try:
+        # orjson writes at most MAX_NESTING levels: refuse here what agentrig could read but never write back
+        # (convert, a session save), so every reader says so at once. Writing is fast next to the parse.
+        orjson.dumps(value)
+    except orjson.JSONEncodeError:
+        raise HistoryFormatError(f"the JSON is nested more than {MAX_NESTING} levels deep", path=source) from None
+    return value
 
 
 def read_json_file(path: str | Path) -> Any:
@@ -54,10 +65,12 @@ def read_json_file(path: str | Path) -> Any:
 
 
 def write_atomic(path: str | Path, data: bytes) -> None:
-    """Write `data` to `path` atomically: temp file in the same directory, fsync, rename. Parents are created."""
+    """Write `data` to `path` atomically: temp file in the same directory, fsync, rename. Parents are created, and
+    temporary files an earlier, killed writer of `path` left behind are removed (`stale_temps`)."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    remove_stale_temp_files(target)  # what a writer killed mid-save (kill -9) left behind
+    descriptor, temp_name = tempfile.mkstemp(prefix=temp_prefix(target), suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(descriptor, "wb") as handle:
             # mkstemp creates the file 0600; keep the mode of the file being replaced, or use the usual 0644.

@@ -32,7 +32,8 @@ class Usage:
     requests: int = 0
     """Model requests made."""
     tool_calls: int = 0
-    """Tool calls executed."""
+    """Function tool calls that ran and returned (pydantic-ai's count; not retried, failed, deferred or output
+    tool calls)."""
     input_tokens: int = 0
     """Tokens sent to the model (seed name: `request_tokens`)."""
     output_tokens: int = 0

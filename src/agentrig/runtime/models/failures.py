@@ -162,7 +162,9 @@ def status_phrase(status: int) -> str:
         return _EXTRA_STATUS_PHRASES.get(status, "")
 
 
-def describe_provider_failure(error: BaseException, *, provider: str) -> tuple[RunErrorKind, str]:
+def describe_provider_failure(
+    error: BaseException, *, provider: str, base_url: str | None = None
+) -> tuple[RunErrorKind, str]:
     """The `RunError` kind and one redacted line naming the provider and the HTTP status, for a failure that
     survived the retries: `openai: HTTP 401 Unauthorized: invalid api key`."""
     kind = provider_kind(error)
@@ -171,7 +173,10 @@ def describe_provider_failure(error: BaseException, *, provider: str) -> tuple[R
         phrase = status_phrase(error.status_code)
         line = f"{provider}: HTTP {error.status_code}{' ' + phrase if phrase else ''}: {detail}"
     else:
-        line = f"{provider}: connection failed: {detail}"
+        # Name where it tried to connect (the first thing to check), without the SDK's closing full stop,
+        # which `(after N attempts)` would follow.
+        where = f" to {base_url}" if base_url else ""
+        line = f"{provider}: connection{where} failed: {detail.rstrip('.')}"
     return kind, redact(one_line(line))
 
 

@@ -311,7 +311,7 @@ class RetryingModel(WrapperModel):
         return backoff / 2 + backoff / 2 * self._jitter()
 
     def _failure(self, error: ModelAPIError, attempts: int) -> ProviderRequestError:
-        kind, message = describe_provider_failure(error, provider=self.system)
+        kind, message = describe_provider_failure(error, provider=self.system, base_url=self.base_url)
         if attempts > 1:
             message += f" (after {attempts} attempts)"
         error_type = ProviderContextLengthError if kind == "context_length" else ProviderRequestError

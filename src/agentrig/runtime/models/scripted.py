@@ -95,11 +95,16 @@ def _provider_error(error: ScriptedError, model_name: str) -> Exception:
 def _part_text(part: Any) -> str | None:
     """The text a part shows the model, for `contains_text` checks and script summaries."""
     kind = getattr(part, "part_kind", "")
-    if kind in ("text", "user-prompt", "system-prompt", "retry-prompt", "retry-feedback", "thinking"):
+    if kind in ("retry-prompt", "retry-feedback"):
+        # What the model reads: the message as written (a string), or the rendered validation errors.
+        return part.model_response()
+    if kind in ("text", "user-prompt", "system-prompt", "thinking"):
         content: Any = getattr(part, "content", "")
         return content if isinstance(content, str) else json.dumps(content, default=str)
     if kind == "tool-return":
-        return part.model_response_str()
+        # Not wrapped: 2.60+ sends a retried call's message inside `{"error": "..."}` JSON, whose escaping
+        # (of quotes, newlines) is transport; the model reads the message itself, as on < 2.60.
+        return part.model_response_str(wrap_if_error=False)
     return None
 
 
@@ -368,7 +373,8 @@ def _input_checks(
                   actual=instructions)
         )  # fmt: skip
     if expect.tools is not None:
-        offered = sorted(tool.name for tool in info.function_tools)
+        # Output tools are tools the model can call too, as `tool_calls` expectations count them.
+        offered = sorted(tool.name for tool in [*info.function_tools, *info.output_tools])
         checks.append(
             Check(
                 name=f"{prefix}.tools",

@@ -18,6 +18,8 @@ exactly what a single run would have.
 
 from __future__ import annotations
 
+import errno
+import os
 import platform
 import shutil
 import xml.etree.ElementTree as ElementTree
@@ -34,6 +36,7 @@ from agentrig.runtime.history.run_records import Check, RunError, ScenarioResult
 from agentrig.runtime.suite.merge_checks import check_shard_set, contained_path
 from agentrig.runtime.suite.options import ExecutionLike
 from agentrig.runtime.suite.outcome import SuiteResult
+from agentrig.runtime.suite.report_shape import check_report_shape
 
 __all__ = [
     "REPORT_FORMAT",
@@ -104,10 +107,15 @@ def prepare_out_dir(out_dir: Path) -> None:
         raise UsageError(
             f"--out {out_dir}: the directory is not empty and holds no agentrig report.json; choose another"
         )
-    stale = out_dir / "scenarios"
-    if stale.is_dir():
-        shutil.rmtree(stale)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        if not os.access(out_dir, os.W_OK | os.X_OK):
+            raise PermissionError(errno.EACCES, "permission denied")
+        stale = out_dir / "scenarios"
+        if stale.is_dir():
+            shutil.rmtree(stale)
+    except OSError as error:
+        raise UsageError(f"--out {out_dir}: cannot write there ({error.strerror or error})") from None
 
 
 def scenario_dir(out_dir: Path, name: str) -> Path:
@@ -255,6 +263,7 @@ def load_report(directory: Path) -> dict[str, Any]:
     if not isinstance(data, dict) or data.get("format") != REPORT_FORMAT:
         found = data.get("format") if isinstance(data, dict) else type(data).__name__
         raise InputError(f"{path}: expected format {REPORT_FORMAT!r}, found {found!r}")
+    check_report_shape(data, path)
     return data
 
 
@@ -458,5 +467,11 @@ def append_step_summary(out_dir: Path) -> None:
     target = os.environ.get("GITHUB_STEP_SUMMARY")
     summary = out_dir / "summary.md"
     if target and summary.is_file():
-        with open(target, "a", encoding="utf-8") as handle:
-            handle.write(summary.read_text(encoding="utf-8"))
+        try:
+            with open(target, "a", encoding="utf-8") as handle:
+                handle.write(summary.read_text(encoding="utf-8"))
+        except OSError as error:
+            raise UsageError(
+                f"$GITHUB_STEP_SUMMARY {target}: cannot append the summary ({error.strerror or error}); "
+                f"the reports are in {out_dir}"
+            ) from None

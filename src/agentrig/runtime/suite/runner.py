@@ -58,6 +58,13 @@ def _skipped(item: LoadedScenario, reason: str) -> ScenarioResult:
     )
 
 
+def _check_recording_dirs(options: RunOptions) -> None:
+    if options.replay_dir is not None and not options.replay_dir.is_dir():
+        raise UsageError(f"--replay {options.replay_dir}: no such directory")
+    if options.record_dir is not None and options.record_dir.exists() and not options.record_dir.is_dir():
+        raise UsageError(f"--record {options.record_dir}: exists and is not a directory")
+
+
 def run_suite(
     options: RunOptions,
     *,
@@ -99,11 +106,13 @@ def _run_suite(
     selected = select_scenarios(all_loaded, keyword=options.keyword, shard=options.shard)
     if options.keyword and not selected and not options.shard:
         raise UsageError(f"-k {options.keyword!r} selects none of the {len(all_loaded)} scenarios")
-    if options.out_dir is not None:
-        reports.prepare_out_dir(options.out_dir)
+    # Everything that can be a usage error is checked before the output directory is cleared.
     model = real_model(options.model, base_url=options.base_url) if options.jobs == 1 else None
     if options.model is not None and options.jobs > 1:
         real_model(options.model, base_url=options.base_url)  # fail fast here, not once per worker
+    _check_recording_dirs(options)
+    if options.out_dir is not None:
+        reports.prepare_out_dir(options.out_dir)
 
     finished: dict[str, ScenarioResult] = {}
     interrupted = False

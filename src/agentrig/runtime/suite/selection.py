@@ -14,6 +14,22 @@ __all__ = ["MAX_SHARDS", "KeywordExpression", "parse_shard", "select_scenarios",
 
 _KEYWORD_TOKEN = re.compile(r"\(|\)|[^\s()]+")
 
+MAX_KEYWORD_NESTING = 50
+"""Parentheses and `not`s a `-k` expression may nest (the evaluator recurses once per level)."""
+
+
+def _nesting(tokens: Sequence[str]) -> int:
+    """The deepest nesting of parentheses and chained `not`s."""
+    deepest = depth = nots = 0
+    for token in tokens:
+        if token == "(":
+            depth += 1
+        elif token == ")":
+            depth -= 1
+        nots = nots + 1 if token == "not" else 0
+        deepest = max(deepest, depth + nots)
+    return deepest
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class KeywordExpression:
@@ -31,6 +47,8 @@ class KeywordExpression:
         expression = KeywordExpression(tokens=tuple(_KEYWORD_TOKEN.findall(text)))
         if not expression.tokens:
             raise UsageError("-k needs an expression, e.g. -k tools or -k 'retry and not slow'")
+        if _nesting(expression.tokens) > MAX_KEYWORD_NESTING:
+            raise UsageError(f"-k: the expression is nested more than {MAX_KEYWORD_NESTING} levels deep")
         expression.matches("", ())  # evaluating once finds every syntax error
         return expression
 

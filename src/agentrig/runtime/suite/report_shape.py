@@ -1,0 +1,55 @@
+"""What `merge` (and anything else that reads a report.json back) needs of a report, checked up front.
+
+A report.json edited by hand, truncated by another tool or written by something else must give one line that
+names the file and the missing or wrong key, not a KeyError from deep inside the merge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from agentrig.errors import InputError
+
+__all__ = ["check_report_shape"]
+
+_STATUSES = ("passed", "failed", "error", "skipped")
+
+# key -> (JSON types accepted, what to call them in the message)
+_SCENARIO_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
+    "id": ((str,), "a string"),
+    "name": ((str,), "a string"),
+    "path": ((str,), "a string"),
+    "status": ((str,), "a string"),
+    "output_dir": ((str,), "a string"),
+    "checks": ((list,), "a list"),
+    "usage": ((dict,), "an object"),
+}
+
+
+def _require(data: Mapping[str, Any], key: str, kinds: tuple[type, ...], what: str, where: str, path: Path) -> Any:
+    if key not in data:
+        raise InputError(f"{path}: {where}missing {key!r}")
+    value = data[key]
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+        raise InputError(f"{path}: {where}{key!r} must be {what}")
+    return value
+
+
+def check_report_shape(data: Mapping[str, Any], path: Path) -> None:
+    """Raise `InputError` naming `path` and the first key a report lacks or holds in the wrong form."""
+    summary = _require(data, "summary", (dict,), "an object", "", path)
+    _require(summary, "duration_s", (int, float), "a number", "summary: ", path)
+    scenarios = _require(data, "scenarios", (list,), "a list", "", path)
+    for index, scenario in enumerate(scenarios):
+        where = f"scenarios[{index}]: "
+        if not isinstance(scenario, dict):
+            raise InputError(f"{path}: {where}must be an object")
+        for key, (kinds, what) in _SCENARIO_KEYS.items():
+            _require(scenario, key, kinds, what, where, path)
+        if scenario["status"] not in _STATUSES:
+            raise InputError(f"{path}: {where}'status' must be one of {', '.join(_STATUSES)}")
+        for number, check in enumerate(scenario["checks"]):
+            if not isinstance(check, dict) or not isinstance(check.get("name"), str):
+                raise InputError(f"{path}: {where}checks[{number}]: must be an object with a 'name'")
