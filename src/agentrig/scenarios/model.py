@@ -151,6 +151,9 @@ class ModelStep(_Strict):
     text: str | None = None
     """Text the model answers. A tool call written inside text (`<tool_call>{...}</tool_call>`) exercises
     fallback parsing."""
+    chunks: tuple[str, ...] | None = None
+    """How a streamed run delivers `text`: these deltas, in order (they must join to `text`). Omitted: one
+    delta per word."""
     thought: str | None = None
     """Reasoning emitted before the text and calls."""
     tool_calls: tuple[ScriptedToolCall, ...] = ()
@@ -186,6 +189,8 @@ class ModelStep(_Strict):
             raise ValueError(f"a step is either a response (text/thought/tool_calls) or one of {specials}, not both")
         if not has_content and not specials and not self.abort:
             raise ValueError("a step needs text, thought, tool_calls, empty, error, summary or abort")
+        if self.chunks is not None and "".join(self.chunks) != (self.text or ""):
+            raise ValueError("chunks must join to text")
         return self
 
 
@@ -442,6 +447,8 @@ class Scenario(_Strict):
     """A canonical, legacy, session or pydantic-ai dump file (relative to the scenario file) the run resumes from."""
     settings: Settings = Field(default_factory=Settings)
     """Run settings: limits, retries, timeout, pruning, compaction."""
+    stream: bool = False
+    """Run every turn through pydantic-ai's streaming API (`agentrig run --stream` sets it for every scenario)."""
     turns: tuple[Turn, ...] = Field(min_length=1)
     """The conversation, one user request per turn, run in order on one session."""
     expect: ScenarioExpectations = Field(default_factory=ScenarioExpectations)

@@ -21,15 +21,19 @@ from pydantic_ai.models import Model
 
 from agentrig.runtime.engine.agent_loading import AgentCache, AgentHandle, agent_for_scenario
 from agentrig.runtime.engine.compaction import SUMMARIZE_PROMPT, CompactionController
+from agentrig.runtime.engine.event_engine import EventingEngine
 from agentrig.runtime.engine.orchestrator import RequestOrchestrator
 from agentrig.runtime.engine.pydantic_ai_engine import PydanticAIEngine
+from agentrig.runtime.engine.streamed_engine import PydanticAIStreamedEngine
 from agentrig.runtime.history.canonical import Message, RetryPromptPart, ToolCallPart, ToolReturnPart
+from agentrig.runtime.history.events import Event, EventLog
 from agentrig.runtime.history.run_records import ToolCallStatusRecord, TurnRecord
 from agentrig.runtime.history.sessions import CompactionRecord, Session, load_session, new_session
 from agentrig.runtime.history.tool_registry import ToolCallRegistry
 from agentrig.runtime.models.conversion import dump_pydantic_ai_json
 from agentrig.runtime.models.failures import classify
 from agentrig.runtime.models.scripted import ScriptedModel, summary_request
+from agentrig.runtime.models.usage_tap import UsageTap
 from agentrig.scenarios.loader import LoadedScenario
 
 __all__ = ["ScenarioExecution", "execute_scenario", "model_summarizer", "scripted_model_for"]
@@ -51,6 +55,8 @@ class ScenarioExecution:
     registry: ToolCallRegistry
     """Every tool call of the session with its final status: the calls of each turn, and the calls the
     initial history already held (seeded from their answers), so it can be checked against the whole history."""
+    events: tuple[Event, ...] = ()
+    """The session's event log (docs/events.md), one agent run per turn."""
 
     @property
     def registry_records(self) -> tuple[ToolCallStatusRecord, ...]:
@@ -175,9 +181,11 @@ async def execute_scenario(
     handle = agent_for_scenario(loaded, cache=cache)
     session = _initial_session(loaded)
     compactor = _compactor(loaded, run_model, handle, session.compaction)
-    orchestrator = RequestOrchestrator(
-        PydanticAIEngine(handle, model=run_model), session, settings=scenario.settings, compactor=compactor
-    )
+    tap = UsageTap(run_model) if run_model is not None else None
+    engine_class = PydanticAIStreamedEngine if scenario.stream else PydanticAIEngine
+    events = EventLog()
+    engine = EventingEngine(engine_class(handle, model=tap), events, tap=tap)
+    orchestrator = RequestOrchestrator(engine, session, settings=scenario.settings, compactor=compactor)
     turns: list[TurnRecord] = []
     for index, turn in enumerate(scenario.turns):
         if script is not None:
@@ -197,4 +205,5 @@ async def execute_scenario(
         pydantic_ai_dump=dump_pydantic_ai_json(session.messages),
         scripted=scripted,
         registry=_scenario_registry(turns, session.messages),
+        events=tuple(events.events),
     )

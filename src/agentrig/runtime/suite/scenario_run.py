@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import replace
 from typing import Any
 
 from agentrig.errors import AgentrigError, UsageError
 from agentrig.runtime.history.canonical import Message
+from agentrig.runtime.history.events import write_event_log
 from agentrig.runtime.history.run_records import RunError, ScenarioResult
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.suite import reports
@@ -72,6 +74,8 @@ def run_one(
     """Run, check and (with `options.out_dir`) write the outputs of one scenario. KeyboardInterrupt propagates."""
     execute = execute or _default_execute()
     started = time.perf_counter()
+    if options.stream and not loaded.scenario.stream:
+        loaded = replace(loaded, scenario=loaded.scenario.model_copy(update={"stream": True}))
     scenario = loaded.scenario
     try:
         model = _scenario_model(scenario.name, model, options)
@@ -114,4 +118,5 @@ def run_one(
     )
     if options.out_dir is not None:
         reports.write_scenario_outputs(options.out_dir, result, execution=execution)
+        write_event_log(reports.scenario_dir(options.out_dir, scenario.name), getattr(execution, "events", ()))
     return result
