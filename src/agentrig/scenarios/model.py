@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from agentrig.scenarios.event_model import EventExpectations
 from agentrig.scenarios.field_docs import add_field_descriptions
 
 JsonValue = Any
@@ -355,6 +356,8 @@ class ScenarioExpectations(TurnExpectations):
     """History invariants to check on the exported history (all by default)."""
     golden: str | None = None
     """Path (relative to the scenario file) of the golden canonical history, compared exactly."""
+    events: EventExpectations = Field(default_factory=EventExpectations)
+    """Checks on the event log (docs/events.md); its built-in rules run unless `rules: none`."""
 
 
 # --------------------------------------------------------------------------------------------

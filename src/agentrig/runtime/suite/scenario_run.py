@@ -14,6 +14,7 @@ from agentrig.runtime.history.events import write_event_log
 from agentrig.runtime.history.run_records import RunError, ScenarioResult
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.suite import reports
+from agentrig.runtime.suite.event_checks import check_events
 from agentrig.runtime.suite.expectations import check_scenario
 from agentrig.runtime.suite.options import ExecuteScenario, ExecutionLike, RunOptions
 from agentrig.runtime.suite.outcome import scenario_status, unexpected_error
@@ -103,6 +104,8 @@ def run_one(
         registry=getattr(execution, "registry", None),
         update_golden=options.update_golden,
     )
+    events = tuple(getattr(execution, "events", ()))
+    checks = [*checks, *check_events(events, scenario.expect.events)]
     unexpected = unexpected_error(loaded, turns, scripted=execution.scripted)
     result = ScenarioResult(
         name=scenario.name,
@@ -118,5 +121,5 @@ def run_one(
     )
     if options.out_dir is not None:
         reports.write_scenario_outputs(options.out_dir, result, execution=execution)
-        write_event_log(reports.scenario_dir(options.out_dir, scenario.name), getattr(execution, "events", ()))
+        write_event_log(reports.scenario_dir(options.out_dir, scenario.name), events)
     return result
