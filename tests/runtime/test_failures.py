@@ -71,3 +71,17 @@ def test_exception_groups_are_unwrapped() -> None:
 def test_context_length_needs_a_client_error_status() -> None:
     assert not is_context_length_error(ModelHTTPError(500, "m", {"error": {"message": "context length"}}))
     assert not is_context_length_error(ValueError("context length"))
+
+
+class TransportError(Exception):
+    """Stands for httpx's base class of transport failures (matched by name: httpx is an optional extra)."""
+
+
+class RemoteProtocolError(TransportError):
+    pass
+
+
+def test_a_response_body_cut_off_by_the_http_client_is_a_connection_error() -> None:
+    error = classify(RemoteProtocolError("peer closed connection without sending complete message body"))
+    assert error.kind == "connection"
+    assert error.message.startswith("connection lost: RemoteProtocolError")

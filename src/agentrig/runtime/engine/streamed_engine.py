@@ -97,16 +97,22 @@ class PydanticAIStreamedEngine(PydanticAIEngine):
         partial = "".join(self._partial_text or ())
         if attempt.error is not None and not attempt.interrupted and self._partial_text is not None:
             # The stream broke off mid-response: keep what had arrived, as an abort keeps its partial text.
+            # pydantic-ai keeps the broken-off response (state `interrupted`); the `[INTERRUPTED]` response the
+            # orchestrator appends carries its text, so it replaces it rather than following it.
             attempt.interrupted = True
             attempt.partial_text = partial
-        elif attempt.error is not None and not attempt.interrupted:
-            # A streamed request refused before its first event leaves an empty `interrupted` response in
-            # pydantic-ai's messages (cleanup drops it from the history); a plain failed request leaves none.
-            # Counted the plain way, so a script's usage is the same streamed or not.
             added = attempt.messages[len(request.history) :]
-            phantoms = sum(1 for m in added if m.kind == "response" and not m.parts and m.state == "interrupted")
-            if phantoms:
-                attempt.usage = replace(attempt.usage, requests=max(0, attempt.usage.requests - phantoms))
+            if added and added[-1].kind == "response" and added[-1].state == "interrupted":
+                attempt.messages = attempt.messages[:-1]
+        if attempt.error is not None or attempt.interrupted:
+            # A streamed request that failed or was cancelled before its response is counted as a request by
+            # some versions (2.38 on a cancel) and leaves an empty `interrupted` response in others (a refused
+            # stream; cleanup drops it). A plain run counts only the requests that were answered: so do this,
+            # so that a script's usage is the same streamed or not, on every version.
+            added = attempt.messages[len(request.history) :]
+            answered = sum(1 for m in added if m.kind == "response" and (m.parts or m.state != "interrupted"))
+            if attempt.usage.requests > answered:
+                attempt.usage = replace(attempt.usage, requests=answered)
         return attempt
 
     async def _drive(
