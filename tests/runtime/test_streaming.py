@@ -65,8 +65,10 @@ def test_argument_fragments_join_back_and_none_is_json_alone(arguments: str) -> 
             json.loads(fragment)
 
 
-def test_word_chunks_join_back() -> None:
+def test_word_chunks_join_back_in_at_most_three_pieces() -> None:
     assert word_chunks("Two  files.\n") == ["Two  ", "files.\n"]
+    assert word_chunks("one two three four five six") == ["one two ", "three four ", "five six"]
+    assert word_chunks("single") == ["single"]
     assert "".join(word_chunks("  x y ")) == "  x y "
 
 
@@ -75,7 +77,7 @@ def test_a_streamed_step_arrives_as_deltas_with_the_scripts_usage(tmp_path: Path
 
     events = execution.events
     assert updates(events, "text", "1.2") == ["Sun", "ny in", " both."]  # explicit chunks
-    assert updates(events, "text", "1.1") == ["Let ", "me ", "look. "]  # default: one per word
+    assert updates(events, "text", "1.1") == ["Let ", "me ", "look. "]  # default: up to three, at words
     assert "".join(updates(events, "thought", "1.1")) == "I should look it up."
     first_call = [e for e in events if e.type == "message_update" and e.get("tool_call_id") == "c1"]
     assert first_call[0].get("tool_name") == "forecast"

@@ -153,8 +153,8 @@ class ModelStep(_Strict):
     """Text the model answers. A tool call written inside text (`<tool_call>{...}</tool_call>`) exercises
     fallback parsing."""
     chunks: tuple[str, ...] | None = None
-    """How a streamed run delivers `text`: these deltas, in order (they must join to `text`). Omitted: one
-    delta per word."""
+    """How a streamed run delivers `text`: these deltas, in order (they must join to `text`). Omitted: up to
+    three deltas, cut at word boundaries."""
     thought: str | None = None
     """Reasoning emitted before the text and calls."""
     tool_calls: tuple[ScriptedToolCall, ...] = ()
