@@ -239,3 +239,12 @@ def test_parallel_fail_fast_stops_scheduling(tmp_path: Path) -> None:
     statuses = [r.status for r in suite.results]
     assert statuses[0] == "failed"
     assert statuses.count("skipped") >= 5  # at most one other scenario was in flight with q0
+
+
+def test_every_scenario_folder_gets_an_event_log_even_when_the_engine_crashed(tmp_path: Path) -> None:
+    scenarios = tmp_path / "scenarios"
+    scenarios.mkdir()
+    write_scenario(scenarios, "boom", text="CRASH")
+    out = tmp_path / "out"
+    run_suite(RunOptions(paths=(scenarios,), out_dir=out), execute=fake_execute)
+    assert (out / "scenarios" / "boom" / "events.jsonl").read_bytes() == b""

@@ -93,6 +93,7 @@ def run_one(
         )
         if options.out_dir is not None:
             reports.write_scenario_outputs(options.out_dir, result)
+            write_event_log(reports.scenario_dir(options.out_dir, scenario.name), ())  # the run left no events
         return result
     history = _history_of(execution)
     turns = tuple(execution.turns)
