@@ -134,3 +134,32 @@ def test_run_model_stream_streams_and_writes_deltas(
     assert [(e.get("tool_call_id"), e.get("args")) for e in starts] == [("call_1", {"key": "k"})]
     ends = [e for e in events if e.type == "message_end"]
     assert ends[-1].get("usage")["input_tokens"] == 12
+
+
+def test_a_streamed_recording_replays_streamed_offline(
+    loopback: ServerFactory, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    scenario = tmp_path / "streamed_real.yaml"
+    scenario.write_text(SCENARIO)
+    server = loopback(
+        [tool_calls(ToolCallReply(id="call_1", name="lookup", args={"key": "k"})), text("Found it.", output_tokens=7)]
+    )
+    recordings = tmp_path / "recordings"
+    code, out, _ = _agentrig(
+        capsys, "run", str(scenario), "--stream", "--record", str(recordings), "--out", str(tmp_path / "rec"),
+        *_model(server, "openai"),
+    )  # fmt: skip
+    assert code == 0, out
+    code, out, _ = _agentrig(
+        capsys, "run", str(scenario), "--stream", "--replay", str(recordings), "--out", str(tmp_path / "rep")
+    )
+    assert code == 0, out
+    recorded = (tmp_path / "rec" / "scenarios" / "streamed-real" / "history.json").read_bytes()
+    replayed = (tmp_path / "rep" / "scenarios" / "streamed-real" / "history.json").read_bytes()
+    assert replayed == recorded
+    recorded_usage = jsonio.loads((tmp_path / "rec" / "scenarios" / "streamed-real" / "usage.json").read_bytes())
+    replayed_usage = jsonio.loads((tmp_path / "rep" / "scenarios" / "streamed-real" / "usage.json").read_bytes())
+    assert replayed_usage == recorded_usage  # the recorded usage, not FunctionModel's estimate of the stream
+    assert replayed_usage["total"]["output_tokens"] > 7
+    events = read_events(tmp_path / "rep" / "scenarios" / "streamed-real" / "events.jsonl")
+    assert any(e.type == "message_update" for e in events)
