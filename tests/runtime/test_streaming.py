@@ -114,3 +114,21 @@ def test_every_scenario_streams_to_the_plain_history_usage_and_event_log(loaded:
     ]
     assert not any(e.type == "message_update" for e in plain.events)
     assert _without_updates(stream.events) == _without_updates(plain.events)
+
+
+def test_run_stream_streams_every_scenario_against_the_same_golden(tmp_path: Path) -> None:
+    from agentrig.cli import main
+    from agentrig.runtime.history.events import read_events
+
+    out = tmp_path / "out"
+    main(["run", str(SCENARIOS / "tool_roundtrip.yaml"), "--stream", "--out", str(out), "-q"])  # exit 0: returns
+    events = read_events(out / "scenarios" / "tool-roundtrip" / "events.jsonl")
+    assert [e.get("delta") for e in events if e.get("part_kind") == "text"] == ["Two ", "files."]
+
+
+def test_chunks_must_join_to_the_text(tmp_path: Path) -> None:
+    from agentrig.errors import AgentrigError
+
+    bad = STREAMED.replace('chunks: ["Sun", "ny in", " both."]', 'chunks: ["Sun", "ny"]')
+    with pytest.raises(AgentrigError, match="chunks must join to text"):
+        load_yaml(tmp_path, bad)
