@@ -6,7 +6,7 @@ function yields, in part order:
 - thought: `DeltaThinkingPart`s, up to three, cut at word boundaries;
 - text: plain strings, up to three cut at word boundaries, or the step's explicit `chunks`;
 - tool calls: `DeltaToolCall`s; the first carries the name and id, every one a fragment of the JSON
-  arguments that is not valid JSON on its own (so a consumer that parses early is caught). Parallel calls
+  arguments (about three) that is not valid JSON on its own (so a consumer that parses early is caught). Parallel calls
   follow each other, each under its own index, as providers send them;
 - no parts (an `empty` step): one empty item, which pydantic-ai turns into a response with no parts (a
   stream that yields nothing is an error in pydantic-ai).
@@ -37,7 +37,9 @@ StreamItem: TypeAlias = str | dict[int, DeltaToolCall] | dict[int, DeltaThinking
 
 _WORD = re.compile(r"\s+|\S+\s*")
 _FRAGMENT_SIZE = 8
-"""Characters per argument fragment (before growing one that would be valid JSON on its own)."""
+"""Characters per argument fragment (before growing one that would be valid JSON on its own), at least."""
+_ARGUMENT_FRAGMENTS = 3
+"""Fragments a call's arguments are cut into by default (fewer when they are short)."""
 _TEXT_CHUNKS = 3
 """Deltas a text or thought is cut into by default: several, so joining is exercised, but few, since every
 delta costs pydantic-ai's stream machinery a pass (one per word made streamed runs 1.35x as slow as plain)."""
@@ -85,6 +87,11 @@ def json_fragments(arguments: str, size: int = _FRAGMENT_SIZE) -> list[str]:
     return fragments
 
 
+def _fragment_size(arguments: str) -> int:
+    """About a third of the arguments, and never under `_FRAGMENT_SIZE`: a few fragments per call, as the text."""
+    return max(_FRAGMENT_SIZE, -(-len(arguments) // _ARGUMENT_FRAGMENTS))
+
+
 def _arguments_text(args: Any) -> str:
     if args is None:
         return ""
@@ -109,7 +116,7 @@ def response_deltas(
             yield from (text_chunks if text_chunks is not None else word_chunks(part.content))
         elif isinstance(part, ToolCallPart):
             arguments = _arguments_text(part.args)
-            pieces = json_fragments(arguments) if arguments else [""]
+            pieces = json_fragments(arguments, size=_fragment_size(arguments)) if arguments else [""]
             yield {
                 index: DeltaToolCall(name=part.tool_name, json_args=pieces[0] or None, tool_call_id=part.tool_call_id)
             }
