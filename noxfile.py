@@ -64,8 +64,9 @@ def install_pinned(session: nox.Session, version: str, extras: str = "dev") -> N
 
 
 def run_suite(session: nox.Session, out: str) -> None:
-    """Run the scenario suite (golden histories included) and write its report under `out`."""
+    """Run the scenario suite (golden histories included), plain and streamed, and write its reports under `out`."""
     session.run("agentrig", "run", "scenarios/", "--out", out)
+    session.run("agentrig", "run", "scenarios/", "--stream", "--out", f"{out}-stream")
 
 
 # pytest-xdist: one worker per core (2 on the CI machine); the tests share no files or ports.

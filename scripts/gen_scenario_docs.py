@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from agentrig.scenarios import model
+from agentrig.scenarios import event_model, model
 from agentrig.scenarios.field_docs import field_docstrings
 
 DOCS_PATH = Path(__file__).resolve().parent.parent / "docs" / "scenarios.md"
@@ -363,6 +363,9 @@ REFERENCE_GROUPS: tuple[tuple[str, tuple[type[BaseModel], ...]], ...] = (
         model.TurnExpectations, model.ScenarioExpectations, model.OutputExpectation, model.ToolCallsExpectation,
         model.ToolCallMatcher, model.UsageExpectation, model.Bounds, model.ErrorExpectation,
         model.CompactionExpectation,
+    )),
+    ("Event log checks (docs/events.md)", (
+        event_model.EventExpectations, event_model.EventMatcher, event_model.EventCount,
     )),
     ("Settings", (model.Settings, model.CompactionSettings)),
 )  # fmt: skip

@@ -118,3 +118,12 @@ def test_an_environment_that_cannot_be_built_exits_3_with_one_line(
     (line,) = err.strip().splitlines()
     assert line.startswith("agentrig: error: pydantic-ai 9.9.9: cannot build the environment ")
     assert line.endswith("error: no matching distribution for pydantic-ai-slim==9.9.9")
+
+
+def test_stream_runs_every_version_streamed(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fake_environment(cli_spec("2.38.0"), {"a": "passed"})
+    code, _, err = run_cli(["matrix", "scenarios", "--versions", "2.38.0", "--stream"], capsys)
+    assert code == 0, err
+    document = json.loads((workdir / "agentrig-matrix" / "compatibility.json").read_text(encoding="utf-8"))
+    assert document["command"].endswith("--stream")
+    assert document["versions"][0]["command"][-1] == "--stream"

@@ -78,6 +78,9 @@ class Reply:
     """Latency of this reply; the server's default latency when None."""
     hold: threading.Event | None = None
     """The reply is sent only once this event is set (or the server's lifetime ends): a request held open."""
+    cut_after_events: int | None = None
+    """Streamed replies only: send this many SSE events, then drop the connection mid-body (chunked transfer
+    without its last chunk, which the HTTP client reports as an incomplete read)."""
 
 
 def text(content: str, *, input_tokens: int = 12, output_tokens: int = 4, delay_s: float | None = None) -> Reply:
@@ -275,11 +278,11 @@ class _Handler(BaseHTTPRequestHandler):
         streaming = bool((body or {}).get("stream"))
         if api == "openai":
             if streaming:
-                self._send_events(None, _openai_chunks(reply, model, number))
+                self._send_events(None, _openai_chunks(reply, model, number), cut_after=reply.cut_after_events)
             else:
                 self._send_json(200, _openai_completion(reply, model, number), reply.headers)
         elif streaming:
-            self._send_events("anthropic", _anthropic_events(reply, model, number))
+            self._send_events("anthropic", _anthropic_events(reply, model, number), cut_after=reply.cut_after_events)
         else:
             self._send_json(200, _anthropic_message(reply, model, number), reply.headers)
 
@@ -293,16 +296,29 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def _send_events(self, dialect: str | None, events: Iterator[tuple[str, Any]]) -> None:
+    def _send_events(
+        self, dialect: str | None, events: Iterator[tuple[str, Any]], *, cut_after: int | None = None
+    ) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Connection", "close")
+        if cut_after is not None:
+            self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         self.close_connection = True
-        for name, payload in events:
+        for sent, (name, payload) in enumerate(events):
+            if cut_after is not None and sent >= cut_after:
+                self.wfile.flush()
+                return  # no terminating chunk: the body ends early, as when a connection drops
             data = payload if isinstance(payload, str) else json.dumps(payload)
             prefix = f"event: {name}\n" if dialect == "anthropic" else ""
-            self.wfile.write(f"{prefix}data: {data}\n\n".encode())
+            event = f"{prefix}data: {data}\n\n".encode()
+            if cut_after is not None:
+                event = f"{len(event):x}\r\n".encode() + event + b"\r\n"
+            self.wfile.write(event)
+            self.wfile.flush()
+        if cut_after is not None:
+            self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 
 

@@ -10,7 +10,11 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentrig.runtime.engine.compaction.controller import calculate_retention_boundary, estimate_tokens, is_valid_boundary
+from agentrig.runtime.engine.compaction.controller import (
+    calculate_retention_boundary,
+    estimate_tokens,
+    is_valid_boundary,
+)
 from agentrig.runtime.history.canonical import Message, RetryPromptPart, TextPart, ToolCallPart, ToolReturnPart
 
 STEPS = st.lists(st.sampled_from(["user", "answer", "open", "close", "retry"]), min_size=1, max_size=40)

@@ -90,3 +90,17 @@ def test_the_retrying_model_and_classify_read_one_table(error: Exception) -> Non
     # The provider wrapper's verdict (raised after retries) and a bare failure's verdict are the same kind.
     kind, _ = describe_provider_failure(error, provider="openai")
     assert kind == classify(error).kind
+
+
+class TransportError(Exception):
+    """Stands for httpx's base class of transport failures (matched by name: httpx is an optional extra)."""
+
+
+class RemoteProtocolError(TransportError):
+    pass
+
+
+def test_a_response_body_cut_off_by_the_http_client_is_a_connection_error() -> None:
+    error = classify(RemoteProtocolError("peer closed connection without sending complete message body"))
+    assert error.kind == "connection"
+    assert error.message.startswith("connection lost: RemoteProtocolError")

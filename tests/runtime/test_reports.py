@@ -122,6 +122,7 @@ def test_per_scenario_files(suite_dir: Path, tmp_path: Path) -> None:
     tools = out / "scenarios" / "tools"
     assert sorted(p.name for p in tools.iterdir()) == [
         "checks.json",
+        "events.jsonl",
         "history.json",
         "pydantic_ai_dump.json",
         "session.json",

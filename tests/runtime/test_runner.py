@@ -248,3 +248,12 @@ def test_parallel_fail_fast_stops_scheduling(tmp_path: Path) -> None:
     assert all(status in ("passed", "skipped") for status in statuses[1:])
     skipped = [r for r in suite.results if r.status == "skipped"]
     assert all(r.checks[0].skipped_reason == "not run: stopped after the first failure (-x)" for r in skipped)
+
+
+def test_every_scenario_folder_gets_an_event_log_even_when_the_engine_crashed(tmp_path: Path) -> None:
+    scenarios = tmp_path / "scenarios"
+    scenarios.mkdir()
+    write_scenario(scenarios, "boom", text="CRASH")
+    out = tmp_path / "out"
+    run_suite(RunOptions(paths=(scenarios,), out_dir=out), execute=fake_execute)
+    assert (out / "scenarios" / "boom" / "events.jsonl").read_bytes() == b""

@@ -37,11 +37,14 @@ def _command_line(
     project: Path | None,
     jobs: int,
     keyword: str | None,
+    stream: bool = False,
 ) -> str:
     """The `agentrig matrix` command that reproduces this run (written into the report)."""
     argv = ["agentrig", "matrix", *map(str, paths), "--versions", ",".join(versions), "--out", str(out)]
     if keyword is not None:
         argv += ["-k", keyword]
+    if stream:
+        argv += ["--stream"]
     if project is not None:
         argv += ["--project", str(project)]
     if python is not None:
@@ -83,6 +86,9 @@ def register(app: typer.Typer) -> None:
         keyword: Annotated[
             str | None, typer.Option("-k", help="Select scenarios, as `agentrig run -k` does, in every version.")
         ] = None,
+        stream: Annotated[
+            bool, typer.Option("--stream", help="Run every scenario streamed, as `agentrig run --stream` does.")
+        ] = False,
     ) -> None:
         import sys
 
@@ -110,9 +116,9 @@ def register(app: typer.Typer) -> None:
             python=python or sys.executable,
             jobs=jobs,
             rebuild=rebuild,
-            run_args=("-k", keyword) if keyword is not None else (),
+            run_args=(*(("-k", keyword) if keyword is not None else ()), *(("--stream",) if stream else ())),
         )
-        command_line = _command_line(scenario_paths, chosen, out, python, project, jobs, keyword)
+        command_line = _command_line(scenario_paths, chosen, out, python, project, jobs, keyword, stream)
         report = run_matrix(options, command_line=command_line, progress=lambda line: typer.echo(line, err=True))
         canonical_changed = sum(1 for item in report.scenarios if item.canonical_differs)
         raw_changed = sum(1 for item in report.scenarios if item.raw_differs)

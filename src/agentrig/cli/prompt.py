@@ -31,6 +31,21 @@ class PromptFailed(AgentrigError):
     exit_code = EXIT_FAILED
 
 
+class _TextPrinter:
+    """Writes streamed text to stdout as it arrives, remembering the end of what it wrote."""
+
+    def __init__(self) -> None:
+        self.printed = False
+        self.ends_with_newline = False
+
+    def __call__(self, text: str) -> None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        if text:
+            self.printed = True
+            self.ends_with_newline = text.endswith("\n")
+
+
 def register(app: typer.Typer) -> None:
     """Add this verb to the root app."""
 
@@ -63,6 +78,9 @@ def register(app: typer.Typer) -> None:
             int, typer.Option("--max-iterations", min=1, help="Model requests before the run is stopped.")
         ] = 20,
         as_json: Annotated[bool, typer.Option("--json", help="Print one JSON record instead of the answer.")] = False,
+        stream: Annotated[
+            bool, typer.Option("--stream", help="Stream: print the answer's text as it arrives.")
+        ] = False,
         quiet: Annotated[
             bool, typer.Option("--quiet", "-q", help="Print nothing on success (exit code only).")
         ] = False,
@@ -77,6 +95,7 @@ def register(app: typer.Typer) -> None:
         prompt_text = sys.stdin.read() if text == "-" else text
         if not prompt_text.strip():
             raise UsageError("the prompt is empty" + (" (nothing on stdin)" if text == "-" else ""))
+        printer = _TextPrinter()
         request = PromptRequest(
             text=prompt_text,
             model=model,
@@ -86,6 +105,8 @@ def register(app: typer.Typer) -> None:
             session_path=session,
             timeout=timeout,
             max_iterations=max_iterations,
+            stream=stream,
+            on_text=None if as_json or quiet else printer,
         )
 
         def print_record(outcome: PromptOutcome) -> None:
@@ -99,6 +120,8 @@ def register(app: typer.Typer) -> None:
             ) from None
         if as_json:
             sys.stdout.write(jsonio.dumps(outcome_to_json(outcome)).decode() + "\n")
+        elif printer.printed:  # streamed: the text is out; end the line as a plain answer would
+            sys.stdout.write("" if printer.ends_with_newline else "\n")
         elif not quiet and outcome.output is not None:
             answer = redact(outcome.output)  # a model (or a server) that echoes a key never puts it on the terminal
             sys.stdout.write(answer if answer.endswith("\n") else answer + "\n")

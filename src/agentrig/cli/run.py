@@ -19,8 +19,8 @@ if TYPE_CHECKING:
 HELP = """Run scenarios and check their expectations.
 
 Writes OUT/report.json, OUT/junit.xml and OUT/summary.md, and per scenario
-OUT/scenarios/NAME/ with history.json, session.json, usage.json, pydantic_ai_dump.json
-and checks.json. The last line printed is always `N passed, N failed, N skipped`
+OUT/scenarios/NAME/ with history.json, session.json, usage.json, pydantic_ai_dump.json,
+checks.json and events.jsonl. The last line printed is always `N passed, N failed, N skipped`
 (`, N errors` is added when there are any).
 
 Examples:
@@ -30,6 +30,7 @@ Examples:
     agentrig run scenarios -k 'retry and not slow'
     agentrig run -j 4 --shard 2/4 --out out/2   # one CI shard (see agentrig merge)
     agentrig run --update-golden        # accept new golden histories
+    agentrig run --stream               # the same scenarios, streamed: same goldens
     agentrig run --model openai:gpt-4o -k smoke # script-only checks are skipped
     agentrig run --model openai:gpt-4o --record recordings/   # record real answers once
     agentrig run --replay recordings/   # then replay them offline, for ever after
@@ -125,6 +126,9 @@ def register(app: typer.Typer) -> None:
                 help="module:attribute building the deps of scenarios that name no `deps` of their own.",
             ),
         ] = None,
+        stream: Annotated[
+            bool, typer.Option("--stream", help="Run every scenario streamed (as if it said `stream: true`).")
+        ] = False,
         update_golden: Annotated[
             bool, typer.Option("--update-golden", help="Write this run's histories into the golden files.")
         ] = False,
@@ -163,6 +167,7 @@ def register(app: typer.Typer) -> None:
             record_dir=record,
             replay_dir=replay,
             default_deps=deps,
+            stream=stream,
         )
         progress = _Progress(human, quiet=quiet)
         suite = run_suite(options, progress=progress, execute=_engine(engine))

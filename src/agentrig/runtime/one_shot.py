@@ -15,9 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from agentrig.runtime.engine.agent_loading import AgentHandle, agent_for_prompt, load_user_agent
+from agentrig.runtime.engine.event_engine import EventingEngine
 from agentrig.runtime.engine.orchestrator import RequestOrchestrator
 from agentrig.runtime.engine.pydantic_ai_engine import PydanticAIEngine
+from agentrig.runtime.engine.seam import Engine
+from agentrig.runtime.engine.streamed_engine import PydanticAIStreamedEngine
 from agentrig.runtime.history.canonical import Message
+from agentrig.runtime.history.events import Event, EventLog
 from agentrig.runtime.history.redaction import redact, redact_json, refresh_secrets
 from agentrig.runtime.history.run_records import RunError, TurnRecord
 from agentrig.runtime.history.session_lock import locked_session
@@ -57,6 +61,10 @@ class PromptRequest:
     """Seconds before the request is interrupted."""
     max_iterations: int = 20
     """Model requests before the run is stopped."""
+    stream: bool = False
+    """Run through the streaming API; `on_text` then gets the answer's text as it arrives."""
+    on_text: Callable[[str], None] | None = None
+    """Called with each piece of text as it streams (a newline goes between two messages' texts)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -94,6 +102,23 @@ def _redacted(session: Session) -> Session:
     return session_from_json(redact_json(session_to_json(session)))
 
 
+def _text_listener(on_text: Callable[[str], None]) -> Callable[[Event], None]:
+    """Text deltas to `on_text`, with a newline between the texts of two messages (a text before tool calls,
+    then the answer)."""
+    last_message: list[str] = []
+
+    def listen(event: Event) -> None:
+        if event.type != "message_update" or event.get("part_kind") != "text" or not event.get("delta"):
+            return
+        message_id = str(event.get("message_id"))
+        if last_message and last_message[0] != message_id:
+            on_text("\n")
+        last_message[:] = [message_id]
+        on_text(str(event.get("delta")))
+
+    return listen
+
+
 async def run_prompt(
     request: PromptRequest, *, on_interrupt: Callable[[PromptOutcome], None] | None = None
 ) -> PromptOutcome:
@@ -116,11 +141,13 @@ async def _run_prompt(request: PromptRequest, on_interrupt: Callable[[PromptOutc
     model_name = resolve_model_name(request.model)
     model = build_model(model_name, base_url=request.base_url)
     settings = Settings(max_iterations=request.max_iterations, timeout=request.timeout)
-    orchestrator = RequestOrchestrator(
-        PydanticAIEngine(_agent_handle(request, settings), model=model),
-        _session(request.session_path, model_name),
-        settings=settings,
-    )
+    handle = _agent_handle(request, settings)
+    engine: Engine = PydanticAIEngine(handle, model=model)
+    if request.stream:
+        engine = PydanticAIStreamedEngine(handle, model=model)
+        if request.on_text is not None:
+            engine = EventingEngine(engine, EventLog(listener=_text_listener(request.on_text)))
+    orchestrator = RequestOrchestrator(engine, _session(request.session_path, model_name), settings=settings)
     try:
         record = await orchestrator.run(request.text)
     except (KeyboardInterrupt, asyncio.CancelledError):

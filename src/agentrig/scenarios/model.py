@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, model_validator
 
 from agentrig.scenarios._strict import Strict as _Strict
+from agentrig.scenarios.event_model import EventExpectations
 from agentrig.scenarios.tool_model import ToolResult as ToolResult  # re-exported: the format's models, one place
 from agentrig.scenarios.tool_model import ToolSpec
 
@@ -96,6 +97,9 @@ class ModelStep(_Strict):
     text: str | None = None
     """Text the model answers. A tool call written inside text (`<tool_call>{...}</tool_call>`) exercises
     fallback parsing."""
+    chunks: tuple[str, ...] | None = None
+    """How a streamed run delivers `text`: these deltas, in order (they must join to `text`). Omitted: up to
+    three deltas, cut at word boundaries."""
     thought: str | None = None
     """Reasoning emitted before the text and calls."""
     tool_calls: tuple[ScriptedToolCall, ...] = ()
@@ -131,6 +135,8 @@ class ModelStep(_Strict):
             raise ValueError(f"a step is either a response (text/thought/tool_calls) or one of {specials}, not both")
         if not has_content and not specials and not self.abort:
             raise ValueError("a step needs text, thought, tool_calls, empty, error, summary or abort")
+        if self.chunks is not None and "".join(self.chunks) != (self.text or ""):
+            raise ValueError("chunks must join to text")
         return self
 
 
@@ -307,6 +313,8 @@ class ScenarioExpectations(TurnExpectations):
     """History invariants to check on the exported history (all by default)."""
     golden: str | None = None
     """Path (relative to the scenario file) of the golden canonical history, compared exactly."""
+    events: EventExpectations = Field(default_factory=EventExpectations)
+    """Checks on the event log (docs/events.md); its built-in rules run unless `rules: none`."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -447,6 +455,8 @@ class Scenario(_Strict):
     """A canonical, legacy, session or pydantic-ai dump file (relative to the scenario file) the run resumes from."""
     settings: Settings = Field(default_factory=Settings)
     """Run settings: limits, retries, timeout, pruning, compaction."""
+    stream: bool = False
+    """Run every turn through pydantic-ai's streaming API (`agentrig run --stream` sets it for every scenario)."""
     turns: tuple[Turn, ...] = Field(min_length=1)
     """The conversation, one user request per turn, run in order on one session."""
     expect: ScenarioExpectations = Field(default_factory=ScenarioExpectations)

@@ -24,6 +24,7 @@ from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelRe
 from pydantic_ai.models import Model
 from pydantic_ai.models.function import FunctionModel
 from pydantic_ai.models.test import TestModel
+from pydantic_ai.run import AgentRun
 from pydantic_ai.usage import UsageLimits
 
 from agentrig.errors import UsageError
@@ -42,7 +43,7 @@ from agentrig.runtime.models.run_control import RunControl, open_run_control
 from agentrig.runtime.models.stops import RunStopped, ScriptedToolFailure
 from agentrig.scenarios.model import Settings
 
-__all__ = ["PydanticAIEngine"]
+__all__ = ["PydanticAIEngine", "one_message"]
 
 
 class PydanticAIEngine:
@@ -90,19 +91,7 @@ class PydanticAIEngine:
                     cancellation_token=control.token,
                     retries=retries,
                 ) as run:
-                    stopped: RunStopped | None = None
-                    pending_request: ModelRequest | None = None
-                    async for node in run:
-                        observer.on_node()
-                        if Agent.is_model_request_node(node):
-                            stopped = observer.on_model_request(_one_message(node.request))
-                            if stopped is not None:
-                                pending_request = node.request  # not in all_messages() until the node runs
-                                break
-                        elif Agent.is_call_tools_node(node):
-                            stopped = observer.on_model_response(_one_message(node.model_response))
-                            if stopped is not None:
-                                break
+                    stopped, pending_request = await self._drive(run, observer)
                     messages = list(run.all_messages())
                     first_new = len(messages) - len(run.new_messages())  # pydantic-ai's own count of the input
                     if pending_request is not None and (not messages or messages[-1] is not pending_request):
@@ -158,6 +147,23 @@ class PydanticAIEngine:
                 if timer is not None:
                     timer.cancel()
 
+    async def _drive(
+        self, run: AgentRun[Any, Any], observer: TurnObserver
+    ) -> tuple[RunStopped | None, ModelRequest | None]:
+        """Walk the run node by node, reporting to `observer`; returns why it stopped early (or None) and the
+        request that was about to be sent then (it is not in `all_messages()` until its node runs)."""
+        async for node in run:
+            observer.on_node()
+            if Agent.is_model_request_node(node):
+                stopped = observer.on_model_request(one_message(node.request))
+                if stopped is not None:
+                    return stopped, node.request
+            elif Agent.is_call_tools_node(node):
+                stopped = observer.on_model_response(one_message(node.model_response))
+                if stopped is not None:
+                    return stopped, None
+        return None, None
+
     def _run_model(self, compacted: CompactedInput | None) -> Model:
         base = self.model if self.model is not None else self.agent.agent.model
         if base is None:
@@ -210,7 +216,7 @@ def _native_dump(messages: list[ModelMessage], start: int) -> bytes:
     return ModelMessagesTypeAdapter.dump_json(messages[start:])
 
 
-def _one_message(message: ModelMessage) -> Message:
+def one_message(message: ModelMessage) -> Message:
     converted = to_canonical([message])
     return converted[0] if converted else Message(kind=message.kind)
 

@@ -23,18 +23,22 @@ from agentrig.runtime.engine.compaction.controller import CompactionController
 from agentrig.runtime.engine.compaction.summarizer import compactor_for
 from agentrig.runtime.engine.deferred import turn_deferred_results
 from agentrig.runtime.engine.deps import enter_deps
+from agentrig.runtime.engine.event_engine import EventingEngine
 from agentrig.runtime.engine.orchestrator import RequestOrchestrator
 from agentrig.runtime.engine.pydantic_ai_engine import PydanticAIEngine
 from agentrig.runtime.engine.session_registry import scenario_registry
+from agentrig.runtime.engine.streamed_engine import PydanticAIStreamedEngine
 from agentrig.runtime.engine.subagents import SubAgentRun, SubAgentScripts
 from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import Message
+from agentrig.runtime.history.events import Event, EventLog
 from agentrig.runtime.history.run_records import ToolCallStatusRecord, TurnRecord
 from agentrig.runtime.history.sessions import Session, load_session, new_session
 from agentrig.runtime.history.tool_registry import ToolCallRegistry
 from agentrig.runtime.models.conversion import dump_pydantic_ai_json
 from agentrig.runtime.models.failures import classify
 from agentrig.runtime.models.scripted import ScriptedModel
+from agentrig.runtime.models.usage_tap import UsageTap
 from agentrig.scenarios.loader import LoadedScenario
 
 __all__ = ["ScenarioExecution", "execute_scenario", "scripted_model_for"]
@@ -58,6 +62,8 @@ class ScenarioExecution:
     registry: ToolCallRegistry
     """Every tool call of the session with its final status: the calls of each turn, and the calls the
     initial history already held (seeded from their answers), so it can be checked against the whole history."""
+    events: tuple[Event, ...] = ()
+    """The session's event log (docs/events.md), one agent run per turn."""
 
     @property
     def registry_records(self) -> tuple[ToolCallStatusRecord, ...]:
@@ -135,9 +141,11 @@ async def _run_turns(
     initial_messages = list(session.messages)
     summarizing_model = run_model if run_model is not None else handle.agent.model
     compactor = compactor_for(loaded.scenario.settings.compaction, summarizing_model, session.compaction)
-    orchestrator = RequestOrchestrator(
-        PydanticAIEngine(handle, model=run_model), session, settings=scenario.settings, compactor=compactor
-    )
+    tap = UsageTap(run_model) if run_model is not None else None
+    engine_class = PydanticAIStreamedEngine if scenario.stream else PydanticAIEngine
+    events = EventLog()
+    engine = EventingEngine(engine_class(handle, model=tap), events, tap=tap)
+    orchestrator = RequestOrchestrator(engine, session, settings=scenario.settings, compactor=compactor)
     turns: list[TurnRecord] = []
     for index, turn in enumerate(scenario.turns):
         if script is not None:
@@ -160,6 +168,7 @@ async def _run_turns(
         scripted=scripted,
         registry=scenario_registry(turns, session.messages),
         subagent_runs=subagents.runs(),
+        events=tuple(events.events),
     )
 
 

@@ -93,6 +93,12 @@ def unsupported_features(scenario: Scenario) -> list[str]:
     )
     if any(value is not None for value in limits):  # 0 is a limit too
         found.append("usage limits and timeouts")
+    if scenario.stream:
+        found.append("stream: true (streamed scripted deltas)")
+    events = scenario.expect.events
+    if events.order or events.counts:
+        # This engine runs its own turn loop, outside the engine seam that writes events.jsonl.
+        found.append("expect.events order or counts (this engine writes no event log yet)")
     for name, spec in scenario.tools.items():
         if any(result.defer for result in spec.results):
             found.append(f"tool {name!r}: deferred results")

@@ -29,11 +29,13 @@ __all__ = ["EVIDENCE_BOUNDARY", "REPORT_FORMAT", "MatrixReport", "build_report",
 
 REPORT_FORMAT = "agentrig.compatibility/1"
 EVIDENCE_BOUNDARY = (
-    "Each scenario runs a real pydantic-ai `Agent` (through `agent.iter`) against `FunctionModel` driven by the "
-    "scenario's script, in a separate environment per version; no provider request leaves the machine. A pass means "
-    "that on that version the scenario's expectations, the history invariants and its golden canonical history all "
-    "held. It is not evidence about live providers, streaming, or versions that are not in the table; a version "
-    "between two passing pins is likely but not proven to pass."
+    "Each scenario runs a real pydantic-ai `Agent` (through `agent.iter`, or its streaming API for scenarios with "
+    "`stream: true` and with `--stream`) against `FunctionModel` driven by the scenario's script, in a separate "
+    "environment per version; no provider request leaves the machine. A pass means that on that version the "
+    "scenario's expectations, the history invariants, its event-log checks and its golden canonical history all "
+    "held. The compat sessions also run every scenario streamed against the same golden histories. It is not "
+    "evidence about live providers or versions that are not in the table; a version between two passing pins is "
+    "likely but not proven to pass."
 )
 
 

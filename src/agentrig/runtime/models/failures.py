@@ -203,6 +203,9 @@ def classify(exc: BaseException) -> RunError:
         return RunError(kind="unexpected_model_behavior", message=one_line(exc.message))
     if isinstance(exc, TimeoutError):
         return RunError(kind="timeout", message=one_line(str(exc) or "the run timed out"))
+    if {"TransportError", "APIConnectionError"} & set(_class_names(exc)):
+        # The HTTP client's own error for a response body cut off mid-stream (2.38 lets it through unwrapped).
+        return RunError(kind="connection", message=one_line(f"connection lost: {type(exc).__name__}: {exc}"))
     if isinstance(exc, ConnectionError | OSError) and not isinstance(exc, FileNotFoundError | PermissionError):
         return RunError(kind="connection", message=one_line(f"{type(exc).__name__}: {exc}"))
     if isinstance(exc, UserError):

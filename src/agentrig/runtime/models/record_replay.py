@@ -19,7 +19,7 @@ before it is compared.
 from __future__ import annotations
 
 import difflib
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +41,7 @@ from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.history.wire import history_from_json, message_to_json
 from agentrig.runtime.models import pydantic_ai_compat
 from agentrig.runtime.models.conversion import response_usage, to_canonical, to_pydantic_ai
+from agentrig.runtime.models.scripted_stream import StreamItem, response_deltas, with_fixed_usage
 from agentrig.runtime.models.stops import RunStopped
 
 __all__ = [
@@ -216,11 +217,12 @@ class ReplayModel(FunctionModel):
     """Every response carries the recorded usage (the orchestrator then does not flag usage as estimated)."""
 
     def __init__(self, exchanges: Sequence[Exchange], *, path: Path, model_label: str = "replay") -> None:
-        super().__init__(self._answer, model_name=f"replay:{model_label}")
+        super().__init__(self._answer, stream_function=self._stream, model_name=f"replay:{model_label}")
         self.path = path
         self.exchanges = tuple(exchanges)
         self.served = 0
         """How many recorded responses have been served."""
+        self._streamed_usage = RequestUsage()
 
     async def request(
         self,
@@ -230,6 +232,25 @@ class ReplayModel(FunctionModel):
     ) -> ModelResponse:
         self._check(canonical_request(messages, model_settings, model_request_parameters))
         return await super().request(messages, model_settings, model_request_parameters)
+
+    @asynccontextmanager
+    async def request_stream(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+        run_context: Any = None,
+    ) -> AsyncGenerator[StreamedResponse, None]:
+        """A recorded response served as a stream (`agentrig run --replay --stream`), with its recorded usage."""
+        self._check(canonical_request(messages, model_settings, model_request_parameters))
+        async with super().request_stream(messages, model_settings, model_request_parameters, run_context) as stream:
+            yield with_fixed_usage(stream, self._streamed_usage)
+
+    async def _stream(self, messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[StreamItem]:
+        response = self._answer(messages, info)
+        self._streamed_usage = response.usage
+        for item in response_deltas(response.parts):
+            yield item
 
     def _check(self, actual: Mapping[str, Any]) -> None:
         number = self.served + 1

@@ -15,8 +15,10 @@ sees the response:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
+from typing import Any
 
 from pydantic_ai.messages import (
     ModelMessage,
@@ -26,11 +28,12 @@ from pydantic_ai.messages import (
     TextPart,
     ToolCallPart,
 )
-from pydantic_ai.models import Model, ModelRequestParameters
+from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 
 from agentrig.runtime.models.fallback_parsing import parse_fallback_tool_calls
+from agentrig.runtime.models.stream_fallback import parse_fallback_on_get
 
 __all__ = ["FALLBACK_ID_PREFIX", "InputPrefix", "RequestModel"]
 
@@ -115,3 +118,18 @@ class RequestModel(WrapperModel):
             _with_prefix(messages, self.input_prefix), model_settings, model_request_parameters
         )
         return with_fallback_tool_calls(response, messages) if self.fallback_parsing else response
+
+    @asynccontextmanager
+    async def request_stream(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+        run_context: Any = None,
+    ) -> AsyncGenerator[StreamedResponse]:
+        async with self.wrapped.request_stream(
+            _with_prefix(messages, self.input_prefix), model_settings, model_request_parameters, run_context
+        ) as stream:
+            if self.fallback_parsing:
+                stream = parse_fallback_on_get(stream, lambda response: with_fallback_tool_calls(response, messages))
+            yield stream

@@ -13,17 +13,22 @@ current turn. The caller (`execution.py`) moves the script from turn to turn wit
   answers (the step's text is the partial text kept in `[INTERRUPTED]`);
 - summary: the answer to a compaction summarize request, which the compactor marks with `summary_request()`.
 
+A streamed run (`request_stream`) answers from the same step, delivered as deltas (`scripted_stream.py`):
+text and thoughts in chunks, tool-call arguments as JSON fragments; delay, abort and error happen before the
+first delta, so a streamed and a plain run of one script leave the same history.
+
 Every response carries the step's usage as an explicit `RequestUsage`, zeros included: pydantic-ai would
-otherwise estimate it, and the estimate differs between versions. The model name is fixed (`agentrig-script`)
-so histories do not depend on the function's name.
+otherwise estimate it, and the estimate differs between versions (a stream too: FunctionModel always
+estimates a stream's usage, so `request_stream` hands out a response that reports the script's).
+The model name is fixed (`agentrig-script`) so histories do not depend on the function's name.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Generator, Sequence
-from contextlib import contextmanager
+from collections.abc import AsyncGenerator, AsyncIterator, Generator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
 from typing import Any
 
@@ -37,13 +42,14 @@ from pydantic_ai.messages import (
     ThinkingPart,
     ToolCallPart,
 )
-from pydantic_ai.models import ModelRequestParameters
+from pydantic_ai.models import ModelRequestParameters, StreamedResponse
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.usage import RequestUsage
 
 from agentrig.runtime.history.run_records import Check
 from agentrig.runtime.models.run_control import request_abort
+from agentrig.runtime.models.scripted_stream import StreamItem, response_deltas, with_fixed_usage
 from agentrig.runtime.models.stops import ScriptExhausted, ScriptMismatch
 from agentrig.scenarios.model import ModelInputCheck, ModelStep, ScriptedError
 
@@ -152,12 +158,13 @@ class ScriptedModel(FunctionModel):
     """Usage comes from the script, never estimated (the orchestrator reads this)."""
 
     def __init__(self, turns: Sequence[Sequence[ModelStep]], *, model_name: str = SCRIPT_MODEL_NAME) -> None:
-        super().__init__(self._respond, model_name=model_name)
+        super().__init__(self._respond, stream_function=self._stream, model_name=model_name)
         self._turns: tuple[tuple[ModelStep, ...], ...] = tuple(tuple(steps) for steps in turns)
         self._turn_index = 0
         self._step_index = 0
         self._checks: list[Check] = []
         self._usage = RequestUsage()
+        self._chunks: tuple[str, ...] | None = None
 
     # --- the script's position, driven by execution.py ---
 
@@ -213,6 +220,24 @@ class ScriptedModel(FunctionModel):
         response.usage = self._usage
         return response
 
+    @asynccontextmanager
+    async def request_stream(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+        run_context: Any = None,
+    ) -> AsyncGenerator[StreamedResponse]:
+        # FunctionModel opens the stream (and so runs the step up to its first delta) before yielding it,
+        # so `self._usage` is this step's usage by the time the response is handed out.
+        async with super().request_stream(messages, model_settings, model_request_parameters, run_context) as stream:
+            yield with_fixed_usage(stream, self._usage)
+
+    async def _stream(self, messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[StreamItem]:
+        response = await self._respond(messages, info)
+        for item in response_deltas(response.parts, text_chunks=self._chunks):
+            yield item
+
     def _next_step(self, messages: Sequence[ModelMessage]) -> tuple[int, ModelStep]:
         steps = self._steps()
         number = self._step_index + 1
@@ -241,6 +266,7 @@ class ScriptedModel(FunctionModel):
         if step.expect_input is not None:
             self._checks.extend(_input_checks(step.expect_input, messages, info, where=where))
         self._usage = _request_usage(step)
+        self._chunks = step.chunks
         if step.delay:
             await asyncio.sleep(step.delay)
         if step.abort:

@@ -71,6 +71,8 @@ class RunOptions:
     """Base URL for an OpenAI-compatible provider (passed to `providers.build_model`)."""
     record_dir: Path | None = None
     """Record each scenario's real model answers as a replayable script here (`--record`, needs `model`)."""
+    stream: bool = False
+    """Run every scenario streamed (`--stream`), as if it said `stream: true`."""
     replay_dir: Path | None = None
     """Answer each scenario offline from the recordings here (`--replay`); a changed request fails with a diff."""
     default_deps: str | None = None

@@ -10,10 +10,12 @@ from typing import Any
 
 from agentrig.errors import AgentrigError
 from agentrig.runtime.history.canonical import Message
+from agentrig.runtime.history.events import write_event_log
 from agentrig.runtime.history.run_records import RunError, ScenarioResult
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.models import chain
 from agentrig.runtime.suite import reports
+from agentrig.runtime.suite.event_checks import check_events
 from agentrig.runtime.suite.expectations import check_scenario
 from agentrig.runtime.suite.options import ExecuteScenario, ExecutionLike, RunOptions
 from agentrig.runtime.suite.outcome import scenario_status, unexpected_error
@@ -75,6 +77,8 @@ def run_one(
     execute = execute or _default_execute()
     started = time.perf_counter()
     loaded = with_default_deps(loaded, options.default_deps)
+    if options.stream and not loaded.scenario.stream:
+        loaded = replace(loaded, scenario=loaded.scenario.model_copy(update={"stream": True}))
     scenario = loaded.scenario
     try:
         model = _scenario_model(scenario.name, model, options)
@@ -93,6 +97,7 @@ def run_one(
         )
         if options.out_dir is not None:
             reports.write_scenario_outputs(options.out_dir, result)
+            write_event_log(reports.scenario_dir(options.out_dir, scenario.name), ())  # the run left no events
         return result
     history = _history_of(execution)
     turns = tuple(execution.turns)
@@ -104,6 +109,8 @@ def run_one(
         registry=getattr(execution, "registry", None),
         update_golden=options.update_golden,
     )
+    events = tuple(getattr(execution, "events", ()))
+    checks = [*checks, *check_events(events, scenario.expect.events)]
     unexpected = unexpected_error(loaded, turns, scripted=execution.scripted)
     result = ScenarioResult(
         name=scenario.name,
@@ -119,4 +126,5 @@ def run_one(
     )
     if options.out_dir is not None:
         reports.write_scenario_outputs(options.out_dir, result, execution=execution)
+        write_event_log(reports.scenario_dir(options.out_dir, scenario.name), events)
     return result

@@ -1,0 +1,79 @@
+"""`EventingEngine`: any engine, with its runs written to an `EventLog` (docs/events.md).
+
+It wraps the engine the orchestrator drives and the observer the orchestrator passes in: every callback
+goes on to the orchestrator unchanged and is also turned into events (a request sent starts a turn, a
+response ends the message and starts its tool calls); a streaming engine's deltas (`StreamListener`)
+become `message_update`s; the `Attempt` the engine returns closes the run with `agent_end`.
+"""
+
+from __future__ import annotations
+
+from agentrig.runtime.engine.seam import Attempt, AttemptRequest, Engine, TurnObserver
+from agentrig.runtime.history.canonical import Message
+from agentrig.runtime.history.events import EventLog, StreamDelta
+from agentrig.runtime.models.stops import RunStopped
+from agentrig.runtime.models.usage_tap import UsageTap
+
+__all__ = ["EventingEngine"]
+
+
+class _EventObserver:
+    """The orchestrator's observer, with events on the side (a `TurnObserver` and a `StreamListener`)."""
+
+    def __init__(self, inner: TurnObserver, log: EventLog, tap: UsageTap | None) -> None:
+        self.inner = inner
+        self.log = log
+        self.tap = tap
+
+    def on_node(self) -> None:
+        self.inner.on_node()
+
+    def on_model_request(self, request: Message) -> RunStopped | None:
+        stopped = self.inner.on_model_request(request)
+        self.log.request_sent(request, sent=stopped is None)
+        return stopped
+
+    def on_model_response(self, response: Message) -> RunStopped | None:
+        stopped = self.inner.on_model_response(response)
+        usage = self.tap.take_usage() if self.tap is not None else None
+        self.log.response_received(response, usage=usage, runs_tools=stopped is None)
+        return stopped
+
+    def on_stream_open(self) -> None:
+        self.log.stream_opened()
+
+    def on_stream_delta(self, delta: StreamDelta) -> None:
+        self.log.stream_delta(delta)
+
+
+class EventingEngine:
+    """Runs `inner` and records its runs in `log`; `tap` (the inner engine's model, if it is one) gives
+    each response's usage."""
+
+    def __init__(self, inner: Engine, log: EventLog, *, tap: UsageTap | None = None) -> None:
+        self.inner = inner
+        self.log = log
+        self.tap = tap
+
+    @property
+    def label(self) -> str:
+        return self.inner.label
+
+    @property
+    def model_name(self) -> str | None:
+        return self.inner.model_name
+
+    async def attempt(self, request: AttemptRequest, observer: TurnObserver) -> Attempt:
+        self.log.start_run(request.prompt)
+        attempt = await self.inner.attempt(request, _EventObserver(observer, self.log, self.tap))
+        output = attempt.output if isinstance(attempt.output, str) or attempt.output is None else str(attempt.output)
+        error = (attempt.error.kind, attempt.error.message) if attempt.error is not None else None
+        self.log.end_run(
+            messages=attempt.messages,
+            output=output,
+            usage=attempt.usage,
+            error=error,
+            interrupted=attempt.interrupted,
+            pending_deferred=attempt.pending_deferred,
+        )
+        return attempt

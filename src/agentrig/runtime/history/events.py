@@ -1,0 +1,348 @@
+"""The event log: one agent run as the core layer's events, framework-free (docs/events.md, format 1).
+
+    agent_start -> (turn_start -> message_start -> message_update* -> message_end
+                    -> (tool_execution_start -> tool_execution_end)* -> turn_end)* -> agent_end
+
+An `EventLog` is fed by the engine side in canonical terms (`start_run`, `request_sent`, `stream_opened`,
+`stream_delta`, `response_received`, `end_run`) and keeps the ids that tie events together: `run` (the
+agent run, counted from 1 in the log), `turn` (the model request within the run, from 1), `message_id`
+(`<run>.<turn>`: one assistant message per turn) and `tool_call_id`. Every event is appended to
+`events` and handed to the optional listener as it happens (`agentrig prompt --stream` prints text deltas).
+
+Tool events are derived from the loop's boundaries, the same way streamed or not: a call starts when the
+model's response is handed to tool execution (with its complete arguments) and ends when its result is
+sent back to the model (or when the run ends: then the outcome comes from the final history, `deferred`
+for calls left to the host, `not_run` for calls nothing answered). So a plain run and a streamed run of one
+script write the same log, except that only the streamed one has `message_update` deltas.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
+
+from agentrig.runtime.history.canonical import Message, RetryPromptPart, TextPart, ToolReturnPart
+from agentrig.runtime.history.jsonio import dumps, loads
+from agentrig.runtime.history.redaction import dumps_redacted
+from agentrig.runtime.history.usage import Usage
+from agentrig.runtime.history.wire import message_to_json
+
+__all__ = [
+    "EVENTS_FORMAT",
+    "EVENT_TYPES",
+    "Event",
+    "EventLog",
+    "EventType",
+    "StreamDelta",
+    "StreamListener",
+    "dumps_events",
+    "events_from_json",
+    "read_events",
+    "write_event_log",
+]
+
+EVENTS_FORMAT = "agentrig-events/1"
+"""The format written in every `agent_start` event; bumped when a field changes meaning or goes away."""
+
+EventType: TypeAlias = Literal[
+    "agent_start",
+    "turn_start",
+    "message_start",
+    "message_update",
+    "message_end",
+    "tool_execution_start",
+    "tool_execution_end",
+    "turn_end",
+    "agent_end",
+]
+EVENT_TYPES: tuple[EventType, ...] = (
+    "agent_start",
+    "turn_start",
+    "message_start",
+    "message_update",
+    "message_end",
+    "tool_execution_start",
+    "tool_execution_end",
+    "turn_end",
+    "agent_end",
+)
+
+DeltaKind: TypeAlias = Literal["text", "thought", "tool-call"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Event:
+    """One event: its type, its position, the run it belongs to and its type's fields (docs/events.md)."""
+
+    seq: int
+    """Position in the log, from 0."""
+    type: EventType
+    run: int
+    """The agent run, from 1."""
+    data: dict[str, Any] = field(default_factory=dict[str, Any])
+    """The type's own fields (turn, message_id, delta, tool_call_id, ...)."""
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.data.get(key, default)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"seq": self.seq, "type": self.type, "run": self.run, **self.data}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StreamDelta:
+    """A piece of a response as it streams: what an engine reports for each streamed delta."""
+
+    part_index: int
+    """The part of the response it belongs to."""
+    kind: DeltaKind
+    delta: str
+    """Text, thought text, or a fragment of a tool call's JSON arguments."""
+    tool_call_id: str | None = None
+    tool_name: str | None = None
+
+
+@runtime_checkable
+class StreamListener(Protocol):
+    """What a streaming engine reports besides the turn observer's callbacks (when its observer has these)."""
+
+    def on_stream_open(self) -> None:
+        """The model's response started streaming."""
+        ...
+
+    def on_stream_delta(self, delta: StreamDelta) -> None:
+        """A delta of the streaming response arrived."""
+        ...
+
+
+@dataclass(slots=True)
+class _OpenCall:
+    tool_name: str
+    turn: int
+
+
+def _answers(messages: Iterable[Message]) -> dict[str, tuple[str, Any]]:
+    """Outcome and result of every answered call, by id (the first answer wins)."""
+    found: dict[str, tuple[str, Any]] = {}
+    for message in messages:
+        if message.kind != "request":
+            continue
+        for part in message.parts:
+            if isinstance(part, ToolReturnPart):
+                found.setdefault(part.tool_call_id, (part.outcome, part.content))
+            elif isinstance(part, RetryPromptPart) and part.tool_call_id is not None:
+                found.setdefault(part.tool_call_id, ("retry", part.content))
+    return found
+
+
+def _unrun(message: Message) -> Message:
+    """The message without its run id: a random id would make every log differ."""
+    return Message(kind=message.kind, parts=message.parts, state=message.state)
+
+
+class EventLog:
+    """Builds the event log of a session's agent runs (see the module docstring)."""
+
+    def __init__(self, listener: Callable[[Event], None] | None = None) -> None:
+        self.events: list[Event] = []
+        self.listener = listener
+        self._run = 0
+        self._turn = 0
+        self._turn_open = False
+        self._message_open = False
+        self._streamed_text: list[str] = []
+        self._open_calls: dict[str, _OpenCall] = {}
+        self._last_message_id: str | None = None
+
+    # --- emitting ---
+
+    def _emit(self, type_: EventType, **data: Any) -> None:
+        event = Event(seq=len(self.events), type=type_, run=self._run, data=data)
+        self.events.append(event)
+        if self.listener is not None:
+            self.listener(event)
+
+    @property
+    def _message_id(self) -> str:
+        return f"{self._run}.{self._turn}"
+
+    # --- what the engine side reports ---
+
+    def start_run(self, prompt: str | None) -> None:
+        self._run += 1
+        self._turn = 0
+        self._turn_open = False
+        self._message_open = False
+        self._open_calls.clear()
+        self._last_message_id = None
+        self._emit("agent_start", format=EVENTS_FORMAT, prompt=prompt)
+
+    def request_sent(self, request: Message, *, sent: bool = True) -> None:
+        """A request is about to go to the model: it carries the results of the open calls. `sent=False`: the
+        run stops instead of sending it (the calls are still answered and the turn ends, no new turn starts)."""
+        answers = _answers([request])
+        for call_id in list(self._open_calls):
+            # A call this request does not answer was not run (the loop answers every call it runs).
+            self._end_call(call_id, *answers.get(call_id, ("not_run", None)))
+        if self._turn_open:
+            self._end_turn()
+        if sent:
+            self._turn += 1
+            self._turn_open = True
+            self._streamed_text = []
+            self._emit("turn_start", turn=self._turn)
+
+    def stream_opened(self) -> None:
+        if self._turn_open and not self._message_open:
+            self._message_open = True
+            self._emit("message_start", turn=self._turn, message_id=self._message_id, role="assistant")
+
+    def stream_delta(self, delta: StreamDelta) -> None:
+        if not self._turn_open:
+            return
+        self.stream_opened()
+        if delta.kind == "text":
+            self._streamed_text.append(delta.delta)
+        extra: dict[str, Any] = {}
+        if delta.tool_call_id is not None:
+            extra["tool_call_id"] = delta.tool_call_id
+        if delta.tool_name is not None:
+            extra["tool_name"] = delta.tool_name
+        self._emit(
+            "message_update",
+            turn=self._turn,
+            message_id=self._message_id,
+            part_index=delta.part_index,
+            part_kind=delta.kind,
+            delta=delta.delta,
+            **extra,
+        )
+
+    def response_received(self, response: Message, *, usage: Usage | None, runs_tools: bool = True) -> None:
+        """The model's whole response; its calls start unless `runs_tools` is False (the run stops instead).
+
+        A response outside a turn (a resumed run processing the stored response again) is not a new message."""
+        if not self._turn_open:
+            return
+        self.stream_opened()
+        self._message_open = False
+        self._last_message_id = self._message_id
+        self._emit(
+            "message_end",
+            turn=self._turn,
+            message_id=self._message_id,
+            message=message_to_json(_unrun(response)),
+            usage=usage.to_json() if usage is not None else None,
+            state="complete",
+        )
+        if not runs_tools:
+            return
+        for call in response.tool_calls:
+            self._open_calls[call.tool_call_id] = _OpenCall(tool_name=call.tool_name, turn=self._turn)
+            self._emit(
+                "tool_execution_start",
+                turn=self._turn,
+                tool_call_id=call.tool_call_id,
+                tool_name=call.tool_name,
+                args=call.args,
+            )
+
+    def end_run(
+        self,
+        *,
+        messages: Sequence[Message],
+        output: str | None,
+        usage: Usage,
+        error: tuple[str, str] | None = None,
+        interrupted: bool = False,
+        pending_deferred: bool = False,
+    ) -> None:
+        """The run is over: close what is open (from the final history `messages`), then `agent_end`."""
+        if self._message_open:  # the stream broke off: the message ends with what had arrived
+            self._message_open = False
+            partial = "".join(self._streamed_text)
+            self._emit(
+                "message_end",
+                turn=self._turn,
+                message_id=self._message_id,
+                message=message_to_json(Message.response(TextPart(content=partial))),
+                usage=None,
+                state="interrupted",
+            )
+        answers = _answers(messages)
+        for call_id in list(self._open_calls):
+            if call_id in answers:
+                self._end_call(call_id, *answers[call_id])
+            else:
+                self._end_call(call_id, "deferred" if pending_deferred else "not_run", None)
+        if self._turn_open:
+            self._end_turn()
+        outcome = "completed"
+        if interrupted:
+            outcome = "interrupted"
+        elif error is not None:
+            outcome = "error"
+        elif pending_deferred:
+            outcome = "deferred"
+        final = self._last_message_id if outcome == "completed" else None
+        self._emit(
+            "agent_end",
+            outcome=outcome,
+            output=output if outcome == "completed" else None,
+            final_message_id=final,
+            error={"kind": error[0], "message": error[1]} if error is not None else None,
+            usage=usage.to_json(),
+        )
+
+    def _end_call(self, call_id: str, outcome: str, result: Any) -> None:
+        call = self._open_calls.pop(call_id)
+        self._emit(
+            "tool_execution_end",
+            turn=call.turn,
+            tool_call_id=call_id,
+            tool_name=call.tool_name,
+            outcome=outcome,
+            result=result,
+        )
+
+    def _end_turn(self) -> None:
+        self._turn_open = False
+        self._emit("turn_end", turn=self._turn)
+
+
+# --- reading and writing events.jsonl ---
+
+
+def dumps_events(events: Iterable[Event], *, redacted: bool = False) -> bytes:
+    """JSON Lines: one object per event, each line ending with a newline; with `redacted`, API keys are redacted
+    value by value, so every line stays valid JSON."""
+    encode = dumps_redacted if redacted else dumps
+    return b"".join(encode(event.to_json()) + b"\n" for event in events)
+
+
+def events_from_json(objects: Iterable[dict[str, Any]]) -> list[Event]:
+    """Events from their JSON objects (as `dumps_events` writes them)."""
+    events: list[Event] = []
+    for obj in objects:
+        data = {k: v for k, v in obj.items() if k not in ("seq", "type", "run")}
+        events.append(Event(seq=int(obj["seq"]), type=obj["type"], run=int(obj["run"]), data=data))
+    return events
+
+
+def read_events(path: Path) -> list[Event]:
+    """The events of an `events.jsonl` file."""
+    lines = [line for line in path.read_bytes().splitlines() if line.strip()]
+    return events_from_json(loads(line, source=path) for line in lines)
+
+
+EVENTS_FILE = "events.jsonl"
+
+
+def write_event_log(directory: Path, events: Iterable[Event]) -> Path:
+    """Write `directory/events.jsonl` (API keys redacted, as in every file a run writes)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / EVENTS_FILE
+    path.write_bytes(dumps_events(events, redacted=True))
+    return path
