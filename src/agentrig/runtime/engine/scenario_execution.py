@@ -43,14 +43,17 @@ class ScenarioExecution:
     """One record per turn, in order."""
     session: Session
     """The final session (its `messages` are the authoritative canonical history)."""
-    pydantic_ai_dump: bytes
-    """The final history as the installed pydantic-ai dumps it (`ModelMessagesTypeAdapter`); the matrix
-    compares these across versions."""
     scripted: bool
     """The scripted model answered (False for a real provider or a replay)."""
     registry: ToolCallRegistry
     """Every tool call of the session with its final status: the calls of each turn, and the calls the
     initial history already held (seeded from their answers), so it can be checked against the whole history."""
+
+    @property
+    def pydantic_ai_dump(self) -> bytes:
+        """The final history as the installed pydantic-ai dumps it (`ModelMessagesTypeAdapter`); the matrix
+        compares these across versions. Built when asked for (only a run that writes its output files does)."""
+        return dump_pydantic_ai_json(self.session.messages)
 
     @property
     def registry_records(self) -> tuple[ToolCallStatusRecord, ...]:
@@ -194,7 +197,6 @@ async def execute_scenario(
     return ScenarioExecution(
         turns=tuple(turns),
         session=session,
-        pydantic_ai_dump=dump_pydantic_ai_json(session.messages),
         scripted=scripted,
         registry=_scenario_registry(turns, session.messages),
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import replace
 from typing import Any
 
 from agentrig.errors import AgentrigError, UsageError
@@ -69,7 +70,11 @@ def run_one(
     model: Any = None,
     execute: ExecuteScenario | None = None,
 ) -> ScenarioResult:
-    """Run, check and (with `options.out_dir`) write the outputs of one scenario. KeyboardInterrupt propagates."""
+    """Run, check and (with `options.out_dir`) write the outputs of one scenario. KeyboardInterrupt propagates.
+
+    With `options.out_dir` the result comes back without its history: history.json holds it, and a run of
+    thousands of scenarios must not keep every history in memory (nor send it from a worker to the parent).
+    """
     execute = execute or _default_execute()
     started = time.perf_counter()
     scenario = loaded.scenario
@@ -114,4 +119,5 @@ def run_one(
     )
     if options.out_dir is not None:
         reports.write_scenario_outputs(options.out_dir, result, execution=execution)
+        result = replace(result, history=())
     return result
