@@ -28,6 +28,7 @@ from pydantic_ai.usage import UsageLimits
 from agentrig.errors import UsageError
 from agentrig.runtime.engine.agent_loading import AgentHandle
 from agentrig.runtime.engine.seam import Attempt, AttemptRequest, CompactedInput, TurnObserver
+from agentrig.runtime.engine.session_conversion import SessionConversion
 from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.run_records import RunError
 from agentrig.runtime.history.usage import Usage
@@ -49,6 +50,8 @@ class PydanticAIEngine:
         self.agent = agent
         self.model = model
         """The model for every run; None uses the agent's own model."""
+        self._conversion = SessionConversion()
+        """The session's pydantic-ai messages kept between attempts: each converts only what it adds."""
 
     @property
     def label(self) -> str:
@@ -75,7 +78,7 @@ class PydanticAIEngine:
             try:
                 async with self.agent.agent.iter(
                     request.prompt,
-                    message_history=to_pydantic_ai(request.history),
+                    message_history=self._conversion.to_pydantic_ai(request.history),
                     model=model,
                     deps=self.agent.deps,
                     usage_limits=_usage_limits(settings),
@@ -100,10 +103,11 @@ class PydanticAIEngine:
                         messages.append(pending_request)
                     usage = Usage.from_object(pydantic_ai_compat.run_usage(run), estimated=estimated)
                     if stopped is not None:
-                        return Attempt(messages=to_canonical(messages), usage=usage, error=classify(stopped))
+                        canonical = self._conversion.to_canonical(messages)
+                        return Attempt(messages=canonical, usage=usage, error=classify(stopped))
                     output = run.result.output if run.result is not None else None
                     return Attempt(
-                        messages=to_canonical(messages),
+                        messages=self._conversion.to_canonical(messages),
                         output=output,
                         pending_deferred=isinstance(output, DeferredToolRequests),
                         usage=usage,
@@ -115,7 +119,7 @@ class PydanticAIEngine:
                 state = RunCancelled.from_cancellation(external)
                 messages = list(state.all_messages()) if state is not None else list(captured)
                 return Attempt(
-                    messages=to_canonical(messages),
+                    messages=self._conversion.to_canonical(messages),
                     usage=_responses_usage(messages[len(request.history) :], estimated=estimated),
                     interrupted=True,
                     reraise=external,
@@ -123,7 +127,7 @@ class PydanticAIEngine:
             except Exception as error:  # every other failure is classified; the history stays intact
                 messages = list(captured)
                 return Attempt(
-                    messages=to_canonical(messages),
+                    messages=self._conversion.to_canonical(messages),
                     usage=_responses_usage(messages[len(request.history) :], estimated=estimated),
                     error=classify(error),
                     failed_call_id=error.tool_call_id if isinstance(error, ScriptedToolFailure) else None,
@@ -160,7 +164,7 @@ class PydanticAIEngine:
         if control.reason == "timeout":
             error = RunError(kind="timeout", message=f"the turn exceeded settings.timeout = {settings.timeout}s")
         return Attempt(
-            messages=to_canonical(list(cancelled.all_messages())),
+            messages=self._conversion.to_canonical(list(cancelled.all_messages())),
             usage=Usage.from_object(pydantic_ai_compat.run_usage(cancelled), estimated=estimated),
             error=error,
             interrupted=True,

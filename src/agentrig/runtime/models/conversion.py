@@ -131,14 +131,17 @@ def _message_json(message: ModelMessage) -> dict[str, Any]:
     return {"kind": message.kind, "parts": parts, "run_id": message.run_id, "state": message.state}
 
 
-def to_pydantic_ai(history: Sequence[Message], *, source: str | Path | None = None) -> list[ModelMessage]:
-    """pydantic-ai messages of the installed version for a canonical history.
+def to_pydantic_ai(
+    history: Sequence[Message], *, source: str | Path | None = None, start: int = 0
+) -> list[ModelMessage]:
+    """pydantic-ai messages of the installed version for a canonical history (with `start`: for `history[start:]`,
+    as they are converted within the whole history).
 
     Raises HistoryFormatError when the installed version cannot represent a part, e.g. an opaque part
     kind written by a newer pydantic-ai (`source` names the file in the message).
     """
     try:
-        data = to_pydantic_ai_dicts(history, retry_shape=pydantic_ai_compat.RETRY_SHAPE)
+        data = to_pydantic_ai_dicts(history, retry_shape=pydantic_ai_compat.RETRY_SHAPE, start=start)
     except ValueError as error:  # a part in the wrong kind of message, e.g. a tool call in a request
         raise HistoryFormatError(str(error), path=source) from None
     try:
