@@ -18,6 +18,7 @@ gate the test suite.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import statistics
 import tempfile
@@ -73,14 +74,22 @@ def interleaved_cpu(actions: dict[str, Callable[[], object]], rounds: int) -> di
     CPU time of this process, not wall time: on a shared machine (2 cores, many jobs) wall time mostly
     measures the scheduler. Both sides are single-threaded, so CPU time compares them fairly. The result
     is freed after the clock stops: freeing is not part of saving or loading, on either side.
+
+    Each action is charged the garbage collection it causes (a collection after it, inside the clock): the
+    collector runs when allocations pile up, so otherwise one action's garbage is scanned during the next. The
+    bench's own long-lived data is frozen out of the collector first, so every action scans only its own objects.
     """
+    gc.collect()
+    gc.freeze()
     samples: dict[str, list[float]] = {label: [] for label in actions}
     for _ in range(rounds):
         for label, action in actions.items():
             start = time.process_time()
             result = action()
+            gc.collect()
             samples[label].append(time.process_time() - start)
             del result
+    gc.unfreeze()
     return samples
 
 

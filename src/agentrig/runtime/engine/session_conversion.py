@@ -15,15 +15,13 @@ reader does: they build many small objects and no reference cycles.
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Callable, Generator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from pydantic_ai.messages import ModelMessage
 
 from agentrig.runtime.history.canonical import Message
-from agentrig.runtime.models.conversion import to_canonical, to_pydantic_ai
+from agentrig.runtime.models.conversion import no_cyclic_gc, to_canonical, to_pydantic_ai
 
 __all__ = ["SessionConversion"]
 
@@ -96,17 +94,5 @@ def _shared_prefix(history: Sequence[Message], cached: Sequence[Message]) -> int
 
 
 def _paused(convert: Callable[[], _T]) -> _T:
-    with _no_cyclic_gc():
+    with no_cyclic_gc():
         return convert()
-
-
-@contextmanager
-def _no_cyclic_gc() -> Generator[None]:
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
