@@ -12,7 +12,8 @@ for its output, its tool call and its usage. It is written three ways:
 
 Every round runs each command once, in the same order (A, B, C, A, B, C, ...), so a busy machine slows all of
 them alike; ratios are computed per round and reported as median (min-max). Timings include interpreter start,
-imports and collection: what a user waits for. A script, not a test.
+imports and collection: what a user waits for. CPU time (user + system of the process and its workers) is
+printed too: on a machine shared with other jobs it is the steadier figure. A script, not a test.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -124,6 +126,10 @@ sys.exit(1 if failed or report.failures else 0)
 """
 
 
+UNCOUNTED_CPU = frozenset({"agentrig run -j 2"})
+"""Commands whose CPU time misses work: `-j` workers are children of a forkserver nobody waits for."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Command:
     label: str
@@ -157,14 +163,18 @@ def evals_unavailable() -> str | None:
     return None
 
 
-def run_once(command: Command, environment: dict[str, str]) -> float:
+def run_once(command: Command, environment: dict[str, str]) -> tuple[float, float]:
+    """Wall time and CPU time (user + system, the process and every descendant it waited for) of one run."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     completed = subprocess.run(command.argv, cwd=command.cwd, env=environment, capture_output=True, check=False)
     elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if completed.returncode != 0:
         output = (completed.stdout + completed.stderr).decode(errors="replace")[-2000:]
         raise SystemExit(f"{command.label} failed with exit code {completed.returncode}:\n{output}")
-    return elapsed
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return elapsed, cpu
 
 
 def ratio_text(numerators: Sequence[float], denominators: Sequence[float]) -> str:
@@ -211,26 +221,33 @@ def main() -> None:
         for command in commands:  # warm-up: bytecode caches, page cache
             run_once(command, environment)
         samples: dict[str, list[float]] = {command.label: [] for command in commands}
+        cpu: dict[str, list[float]] = {command.label: [] for command in commands}
         for _ in range(options.rounds):
             for command in commands:
-                samples[command.label].append(run_once(command, environment))
+                wall, used = run_once(command, environment)
+                samples[command.label].append(wall)
+                cpu[command.label].append(used)
 
     n = options.cases
     print(f"{n} cases, {options.rounds} interleaved rounds, {os.cpu_count()} CPUs, whole processes")
-    print(f"{'command':<20}{'median s':>10}{'min-max s':>16}{'ms/case':>10}")
+    print(f"{'command':<20}{'median s':>10}{'min-max s':>16}{'ms/case':>10}{'CPU s':>8}{'CPU ms/case':>13}")
     for label, times in samples.items():
-        median = statistics.median(times)
-        print(f"{label:<20}{median:>10.2f}{f'{min(times):.2f}-{max(times):.2f}':>16}{median / n * 1000:>10.1f}")
+        median, used = statistics.median(times), statistics.median(cpu[label])
+        spread = f"{min(times):.2f}-{max(times):.2f}"
+        print(f"{label:<20}{median:>10.2f}{spread:>16}{median / n * 1000:>10.1f}{used:>8.2f}{used / n * 1000:>13.1f}")
     print("ratios, median of per-round ratios (min-max); target <= 1.00x:")
-    print(f"  agentrig run / pytest              {ratio_text(samples['agentrig run'], samples['pytest'])}")
+    pairs = [("agentrig run / pytest", "agentrig run", "pytest")]
     if skipped_evals is None:
-        print(f"  agentrig run / pydantic-evals      {ratio_text(samples['agentrig run'], samples['pydantic-evals'])}")
-    else:
-        print(f"  agentrig run / pydantic-evals      skipped: {skipped_evals}")
+        pairs.append(("agentrig run / pydantic-evals", "agentrig run", "pydantic-evals"))
     if parallel:
-        print(
-            f"  agentrig run -j 2 / pytest -n 2    {ratio_text(samples['agentrig run -j 2'], samples['pytest -n 2'])}"
-        )
+        pairs.append(("agentrig run -j 2 / pytest -n 2", "agentrig run -j 2", "pytest -n 2"))
+    for title, ours, theirs in pairs:
+        wall_ratio, cpu_ratio = ratio_text(samples[ours], samples[theirs]), ratio_text(cpu[ours], cpu[theirs])
+        if ours in UNCOUNTED_CPU:
+            cpu_ratio = "n/a (its forkserver's workers are not counted)"
+        print(f"  {title:<34} wall {wall_ratio}   CPU {cpu_ratio}")
+    if skipped_evals is not None:
+        print(f"  agentrig run / pydantic-evals      skipped: {skipped_evals}")
     if hasattr(os, "getloadavg"):
         print(f"load average at the end: {os.getloadavg()[0]:.1f} (other processes slow every column alike)")
 
