@@ -1,7 +1,7 @@
 """Worker processes for `-j N`: a forkserver pool whose workers load, run, check and write one scenario each.
 
 Workers are processes, not threads: a pydantic-ai run is CPU-bound Python and threads would serialize on the
-GIL. Each worker gets its scenario already loaded (`LoadedScenario.detached`: without its YAML nodes, so files are
+GIL. Each worker gets its scenario already loaded (detached from its YAML nodes by the runner, so files are
 parsed once per run, by the parent), runs it with `asyncio.run`, checks it, writes its output files and sends
 back a `ScenarioResult`.
 """
@@ -95,7 +95,7 @@ def run_parallel(
         while pending or running:
             while pending and not stop and len(running) < window:
                 item = pending.pop(0)
-                future = pool.submit(_run_in_worker, item.detached(), options, execute)
+                future = pool.submit(_run_in_worker, item, options, execute)
                 running[future] = item
             if not running:
                 break
