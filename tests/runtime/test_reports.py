@@ -129,7 +129,8 @@ def test_per_scenario_files(suite_dir: Path, tmp_path: Path) -> None:
     ]
     result = next(r for r in suite.results if r.name == "tools")
     assert result.history == ()  # written, so not held: memory stays flat over thousands of scenarios
-    assert result.turns and all(turn.new_messages == () for turn in result.turns)
+    assert result.turns
+    assert all(turn.new_messages == () for turn in result.turns)
     history = loads_history((tools / "history.json").read_bytes())
     assert "tool-call" in [part.part_kind for message in history for part in message.parts]
     assert list(load_session(tools / "session.json").messages) == history
