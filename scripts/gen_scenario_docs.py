@@ -1,7 +1,8 @@
-"""Generate docs/scenarios.md, the scenario format reference, from the models in `agentrig.scenarios.model`.
+"""Generate docs/scenarios.md, the scenario format reference, from the models in `agentrig.scenarios.model`,
+and the stored JSON Schema `agentrig schema` prints (src/agentrig/scenarios/scenario.schema.json).
 
-    python scripts/gen_scenario_docs.py            # rewrite docs/scenarios.md
-    python scripts/gen_scenario_docs.py --check    # exit 1 if docs/scenarios.md is out of date
+    python scripts/gen_scenario_docs.py            # rewrite both
+    python scripts/gen_scenario_docs.py --check    # exit 1 if either is out of date
 
 The intro and the examples are written here by hand; every field (type, default, description) comes from
 the models, so the reference cannot drift. tests/scenarios/test_docs.py checks the committed file equals
@@ -25,6 +26,7 @@ from agentrig.scenarios import event_model, model
 from agentrig.scenarios.field_docs import field_docstrings
 
 DOCS_PATH = Path(__file__).resolve().parent.parent / "docs" / "scenarios.md"
+SCHEMA_PATH = Path(__file__).resolve().parent.parent / "src" / "agentrig" / "scenarios" / "scenario.schema.json"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -495,18 +497,26 @@ def _check_every_model_documented() -> None:
         raise SystemExit(f"add these models to REFERENCE_GROUPS in {__file__}: {', '.join(missing)}")
 
 
+def render_schema() -> bytes:
+    """The stored schema file: `scenario_json_schema()` as `agentrig schema` prints it."""
+    from agentrig.runtime.history.jsonio import dumps
+    from agentrig.scenarios.schema import scenario_json_schema
+
+    return dumps(scenario_json_schema(), pretty=True)
+
+
 def main(argv: list[str]) -> int:
-    """Write docs/scenarios.md, or with `--check` report whether it is up to date."""
-    text = render()
+    """Write docs/scenarios.md and the stored schema, or with `--check` report whether they are up to date."""
+    outputs = {DOCS_PATH: render().encode("utf-8"), SCHEMA_PATH: render_schema()}
     if "--check" in argv:
-        current = DOCS_PATH.read_text(encoding="utf-8") if DOCS_PATH.exists() else ""
-        if current != text:
-            print(f"{DOCS_PATH} is out of date: run python scripts/gen_scenario_docs.py", file=sys.stderr)
-            return 1
-        return 0
-    DOCS_PATH.parent.mkdir(parents=True, exist_ok=True)
-    DOCS_PATH.write_text(text, encoding="utf-8")
-    print(f"wrote {DOCS_PATH}")
+        stale = [path for path, data in outputs.items() if not path.exists() or path.read_bytes() != data]
+        for path in stale:
+            print(f"{path} is out of date: run python scripts/gen_scenario_docs.py", file=sys.stderr)
+        return 1 if stale else 0
+    for path, data in outputs.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        print(f"wrote {path}")
     return 0
 
 

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 from typer.testing import CliRunner
 
 from agentrig.cli import app
+from agentrig.runtime.history.jsonio import dumps
 from agentrig.scenarios.schema import scenario_json_schema
 from tests.cli.test_validate import run_cli_in_subprocess
 
@@ -45,3 +48,24 @@ def test_schema_never_imports_pydantic_ai(tmp_path: Path) -> None:
 def test_help_never_imports_pydantic_ai(tmp_path: Path) -> None:
     result = run_cli_in_subprocess("--help", cwd=tmp_path)
     assert result.stderr.splitlines()[-1] == "pydantic_ai imported: False", result.stderr
+
+
+def test_prints_the_stored_schema_which_is_the_generated_one() -> None:
+    # `agentrig schema` prints the file scripts/gen_scenario_docs.py stores; it must be what the models give.
+    result = runner.invoke(app, ["schema"])
+    assert result.exit_code == 0, result.output
+    assert result.output.encode() == dumps(scenario_json_schema(), pretty=True)
+
+
+def test_schema_never_builds_the_scenario_models(tmp_path: Path) -> None:
+    code = (
+        "import sys\n"
+        "from agentrig.cli import main\n"
+        "try:\n"
+        "    main(['schema'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print('models imported:', 'agentrig.scenarios.model' in sys.modules, file=sys.stderr)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=False)
+    assert result.stderr.splitlines()[-1] == "models imported: False", result.stderr

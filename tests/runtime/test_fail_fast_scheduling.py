@@ -27,7 +27,7 @@ class OrderedPool:
 
     def submit(self, function: Callable[..., ScenarioResult], *args: Any) -> Future[ScenarioResult]:
         future: Future[ScenarioResult] = Future()
-        self.submitted.append(Path(args[0]).stem)
+        self.submitted.append(args[0].path.stem)
         future.set_result(function(*args))
         return future
 

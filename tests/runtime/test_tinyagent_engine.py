@@ -16,7 +16,8 @@ from typer.testing import CliRunner
 
 from agentrig.cli import app
 from agentrig.runtime.engine.tinyagent_engine import execute_scenario_tinyagent, unsupported_features
-from agentrig.runtime.history.canonical import RetryPromptPart, ToolReturnPart
+from agentrig.runtime.history.canonical import Message, RetryPromptPart, ToolReturnPart
+from agentrig.runtime.history.wire import loads_history
 from agentrig.runtime.suite.runner import RunOptions, SuiteResult, run_suite
 from agentrig.scenarios.loader import load_paths
 
@@ -86,11 +87,17 @@ def test_every_other_scenario_is_an_error_naming_what_the_engine_does_not_run(su
         assert result.error.message.startswith("the tinyagent engine does not run "), result.error.message
 
 
-def test_retries_and_failures_map_through_the_canonical_layer(suite: SuiteResult) -> None:
+def _written_history(out: Path, name: str) -> list[Message]:
+    """A scenario's history as the run wrote it (a run with --out keeps no history in memory)."""
+    return loads_history((out / "scenarios" / name / "history.json").read_bytes())
+
+
+def test_retries_and_failures_map_through_the_canonical_layer(run_out: tuple[SuiteResult, Path]) -> None:
+    suite, out = run_out
     results = {result.name: result for result in suite.results}
-    retry_parts = [p for m in results["tool-retry"].history for p in m.parts if isinstance(p, RetryPromptPart)]
+    retry_parts = [p for m in _written_history(out, "tool-retry") for p in m.parts if isinstance(p, RetryPromptPart)]
     assert retry_parts, "a YAML retry is a retry prompt, as pydantic-ai writes it"
-    failed = [p for m in results["tool-failure"].history for p in m.parts if isinstance(p, ToolReturnPart)]
+    failed = [p for m in _written_history(out, "tool-failure") for p in m.parts if isinstance(p, ToolReturnPart)]
     assert [p.outcome for p in failed] == ["failed"]
     assert results["tool-failure"].turns[0].error is not None
     assert results["tool-failure"].turns[0].error.kind == "tool_failed"
@@ -121,7 +128,8 @@ def test_a_users_own_tinyagent_agent_runs_its_real_tools(tmp_path: Path, monkeyp
     suite = run_suite(options, execute=execute_scenario_tinyagent)
     (result,) = suite.results
     assert result.status == "passed", [c for c in result.checks if not c.passed] or result.error
-    returns = [p for m in result.history for p in m.parts if isinstance(p, ToolReturnPart)]
+    history = _written_history(tmp_path / "out", result.name)
+    returns = [p for m in history for p in m.parts if isinstance(p, ToolReturnPart)]
     # The real tool ran: its answer and its error are in the history.
     assert [(p.content, p.outcome) for p in returns] == [
         ("4", "success"),

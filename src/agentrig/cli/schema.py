@@ -1,7 +1,8 @@
 """`agentrig schema`: print (or write) the JSON Schema of the scenario format, for editors.
 
-Imports only typer and the standard library at module level; the models are imported inside the
-command (pydantic, never pydantic-ai).
+Imports only typer and the standard library at module level; the command prints the schema file stored with
+the package (generated from the models by scripts/gen_scenario_docs.py), so it imports neither the models nor
+pydantic-ai.
 """
 
 from __future__ import annotations
@@ -34,10 +35,10 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         from agentrig.errors import InfrastructureError
-        from agentrig.runtime.history.jsonio import dumps, write_atomic
-        from agentrig.scenarios.schema import scenario_json_schema
+        from agentrig.runtime.history.jsonio import write_atomic
+        from agentrig.scenarios.schema import STORED_SCHEMA_PATH
 
-        document = dumps(scenario_json_schema(), pretty=True)
+        document = STORED_SCHEMA_PATH.read_bytes()
         if output is None:
             typer.echo(document.decode(), nl=False)
             return

@@ -15,12 +15,12 @@ the scenario names (`system_prompt_file`, `context_file`, `initial_history`) mus
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pydantic import ValidationError
-from yaml.nodes import MappingNode, Node, SequenceNode
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from agentrig.errors import ScenarioError
 from agentrig.scenarios._validation_errors import validation_errors
@@ -97,7 +97,21 @@ class LoadedScenario:
     warnings: tuple[ScenarioWarning, ...] = ()
     """Non-fatal findings, e.g. a golden file that does not exist yet."""
     node: Node | None = field(default=None, compare=False, repr=False)
-    """The scenario's YAML node, for `line_of` (None when built without a file)."""
+    """The scenario's YAML node, for `line_of` (None when built without a file or `detached`)."""
+    top_level_lines: Mapping[str, int] = field(default_factory=dict, compare=False, repr=False)
+    """Line of each top-level field's value, kept by `detached` so `line_of(key)` still answers without the node."""
+
+    def detached(self) -> LoadedScenario:
+        """This scenario without its YAML node: small to pickle, so `-j` workers get the scenario itself
+        instead of parsing its file again. `line_of` still answers for top-level fields (what running needs)."""
+        if self.node is None:
+            return self
+        lines: dict[str, int] = {}
+        if isinstance(self.node, MappingNode):
+            for key_node, value_node in self.node.value:  # the last equal key wins, as in `find_node`
+                if isinstance(key_node, ScalarNode):
+                    lines[str(key_node.value)] = node_position(value_node)[0]
+        return replace(self, node=None, top_level_lines=lines)
 
     @property
     def id(self) -> str:
@@ -116,6 +130,8 @@ class LoadedScenario:
     def line_of(self, *field_path: PathElement) -> int:
         """The line of a field in the file (e.g. `line_of("turns", 1, "expect")`); the nearest ancestor's if absent."""
         if self.node is None:
+            if len(field_path) == 1:
+                return self.top_level_lines.get(str(field_path[0]), self.line)
             return self.line
         return node_position(find_node(self.node, field_path).node)[0]
 

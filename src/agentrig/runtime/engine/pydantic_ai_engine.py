@@ -32,6 +32,7 @@ from agentrig.runtime.engine.agent_loading import AgentHandle
 from agentrig.runtime.engine.deferred import deferred_tool_results, last_instructions, misanswered_approvals
 from agentrig.runtime.engine.run_failures import tool_failure, unscripted_model_error
 from agentrig.runtime.engine.seam import Attempt, AttemptRequest, CompactedInput, TurnObserver
+from agentrig.runtime.engine.session_conversion import SessionConversion
 from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.run_records import RunError
 from agentrig.runtime.history.usage import Usage
@@ -55,6 +56,8 @@ class PydanticAIEngine:
         """The model for every run; None uses the agent's own model."""
         self._awaiting_approval: set[str] = set()
         """Calls the last run deferred for approval (they must be answered under `approvals`)."""
+        self._conversion = SessionConversion()
+        """The session's pydantic-ai messages kept between attempts: each converts only what it adds."""
 
     @property
     def label(self) -> str:
@@ -83,7 +86,7 @@ class PydanticAIEngine:
             try:
                 async with self.agent.agent.iter(
                     request.prompt,
-                    message_history=to_pydantic_ai(request.history),
+                    message_history=self._conversion.to_pydantic_ai(request.history),
                     model=model,
                     deps=self.agent.deps,
                     usage_limits=_usage_limits(settings),
@@ -100,13 +103,16 @@ class PydanticAIEngine:
                     native = _native_dump(messages, first_new)
                     if stopped is not None:
                         return Attempt(
-                            messages=to_canonical(messages), usage=usage, error=classify(stopped), native_dump=native
+                            messages=self._conversion.to_canonical(messages),
+                            usage=usage,
+                            error=classify(stopped),
+                            native_dump=native,
                         )
                     output = run.result.output if run.result is not None else None
                     if isinstance(output, DeferredToolRequests):
                         self._awaiting_approval = {call.tool_call_id for call in output.approvals}
                     return Attempt(
-                        messages=to_canonical(messages),
+                        messages=self._conversion.to_canonical(messages),
                         output=output,
                         pending_deferred=isinstance(output, DeferredToolRequests),
                         usage=usage,
@@ -120,7 +126,7 @@ class PydanticAIEngine:
                 state = RunCancelled.from_cancellation(external)
                 messages = list(state.all_messages()) if state is not None else list(captured)
                 return Attempt(
-                    messages=to_canonical(messages),
+                    messages=self._conversion.to_canonical(messages),
                     usage=_responses_usage(messages[len(request.history) :], estimated=estimated),
                     interrupted=True,
                     reraise=external,
@@ -136,7 +142,7 @@ class PydanticAIEngine:
                 else:
                     run_error = unscripted_model_error(error) or run_error
                 return Attempt(
-                    messages=to_canonical(messages),
+                    messages=self._conversion.to_canonical(messages),
                     usage=_responses_usage(messages[len(request.history) :], estimated=estimated),
                     error=run_error,
                     failed_call_id=failed_call_id,
@@ -195,7 +201,7 @@ class PydanticAIEngine:
             error = RunError(kind="timeout", message=f"the turn exceeded settings.timeout = {settings.timeout}s")
         messages = list(cancelled.all_messages())
         return Attempt(
-            messages=to_canonical(messages),
+            messages=self._conversion.to_canonical(list(cancelled.all_messages())),
             usage=Usage.from_object(pydantic_ai_compat.run_usage(cancelled), estimated=estimated),
             error=error,
             interrupted=True,

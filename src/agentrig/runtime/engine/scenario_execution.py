@@ -52,9 +52,10 @@ class ScenarioExecution:
     """One record per turn, in order."""
     session: Session
     """The final session (its `messages` are the authoritative canonical history)."""
-    pydantic_ai_dump: bytes
-    """What pydantic-ai itself wrote for the scenario's runs, through its own serializer (see `_native_dump`);
-    the matrix compares these across versions."""
+    initial_messages: tuple[Message, ...] = ()
+    """The history the session started from (`initial_history`)."""
+    native_dumps: tuple[bytes | None, ...] = ()
+    """What each run added, as pydantic-ai itself serialized it (`Attempt.native_dump`)."""
     scripted: bool
     """The scripted model answered (False for a real provider or a replay)."""
     subagent_runs: tuple[SubAgentRun, ...] = ()
@@ -64,6 +65,13 @@ class ScenarioExecution:
     initial history already held (seeded from their answers), so it can be checked against the whole history."""
     events: tuple[Event, ...] = ()
     """The session's event log (docs/events.md), one agent run per turn."""
+
+    @property
+    def pydantic_ai_dump(self) -> bytes:
+        """What pydantic-ai itself wrote for the scenario's runs, through its own serializer (see `_native_dump`);
+        the matrix compares these across versions. Assembled when asked for (only a run that writes its output
+        files does)."""
+        return _native_dump(list(self.initial_messages), list(self.native_dumps))
 
     @property
     def registry_records(self) -> tuple[ToolCallStatusRecord, ...]:
@@ -164,7 +172,8 @@ async def _run_turns(
     return ScenarioExecution(
         turns=tuple(turns),
         session=_with_last_output(session, turns),
-        pydantic_ai_dump=_native_dump(initial_messages, orchestrator.native_dumps),
+        initial_messages=tuple(initial_messages),
+        native_dumps=tuple(orchestrator.native_dumps),
         scripted=scripted,
         registry=scenario_registry(turns, session.messages),
         subagent_runs=subagents.runs(),

@@ -92,20 +92,27 @@ def _response_part_dict(part: Part) -> dict[str, Any]:
     raise ValueError(f"a {part.part_kind} part cannot be in a response")
 
 
-def to_pydantic_ai_dicts(messages: Sequence[Message], *, retry_shape: RetryShape) -> list[dict[str, Any]]:
+def to_pydantic_ai_dicts(
+    messages: Sequence[Message], *, retry_shape: RetryShape, start: int = 0
+) -> list[dict[str, Any]]:
     """pydantic-ai message dicts for `ModelMessagesTypeAdapter.validate_python` of the era `retry_shape` names.
 
+    With `start`, only `messages[start:]` are converted (the earlier ones still name the tools their calls used).
     A part that cannot stand in its message (a tool call in a request, a tool return in a response)
     raises `ValueError`: the canonical reader never produces one, so it is a bug in the caller.
     """
     tool_names: dict[str, str] = {}
     result: list[dict[str, Any]] = []
-    for message in messages:
+    for index, message in enumerate(messages):
         if message.kind == "response":
             for part in message.parts:
                 if isinstance(part, ToolCallPart):
                     tool_names[part.tool_call_id] = part.tool_name
+            if index < start:
+                continue
             parts = [_response_part_dict(p) for p in message.parts]
+        elif index < start:
+            continue
         else:
             parts = [_request_part_dict(p, tool_names, retry_shape) for p in message.parts]
         data: dict[str, Any] = {"kind": message.kind, "parts": parts}

@@ -130,7 +130,8 @@ class ScenarioResult:
     turns: tuple[TurnRecord, ...] = ()
     checks: tuple[Check, ...] = ()
     history: tuple[Message, ...] = ()
-    """The final canonical session history."""
+    """The final canonical session history (empty in a suite result once written to the output directory's
+    history.json)."""
     usage: Usage = field(default_factory=Usage)
     error: RunError | None = None
     duration_s: float = 0.0

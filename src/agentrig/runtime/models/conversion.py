@@ -17,8 +17,10 @@ references no call).
 
 from __future__ import annotations
 
+import gc
 import math
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +48,7 @@ from agentrig.runtime.models import pydantic_ai_compat
 __all__ = [
     "dump_pydantic_ai_json",
     "load_pydantic_ai_json",
+    "no_cyclic_gc",
     "response_usage",
     "to_canonical",
     "to_pydantic_ai",
@@ -62,7 +65,23 @@ def to_canonical(messages: Sequence[ModelMessage]) -> list[Message]:
     pydantic-ai's own serializer instead. Both give the same dicts (tests/runtime/test_convert.py checks it);
     the direct read is about 6x faster than `ModelMessagesTypeAdapter.dump_python` (bench/bench_convert.py).
     """
-    return history_from_json([_message_json(message) for message in messages])
+    with no_cyclic_gc():
+        return history_from_json([_message_json(message) for message in messages])
+
+
+@contextmanager
+def no_cyclic_gc() -> Generator[None]:
+    """Pause the cyclic garbage collector while a history is converted, as the canonical reader does: building
+    tens of thousands of small objects triggers a collection every few hundred allocations, each scanning
+    everything alive, and the objects built here hold no reference cycles."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 class _NeedsPydanticDump(Exception):
@@ -132,18 +151,22 @@ def _message_json(message: ModelMessage) -> dict[str, Any]:
     return {"kind": message.kind, "parts": parts, "run_id": message.run_id, "state": message.state}
 
 
-def to_pydantic_ai(history: Sequence[Message], *, source: str | Path | None = None) -> list[ModelMessage]:
-    """pydantic-ai messages of the installed version for a canonical history.
+def to_pydantic_ai(
+    history: Sequence[Message], *, source: str | Path | None = None, start: int = 0
+) -> list[ModelMessage]:
+    """pydantic-ai messages of the installed version for a canonical history (with `start`: for `history[start:]`,
+    as they are converted within the whole history).
 
     Raises HistoryFormatError when the installed version cannot represent a part, e.g. an opaque part
     kind written by a newer pydantic-ai (`source` names the file in the message).
     """
     try:
-        data = to_pydantic_ai_dicts(history, retry_shape=pydantic_ai_compat.RETRY_SHAPE)
+        data = to_pydantic_ai_dicts(history, retry_shape=pydantic_ai_compat.RETRY_SHAPE, start=start)
     except ValueError as error:  # a part in the wrong kind of message, e.g. a tool call in a request
         raise HistoryFormatError(str(error), path=source) from None
     try:
-        return ModelMessagesTypeAdapter.validate_python(data)
+        with no_cyclic_gc():
+            return ModelMessagesTypeAdapter.validate_python(data)
     except ValidationError as error:
         raise HistoryFormatError(
             f"pydantic-ai {pydantic_ai_compat.PYDANTIC_AI_VERSION_TEXT} cannot represent this history: "
@@ -156,7 +179,8 @@ def dump_pydantic_ai_json(history: Sequence[Message], *, pretty: bool = False) -
     """A pydantic-ai JSON dump of a canonical history, loadable with the installed version's
     `ModelMessagesTypeAdapter.validate_json`."""
     messages = to_pydantic_ai(history)
-    return jsonio.dumps(ModelMessagesTypeAdapter.dump_python(messages, mode="json"), pretty=pretty)
+    with no_cyclic_gc():
+        return jsonio.dumps(ModelMessagesTypeAdapter.dump_python(messages, mode="json"), pretty=pretty)
 
 
 def load_pydantic_ai_json(data: bytes | str, *, source: str | Path | None = None) -> list[ModelMessage]:

@@ -102,7 +102,8 @@ def _run_suite(
     pool: ProcessPoolExecutor | None,
     started: float,
 ) -> SuiteResult:
-    all_loaded = list(loaded) if loaded is not None else load_paths(options.paths)
+    # Detached from their YAML nodes once loaded (and checked): a run of thousands of scenarios holds no parse trees.
+    all_loaded = [item.detached() for item in (loaded if loaded is not None else load_paths(options.paths))]
     selected = select_scenarios(all_loaded, keyword=options.keyword, shard=options.shard)
     if options.keyword and not selected and not options.shard:
         raise UsageError(f"-k {options.keyword!r} selects none of the {len(all_loaded)} scenarios")

@@ -73,7 +73,12 @@ def run_one(
     execute: ExecuteScenario | None = None,
 ) -> ScenarioResult:
     """Run, check and (with `options.out_dir`) write the outputs of one scenario. KeyboardInterrupt propagates;
-    any other failure, SystemExit included, becomes the scenario's `error`."""
+    any other failure, SystemExit included, becomes the scenario's `error`.
+
+    With `options.out_dir` the result comes back without its messages (the history, each turn's new messages):
+    history.json holds them, and a run of thousands of scenarios must not keep every history in memory (nor send
+    it from a worker to the parent).
+    """
     execute = execute or _default_execute()
     started = time.perf_counter()
     loaded = with_default_deps(loaded, options.default_deps)
@@ -127,4 +132,11 @@ def run_one(
     if options.out_dir is not None:
         reports.write_scenario_outputs(options.out_dir, result, execution=execution)
         write_event_log(reports.scenario_dir(options.out_dir, scenario.name), events)
+        result = _written(result)
     return result
+
+
+def _written(result: ScenarioResult) -> ScenarioResult:
+    """What the run keeps of a scenario whose files are written: what report.json needs, not its messages."""
+    turns = tuple(replace(turn, new_messages=()) for turn in result.turns)
+    return replace(result, history=(), turns=turns)

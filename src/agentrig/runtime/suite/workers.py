@@ -1,8 +1,9 @@
 """Worker processes for `-j N`: a forkserver pool whose workers load, run, check and write one scenario each.
 
 Workers are processes, not threads: a pydantic-ai run is CPU-bound Python and threads would serialize on the
-GIL. Each worker loads its scenario file itself (a `LoadedScenario` holds YAML nodes not worth pickling), runs
-it with `asyncio.run`, checks it, writes its output files and sends back a `ScenarioResult`.
+GIL. Each worker gets its scenario already loaded (detached from its YAML nodes by the runner, so files are
+parsed once per run, by the parent), runs it with `asyncio.run`, checks it, writes its output files and sends
+back a `ScenarioResult`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from pathlib import Path
 from typing import Any
 
 from agentrig.runtime.history.run_records import RunError, ScenarioResult
@@ -38,10 +38,7 @@ def _worker_init(cwd: str) -> None:
     os.chdir(cwd)
 
 
-def _run_in_worker(path: str, index: int, options: RunOptions, execute: ExecuteScenario | None) -> ScenarioResult:
-    from agentrig.scenarios.loader import load_scenario_file
-
-    loaded = next(item for item in load_scenario_file(Path(path)) if item.index == index)
+def _run_in_worker(loaded: LoadedScenario, options: RunOptions, execute: ExecuteScenario | None) -> ScenarioResult:
     if options.model is not None and options.model not in _worker_model:
         _worker_model[options.model] = real_model(options.model, base_url=options.base_url)
     return run_one(loaded, options=options, model=_worker_model.get(options.model or ""), execute=execute)
@@ -121,7 +118,7 @@ def run_parallel(
     stop = False
 
     def submit(item: LoadedScenario, *, alone: bool) -> None:
-        future = pool.submit(_run_in_worker, str(item.path), item.index, options, execute)
+        future = pool.submit(_run_in_worker, item, options, execute)
         running[future] = (item, alone, time.perf_counter())
 
     try:
