@@ -29,14 +29,14 @@ from pydantic_ai.messages import TextPart as PaiTextPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.usage import RequestUsage
 
-from agentrig.runtime.engine.agent_loading import AgentCache, AgentHandle
 from agentrig.runtime.engine.compaction.controller import (
     CompactionController,
     calculate_retention_boundary,
     estimate_tokens,
 )
 from agentrig.runtime.engine.orchestrator import RequestOrchestrator
-from agentrig.runtime.engine.pydantic_ai_engine import PydanticAIEngine
+from agentrig.runtime.engine.pydantic_ai_engine.agent_loading import AgentCache, AgentHandle
+from agentrig.runtime.engine.pydantic_ai_engine.plain import PydanticAIEngine
 from agentrig.runtime.history.canonical import Message, TextPart, ToolCallPart, ToolReturnPart
 from agentrig.runtime.history.run_records import CompactionOutcome
 from agentrig.runtime.history.sessions import CompactionRecord, new_session

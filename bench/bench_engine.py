@@ -24,10 +24,10 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.usage import RequestUsage
 
-from agentrig.runtime.engine.agent_loading import AgentCache, AgentHandle
 from agentrig.runtime.engine.orchestrator import RequestOrchestrator
-from agentrig.runtime.engine.pydantic_ai_engine import PydanticAIEngine
-from agentrig.runtime.engine.scenario_execution import execute_scenario
+from agentrig.runtime.engine.pydantic_ai_engine.agent_loading import AgentCache, AgentHandle
+from agentrig.runtime.engine.pydantic_ai_engine.plain import PydanticAIEngine
+from agentrig.runtime.engine.pydantic_ai_engine.scenario_execution import execute_scenario
 from agentrig.runtime.history.sessions import new_session
 from agentrig.scenarios.loader import load_scenario_file
 

@@ -29,9 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pydantic_ai.models import override_allow_model_requests
 
-from agentrig.runtime.engine.agent_loading import agent_for_prompt
 from agentrig.runtime.engine.orchestrator import RequestOrchestrator
-from agentrig.runtime.engine.pydantic_ai_engine import PydanticAIEngine
+from agentrig.runtime.engine.pydantic_ai_engine.agent_loading import agent_for_prompt
+from agentrig.runtime.engine.pydantic_ai_engine.plain import PydanticAIEngine
 from agentrig.runtime.history.sessions import new_session
 from agentrig.runtime.models.providers import build_model, run_many
 

@@ -22,8 +22,8 @@ from pathlib import Path
 
 os.environ.setdefault("PYDANTIC_AI_NO_BANNER", "1")
 
-from agentrig.runtime.engine.agent_loading import AgentCache
-from agentrig.runtime.engine.scenario_execution import ScenarioExecution, execute_scenario
+from agentrig.runtime.engine.pydantic_ai_engine.agent_loading import AgentCache
+from agentrig.runtime.engine.pydantic_ai_engine.scenario_execution import ScenarioExecution, execute_scenario
 from agentrig.runtime.history.events import write_event_log
 from agentrig.scenarios.loader import LoadedScenario, load_paths
 

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from agentrig.runtime.engine.agent_loading import AgentCache
 from agentrig.runtime.engine.compaction.controller import SUMMARIZE_PROMPT, SUMMARY_PREFIX
-from agentrig.runtime.engine.scenario_execution import ScenarioExecution, execute_scenario
+from agentrig.runtime.engine.pydantic_ai_engine.agent_loading import AgentCache
+from agentrig.runtime.engine.pydantic_ai_engine.scenario_execution import ScenarioExecution, execute_scenario
 from agentrig.runtime.history.invariants import check_invariants
 from agentrig.runtime.models.providers import build_model
 from agentrig.scenarios.loader import load_scenario_file

@@ -12,9 +12,9 @@ from pydantic_ai import Agent
 from pydantic_ai.models import Model, override_allow_model_requests
 
 from agentrig.errors import HistoryFormatError, UsageError
-from agentrig.runtime.engine.agent_loading import AgentCache, AgentHandle
 from agentrig.runtime.engine.orchestrator import RequestOrchestrator
-from agentrig.runtime.engine.pydantic_ai_engine import PydanticAIEngine
+from agentrig.runtime.engine.pydantic_ai_engine.agent_loading import AgentCache, AgentHandle
+from agentrig.runtime.engine.pydantic_ai_engine.plain import PydanticAIEngine
 from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.run_records import TurnRecord

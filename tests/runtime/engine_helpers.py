@@ -6,8 +6,8 @@ import asyncio
 import textwrap
 from pathlib import Path
 
-from agentrig.runtime.engine.agent_loading import AgentCache
-from agentrig.runtime.engine.scenario_execution import ScenarioExecution, execute_scenario
+from agentrig.runtime.engine.pydantic_ai_engine.agent_loading import AgentCache
+from agentrig.runtime.engine.pydantic_ai_engine.scenario_execution import ScenarioExecution, execute_scenario
 from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.invariants import check_invariants
 from agentrig.scenarios.loader import LoadedScenario, load_scenario_file

@@ -9,14 +9,14 @@ import pytest
 from pydantic_ai import Agent, DeferredToolRequests
 
 from agentrig.errors import ScenarioError
-from agentrig.runtime.engine.agent_loading import (
+from agentrig.runtime.engine.pydantic_ai_engine.agent_loading import (
     AgentCache,
     agent_for_prompt,
     agent_for_scenario,
     agent_version,
     load_user_agent,
 )
-from agentrig.runtime.engine.scenario_execution import execute_scenario
+from agentrig.runtime.engine.pydantic_ai_engine.scenario_execution import execute_scenario
 from agentrig.runtime.history.canonical import RetryPromptPart, ToolReturnPart
 from agentrig.scenarios.model import Settings, ToolSpec
 from tests.runtime import fixtures_agents

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agentrig.runtime.engine import scenario_execution
+from agentrig.runtime.engine.pydantic_ai_engine import scenario_execution
 from tests.runtime.engine_helpers import execute, load_yaml
 from tests.runtime.test_execution import TOOL_ROUNDTRIP
 

@@ -17,10 +17,10 @@ from pydantic_ai.models import Model
 from typer.testing import CliRunner
 
 from agentrig.cli import app
-from agentrig.runtime.engine.agent_loading import AgentCache
 from agentrig.runtime.engine.compaction import summarizer
 from agentrig.runtime.engine.compaction.controller import SUMMARY_PREFIX
-from agentrig.runtime.engine.scenario_execution import ScenarioExecution, execute_scenario
+from agentrig.runtime.engine.pydantic_ai_engine.agent_loading import AgentCache
+from agentrig.runtime.engine.pydantic_ai_engine.scenario_execution import ScenarioExecution, execute_scenario
 from agentrig.runtime.history.canonical import Message, ToolCallPart, ToolReturnPart
 from agentrig.runtime.history.run_records import TurnRecord
 from agentrig.runtime.history.sessions import load_session, save_session

@@ -12,9 +12,9 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.usage import RequestUsage
 
-from agentrig.runtime.engine.agent_loading import AgentCache, AgentHandle
 from agentrig.runtime.engine.orchestrator import INTERRUPTED_MARKER, RequestOrchestrator
-from agentrig.runtime.engine.pydantic_ai_engine import PydanticAIEngine
+from agentrig.runtime.engine.pydantic_ai_engine.agent_loading import AgentCache, AgentHandle
+from agentrig.runtime.engine.pydantic_ai_engine.plain import PydanticAIEngine
 from agentrig.runtime.history import canonical as c
 from agentrig.runtime.history.invariants import check_invariants
 from agentrig.runtime.history.run_records import CompactionOutcome

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from agentrig.runtime.engine.agent_loading import AgentCache
-from agentrig.runtime.engine.scenario_execution import ScenarioExecution, execute_scenario
+from agentrig.runtime.engine.pydantic_ai_engine.agent_loading import AgentCache
+from agentrig.runtime.engine.pydantic_ai_engine.scenario_execution import ScenarioExecution, execute_scenario
 from agentrig.runtime.history.canonical import ToolReturnPart
 from agentrig.runtime.history.run_records import TurnRecord
 from agentrig.runtime.suite.expectations import check_scenario

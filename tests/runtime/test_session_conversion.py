@@ -8,8 +8,8 @@ from collections.abc import Sequence
 import pytest
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 
-from agentrig.runtime.engine import session_conversion
-from agentrig.runtime.engine.session_conversion import SessionConversion
+from agentrig.runtime.engine.pydantic_ai_engine import session_conversion
+from agentrig.runtime.engine.pydantic_ai_engine.session_conversion import SessionConversion
 from agentrig.runtime.history.canonical import Message, ToolCallPart, ToolReturnPart
 from agentrig.runtime.history.canonical import TextPart as CanonicalText
 from agentrig.runtime.models.conversion import to_canonical, to_pydantic_ai

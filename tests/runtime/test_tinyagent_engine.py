@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agentrig.cli import app
-from agentrig.runtime.engine.tinyagent_engine import execute_scenario_tinyagent, unsupported_features
+from agentrig.runtime.engine.tinyagent_engine.execution import execute_scenario_tinyagent, unsupported_features
 from agentrig.runtime.history.canonical import Message, RetryPromptPart, ToolReturnPart
 from agentrig.runtime.history.wire import loads_history
 from agentrig.runtime.suite.runner import RunOptions, SuiteResult, run_suite

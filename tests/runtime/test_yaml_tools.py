@@ -11,7 +11,12 @@ from pydantic_ai.exceptions import UnexpectedModelBehavior
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from agentrig.runtime.engine.yaml_tools import ToolCallCounts, build_toolset, can_defer, matching_result
+from agentrig.runtime.engine.pydantic_ai_engine.yaml_tools import (
+    ToolCallCounts,
+    build_toolset,
+    can_defer,
+    matching_result,
+)
 from agentrig.runtime.models.stops import ScriptedToolFailure, ScriptMismatch
 from agentrig.scenarios.model import ToolSpec
 

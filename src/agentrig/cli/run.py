@@ -194,7 +194,7 @@ def _engine(name: str) -> Any:
     if name == "pydantic-ai":
         return None
     if name == "tinyagent":
-        from agentrig.runtime.engine.tinyagent_engine import execute_scenario_tinyagent
+        from agentrig.runtime.engine.tinyagent_engine.execution import execute_scenario_tinyagent
 
         return execute_scenario_tinyagent
     raise typer.BadParameter(f"unknown engine {name!r} (known: pydantic-ai, tinyagent)", param_hint="--engine")

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentrig.runtime.engine.agent_loading import AgentHandle, agent_for_prompt, load_user_agent
 from agentrig.runtime.engine.event_engine import EventingEngine
 from agentrig.runtime.engine.orchestrator import RequestOrchestrator
-from agentrig.runtime.engine.pydantic_ai_engine import PydanticAIEngine
+from agentrig.runtime.engine.pydantic_ai_engine.agent_loading import AgentHandle, agent_for_prompt, load_user_agent
+from agentrig.runtime.engine.pydantic_ai_engine.plain import PydanticAIEngine
+from agentrig.runtime.engine.pydantic_ai_engine.streamed import PydanticAIStreamedEngine
 from agentrig.runtime.engine.seam import Engine
-from agentrig.runtime.engine.streamed_engine import PydanticAIStreamedEngine
 from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.events import Event, EventLog
 from agentrig.runtime.history.redaction import redact, redact_json, refresh_secrets

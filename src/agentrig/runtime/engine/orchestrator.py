@@ -41,8 +41,8 @@ from typing import Any, Protocol
 
 from agentrig.runtime.engine.compaction.controller import estimate_tokens
 from agentrig.runtime.engine.compaction.model_input import compacted_input
+from agentrig.runtime.engine.pydantic_ai_engine.structured_output import recorded_output
 from agentrig.runtime.engine.seam import Attempt, AttemptRequest, CompactedInput, Engine
-from agentrig.runtime.engine.structured_output import recorded_output
 from agentrig.runtime.history.canonical import Message, Part, RetryPromptPart, TextPart, ThoughtPart, ToolCallPart
 from agentrig.runtime.history.canonical import ToolReturnPart as CanonicalToolReturn
 from agentrig.runtime.history.cleanup import (

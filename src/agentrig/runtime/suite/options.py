@@ -26,7 +26,7 @@ def max_jobs() -> int:
 
 
 class ExecutionLike(Protocol):
-    """What the engine returns (`agentrig.runtime.engine.scenario_execution.ScenarioExecution`)."""
+    """What the engine returns (`agentrig.runtime.engine.pydantic_ai_engine.scenario_execution.ScenarioExecution`)."""
 
     @property
     def turns(self) -> Sequence[TurnRecord]: ...
@@ -43,7 +43,7 @@ class ExecutionLike(Protocol):
 
 ExecuteScenario = Callable[..., Any]
 """`async (loaded, *, model=None) -> ExecutionLike`; the default is
-`agentrig.runtime.engine.scenario_execution.execute_scenario`.
+`agentrig.runtime.engine.pydantic_ai_engine.scenario_execution.execute_scenario`.
 Must be a module-level function when `jobs > 1` (it is sent to worker processes by reference)."""
 
 

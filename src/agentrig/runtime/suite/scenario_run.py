@@ -25,7 +25,7 @@ __all__ = ["run_one"]
 
 
 def _default_execute() -> ExecuteScenario:
-    from agentrig.runtime.engine.scenario_execution import execute_scenario
+    from agentrig.runtime.engine.pydantic_ai_engine.scenario_execution import execute_scenario
 
     return execute_scenario
 

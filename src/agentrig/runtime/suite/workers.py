@@ -48,7 +48,7 @@ def _run_in_worker(loaded: LoadedScenario, options: RunOptions, execute: Execute
 # (a module first imported inside a worker is imported again by every worker).
 _WORKER_PRELOAD = [
     "agentrig.runtime.suite.workers",
-    "agentrig.runtime.engine.scenario_execution",
+    "agentrig.runtime.engine.pydantic_ai_engine.scenario_execution",
     "agentrig.runtime.suite.reports",
     "agentrig.runtime.history.wire",
     "agentrig.runtime.history.sessions",

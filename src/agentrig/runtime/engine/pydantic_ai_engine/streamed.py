@@ -32,7 +32,7 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.run import AgentRun
 
-from agentrig.runtime.engine.pydantic_ai_engine import PydanticAIEngine, one_message
+from agentrig.runtime.engine.pydantic_ai_engine.plain import PydanticAIEngine, one_message
 from agentrig.runtime.engine.seam import Attempt, AttemptRequest, TurnObserver
 from agentrig.runtime.history.events import StreamDelta, StreamListener
 from agentrig.runtime.history.jsonio import dumps

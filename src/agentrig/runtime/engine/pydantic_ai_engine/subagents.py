@@ -27,8 +27,8 @@ from pydantic_ai.models import ModelRequestParameters
 from pydantic_ai.settings import ModelSettings
 
 from agentrig.errors import ScenarioError
-from agentrig.runtime.engine.deps import offline_import
 from agentrig.runtime.engine.module_loading import resolve_attribute
+from agentrig.runtime.engine.pydantic_ai_engine.deps import offline_import
 from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.run_records import Check
 from agentrig.runtime.models.conversion import to_canonical

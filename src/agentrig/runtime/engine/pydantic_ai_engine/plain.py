@@ -28,11 +28,15 @@ from pydantic_ai.run import AgentRun
 from pydantic_ai.usage import UsageLimits
 
 from agentrig.errors import UsageError
-from agentrig.runtime.engine.agent_loading import AgentHandle
-from agentrig.runtime.engine.deferred import deferred_tool_results, last_instructions, misanswered_approvals
-from agentrig.runtime.engine.run_failures import tool_failure, unscripted_model_error
+from agentrig.runtime.engine.pydantic_ai_engine.agent_loading import AgentHandle
+from agentrig.runtime.engine.pydantic_ai_engine.deferred import (
+    deferred_tool_results,
+    last_instructions,
+    misanswered_approvals,
+)
+from agentrig.runtime.engine.pydantic_ai_engine.run_failures import tool_failure, unscripted_model_error
+from agentrig.runtime.engine.pydantic_ai_engine.session_conversion import SessionConversion
 from agentrig.runtime.engine.seam import Attempt, AttemptRequest, CompactedInput, TurnObserver
-from agentrig.runtime.engine.session_conversion import SessionConversion
 from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.run_records import RunError
 from agentrig.runtime.history.usage import Usage

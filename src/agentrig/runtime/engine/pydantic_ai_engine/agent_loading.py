@@ -26,9 +26,9 @@ from pydantic_ai import Agent, DeferredToolRequests
 from pydantic_ai.agent import AbstractAgent
 
 from agentrig.errors import ScenarioError
-from agentrig.runtime.engine.deps import offline_import
 from agentrig.runtime.engine.module_loading import resolve_attribute, sys_exit_hint
-from agentrig.runtime.engine.yaml_tools import ToolCallCounts, build_toolset, can_defer
+from agentrig.runtime.engine.pydantic_ai_engine.deps import offline_import
+from agentrig.runtime.engine.pydantic_ai_engine.yaml_tools import ToolCallCounts, build_toolset, can_defer
 from agentrig.scenarios.loader import LoadedScenario
 from agentrig.scenarios.model import Settings, ToolSpec
 

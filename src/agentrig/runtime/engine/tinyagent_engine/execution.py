@@ -45,8 +45,8 @@ from tinyagent.agent_types import (
 )
 
 from agentrig.runtime.engine.session_registry import scenario_registry
-from agentrig.runtime.engine.tinyagent_agents import UNSUPPORTED_PREFIX, EngineUnsupported, load_tinyagent_agent
-from agentrig.runtime.engine.tinyagent_input_checks import input_checks
+from agentrig.runtime.engine.tinyagent_engine.agents import UNSUPPORTED_PREFIX, EngineUnsupported, load_tinyagent_agent
+from agentrig.runtime.engine.tinyagent_engine.input_checks import input_checks
 from agentrig.runtime.engine.tool_rules import ToolCallCounts, describe_args, matching_result
 from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import Message, Part, RetryPromptPart, ToolCallPart, ToolReturnPart

@@ -18,17 +18,17 @@ from pathlib import Path
 
 from pydantic_ai.models import Model, override_allow_model_requests
 
-from agentrig.runtime.engine.agent_loading import AgentCache, AgentHandle, agent_for_scenario
 from agentrig.runtime.engine.compaction.controller import CompactionController
 from agentrig.runtime.engine.compaction.summarizer import compactor_for
-from agentrig.runtime.engine.deferred import turn_deferred_results
-from agentrig.runtime.engine.deps import enter_deps
 from agentrig.runtime.engine.event_engine import EventingEngine
 from agentrig.runtime.engine.orchestrator import RequestOrchestrator
-from agentrig.runtime.engine.pydantic_ai_engine import PydanticAIEngine
+from agentrig.runtime.engine.pydantic_ai_engine.agent_loading import AgentCache, AgentHandle, agent_for_scenario
+from agentrig.runtime.engine.pydantic_ai_engine.deferred import turn_deferred_results
+from agentrig.runtime.engine.pydantic_ai_engine.deps import enter_deps
+from agentrig.runtime.engine.pydantic_ai_engine.plain import PydanticAIEngine
+from agentrig.runtime.engine.pydantic_ai_engine.streamed import PydanticAIStreamedEngine
+from agentrig.runtime.engine.pydantic_ai_engine.subagents import SubAgentRun, SubAgentScripts
 from agentrig.runtime.engine.session_registry import scenario_registry
-from agentrig.runtime.engine.streamed_engine import PydanticAIStreamedEngine
-from agentrig.runtime.engine.subagents import SubAgentRun, SubAgentScripts
 from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.events import Event, EventLog
