@@ -47,6 +47,7 @@ from agentrig.runtime.history.canonical import (
     ToolCallPart,
     ToolReturnPart,
 )
+from agentrig.runtime.history.wire_decoding import BadField, json_type
 
 __all__ = [
     "IMAGE_PART_KIND",
@@ -86,55 +87,34 @@ def looks_like_tinyagent(items: object) -> bool:
 # --- reading ---
 
 
-class _Bad(Exception):
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
-        self.message = message
-
-
-def _type_name(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, list):
-        return "an array"
-    return "an object" if isinstance(value, dict) else type(value).__name__
-
-
 def _str_or_none(data: Mapping[str, Any], key: str) -> str | None:
     value = data.get(key)
     if value is not None and type(value) is not str:
-        raise _Bad(key, f"expected a string or null, got {_type_name(value)}")
+        raise BadField(key, f"expected a string or null, got {json_type(value)}")
     return value
 
 
 def _marker(data: Mapping[str, Any]) -> dict[str, Any]:
     marker = data.get(MARKER, {})
     if type(marker) is not dict:
-        raise _Bad(MARKER, f"expected an object, got {_type_name(marker)}")
+        raise BadField(MARKER, f"expected an object, got {json_type(marker)}")
     return marker
 
 
 def _blocks(data: Mapping[str, Any]) -> list[dict[str, Any]]:
     content = data.get("content", [])
     if type(content) is not list:
-        raise _Bad("content", f"expected an array of content blocks, got {_type_name(content)}")
+        raise BadField("content", f"expected an array of content blocks, got {json_type(content)}")
     for index, block in enumerate(content):
         if block is not None and (type(block) is not dict or type(block.get("type")) is not str):
-            raise _Bad(f"content[{index}]", "expected a content block object with a type")
+            raise BadField(f"content[{index}]", "expected a content block object with a type")
     return [block for block in content if block is not None]
 
 
 def _text_of(block: dict[str, Any], index: int) -> str:
     text = block.get("text")
     if text is not None and type(text) is not str:
-        raise _Bad(f"content[{index}].text", f"expected a string, got {_type_name(text)}")
+        raise BadField(f"content[{index}].text", f"expected a string, got {json_type(text)}")
     return text or ""
 
 
@@ -151,7 +131,7 @@ def _user_parts(data: dict[str, Any]) -> list[Part]:
         elif kind == "image":
             parts.append(OpaquePart(part_kind=IMAGE_PART_KIND, data={k: v for k, v in block.items() if k != "type"}))
         else:
-            raise _Bad(f"content[{index}].type", f"a user message holds text and image blocks, not {kind!r}")
+            raise BadField(f"content[{index}].type", f"a user message holds text and image blocks, not {kind!r}")
     return parts
 
 
@@ -164,17 +144,17 @@ def _assistant_parts(data: dict[str, Any]) -> list[Part]:
         elif kind == "thinking":
             thinking = block.get("thinking")
             if thinking is not None and type(thinking) is not str:
-                raise _Bad(f"content[{index}].thinking", f"expected a string, got {_type_name(thinking)}")
+                raise BadField(f"content[{index}].thinking", f"expected a string, got {json_type(thinking)}")
             try:
                 signature = _str_or_none(block, "thinking_signature")
-            except _Bad as bad:
-                raise _Bad(f"content[{index}].{bad.field}", bad.message) from None
+            except BadField as bad:
+                raise BadField(f"content[{index}].{bad.field}", bad.message) from None
             provider = _marker(block).get("provider_name")
             parts.append(ThoughtPart(content=thinking or "", signature=signature, provider_name=provider))
         elif kind == "tool_call":
             parts.append(_tool_call(block, f"content[{index}]"))
         else:
-            raise _Bad(
+            raise BadField(
                 f"content[{index}].type", f"an assistant message holds text, thinking and tool_call, not {kind!r}"
             )
     return parts
@@ -183,12 +163,12 @@ def _assistant_parts(data: dict[str, Any]) -> list[Part]:
 def _tool_call(block: dict[str, Any], where: str) -> ToolCallPart:
     call_id, name = block.get("id"), block.get("name")
     if type(call_id) is not str or not call_id:
-        raise _Bad(f"{where}.id", f"expected a non-empty string, got {_type_name(call_id)}")
+        raise BadField(f"{where}.id", f"expected a non-empty string, got {json_type(call_id)}")
     if type(name) is not str:
-        raise _Bad(f"{where}.name", f"expected a string, got {_type_name(name)}")
+        raise BadField(f"{where}.name", f"expected a string, got {json_type(name)}")
     arguments = block.get("arguments", {})
     if type(arguments) is not dict:
-        raise _Bad(f"{where}.arguments", f"expected an object, got {_type_name(arguments)}")
+        raise BadField(f"{where}.arguments", f"expected an object, got {json_type(arguments)}")
     raw = block.get("partial_json")
     # tinyagent keeps only JSON-object arguments; agentrig writes arguments that are not one (malformed JSON,
     # a list) as `partial_json` beside empty arguments, so they come back verbatim.
@@ -208,11 +188,11 @@ def _is_json_object(text: str) -> bool:
 def _tool_result_part(data: dict[str, Any]) -> Part:
     call_id = data.get("tool_call_id")
     if type(call_id) is not str or not call_id:
-        raise _Bad("tool_call_id", f"expected a non-empty string, got {_type_name(call_id)}")
+        raise BadField("tool_call_id", f"expected a non-empty string, got {json_type(call_id)}")
     tool_name = _str_or_none(data, "tool_name")
     is_error = data.get("is_error", False)
     if type(is_error) is not bool:
-        raise _Bad("is_error", f"expected true or false, got {_type_name(is_error)}")
+        raise BadField("is_error", f"expected true or false, got {json_type(is_error)}")
     blocks = _blocks(data)
     marker = _marker(data)
     if marker.get("retry"):
@@ -220,7 +200,7 @@ def _tool_result_part(data: dict[str, Any]) -> Part:
         return RetryPromptPart(content=_retry_content(marker, text), tool_name=tool_name, tool_call_id=call_id)
     outcome = marker.get("outcome", "failed" if is_error else "success")
     if outcome not in _OUTCOMES:
-        raise _Bad(f"{MARKER}.outcome", f"unknown tool outcome {outcome!r}")
+        raise BadField(f"{MARKER}.outcome", f"unknown tool outcome {outcome!r}")
     content = marker["content"] if "content" in marker else _content_from_blocks(blocks)
     return ToolReturnPart(tool_call_id=call_id, tool_name=tool_name, content=content, outcome=outcome)
 
@@ -230,7 +210,7 @@ def _retry_content(marker: Mapping[str, Any], text: str) -> str | list[dict[str,
     content = marker.get("content", text)
     if type(content) is str or (type(content) is list and all(type(item) is dict for item in content)):
         return content
-    raise _Bad(f"{MARKER}.content", f"expected a string or a list of error objects, got {_type_name(content)}")
+    raise BadField(f"{MARKER}.content", f"expected a string or a list of error objects, got {json_type(content)}")
 
 
 def _content_from_blocks(blocks: list[dict[str, Any]]) -> JsonValue:
@@ -260,12 +240,12 @@ def messages_from_tinyagent(
         where = f"{field}[{index}]"
         if type(item) is dict and "thought" in item and "role" not in item:
             if type(item["thought"]) is not str:
-                got = _type_name(item["thought"])
+                got = json_type(item["thought"])
                 raise HistoryFormatError(f"expected a string, got {got}", path=source, field=f"{where}.thought")
             thoughts.append(item["thought"])
             continue
         if type(item) is not dict:
-            raise HistoryFormatError(f"expected a message object, got {_type_name(item)}", path=source, field=where)
+            raise HistoryFormatError(f"expected a message object, got {json_type(item)}", path=source, field=where)
         role = item.get("role")
         if type(role) is not str or role not in ROLES:
             known = ", ".join(sorted(ROLES))
@@ -287,7 +267,7 @@ def messages_from_tinyagent(
                 else:
                     texts = [p.content for p in _user_parts(item) if isinstance(p, TextPart)]
                     request.extend(SystemPromptPart(content=text) for text in texts)
-        except _Bad as bad:
+        except BadField as bad:
             raise HistoryFormatError(bad.message, path=source, field=f"{where}.{bad.field}") from None
         previous_role = role
     close_request()
@@ -298,8 +278,8 @@ def _meta(marker: Mapping[str, Any]) -> dict[str, str | None]:
     """The message-level values a marker carries, checked."""
     try:
         return {"run_id": _str_or_none(marker, "run_id"), "state": _str_or_none(marker, "state")}
-    except _Bad as bad:
-        raise _Bad(f"{MARKER}.{bad.field}", bad.message) from None
+    except BadField as bad:
+        raise BadField(f"{MARKER}.{bad.field}", bad.message) from None
 
 
 def _with_meta(message: Message, meta: Mapping[str, str | None]) -> Message:
