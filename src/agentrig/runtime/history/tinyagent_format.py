@@ -307,7 +307,7 @@ def _is_block(item: object) -> bool:
     """A value tinyagent's `TextContent` or `ImageContent` validates."""
     if not isinstance(item, dict):
         return False
-    block: dict[str, Any] = item  # pyright: ignore[reportUnknownVariableType]
+    block: dict[str, Any] = item
     keys = ("text",) if block.get("type") == "text" else ("url", "mime_type") if block.get("type") == "image" else None
     return keys is not None and all(block.get(key) is None or type(block[key]) is str for key in keys)
 
@@ -316,8 +316,8 @@ def _blocks_for_content(content: JsonValue) -> tuple[list[dict[str, Any]], bool]
     """Content blocks for a tool return's content, and whether reading them back gives other content."""
     if isinstance(content, str):
         blocks = [_text_block(content)]
-    elif isinstance(content, list) and all(_is_block(item) for item in content):  # pyright: ignore[reportUnknownVariableType]
-        blocks = list(content)  # pyright: ignore[reportUnknownArgumentType]
+    elif isinstance(content, list) and all(_is_block(item) for item in content):
+        blocks = list(content)
     else:
         blocks = [_text_block(jsonio.dumps(content).decode())]
     # Compare as JSON text: Python's == calls True equal to 1, JSON does not.
@@ -374,12 +374,12 @@ def _pydantic_ai_user_content(content: object) -> list[dict[str, Any]] | None:
     if not isinstance(content, list):
         return None
     blocks: list[dict[str, Any]] = []
-    for item in content:  # pyright: ignore[reportUnknownVariableType]
+    for item in content:
         if isinstance(item, str):
             blocks.append(_text_block(item))
-        elif isinstance(item, dict) and item.get("kind") == "image-url" and isinstance(item.get("url"), str):  # pyright: ignore[reportUnknownMemberType]
+        elif isinstance(item, dict) and item.get("kind") == "image-url" and isinstance(item.get("url"), str):
             image: dict[str, Any] = {"type": "image", "url": item["url"]}
-            if isinstance(item.get("media_type"), str):  # pyright: ignore[reportUnknownMemberType]
+            if isinstance(item.get("media_type"), str):
                 image["mime_type"] = item["media_type"]
             blocks.append(image)
         else:

@@ -92,7 +92,7 @@ def _with_shared_inputs(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
     restored: list[dict[str, Any]] | None = None
     for index, error in enumerate(errors):
         loc = error.get("loc")
-        if not (isinstance(loc, list | tuple) and len(loc) <= 1):  # pyright: ignore[reportUnknownArgumentType]
+        if not (isinstance(loc, list | tuple) and len(loc) <= 1):
             continue
         if "input" in error:
             if shared is None:

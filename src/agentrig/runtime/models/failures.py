@@ -71,12 +71,12 @@ def _body_codes_and_text(body: object) -> tuple[set[str], str]:
     while pending:
         value = pending.pop()
         if isinstance(value, Mapping):
-            for key, item in value.items():  # pyright: ignore[reportUnknownVariableType]
+            for key, item in value.items():
                 if key in ("code", "type") and isinstance(item, str):
                     codes.add(item)
                 pending.append(item)
         elif isinstance(value, list | tuple):
-            pending.extend(value)  # pyright: ignore[reportUnknownArgumentType]
+            pending.extend(value)
         elif isinstance(value, str):
             texts.append(value)
     return codes, " ".join(texts).lower()
@@ -131,10 +131,10 @@ def _error_object(error: BaseException) -> Mapping[str, Any]:
     Anthropic's the whole `{"type": "error", "error": {...}}` body."""
     body = getattr(error, "body", None)
     if isinstance(body, Mapping):
-        inner = body.get("error")  # pyright: ignore[reportUnknownMemberType]
+        inner = body.get("error")
         if isinstance(inner, Mapping):
-            return inner  # pyright: ignore[reportUnknownVariableType]
-        return body  # pyright: ignore[reportUnknownVariableType]
+            return inner
+        return body
     return {}
 
 

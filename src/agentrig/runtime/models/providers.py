@@ -330,7 +330,7 @@ def _retry_after_seconds(error: BaseException) -> float | None:
     headers = getattr(error, "headers", None)
     if not isinstance(headers, Mapping):
         return None
-    lowered = {str(key).lower(): str(value) for key, value in headers.items()}  # pyright: ignore[reportUnknownVariableType]
+    lowered = {str(key).lower(): str(value) for key, value in headers.items()}
     milliseconds = lowered.get("retry-after-ms")
     if milliseconds is not None:
         try:

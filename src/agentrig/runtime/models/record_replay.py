@@ -300,7 +300,7 @@ def replay_model(path: str | Path) -> ReplayModel:
     """A model answering from the recording at `path`; a missing or malformed file is a `HistoryFormatError`."""
     source = Path(path)
     data = jsonio.read_json_file(source)
-    if not isinstance(data, dict) or data.get("format") != RECORDING_FORMAT:  # pyright: ignore[reportUnknownMemberType]
+    if not isinstance(data, dict) or data.get("format") != RECORDING_FORMAT:
         raise HistoryFormatError(f"not a recording (expected format {RECORDING_FORMAT!r})", path=source, field="format")
     document = cast(dict[str, Any], data)
     raw_exchanges = document.get("exchanges")
@@ -313,7 +313,7 @@ def replay_model(path: str | Path) -> ReplayModel:
             not isinstance(raw, dict)
             or not isinstance(raw.get("request"), dict)
             or not isinstance(raw.get("response"), dict)
-        ):  # pyright: ignore[reportUnknownMemberType]
+        ):
             raise HistoryFormatError("expected an object with request and response objects", path=source, field=where)
         entry = cast(dict[str, Any], raw)
         response_data = cast(dict[str, Any], entry["response"])

@@ -35,12 +35,12 @@ def is_subset(expected: Any, actual: Any) -> bool:
     if isinstance(expected, Mapping):
         if not isinstance(actual, Mapping):
             return False
-        actual_map: Mapping[Any, Any] = actual  # pyright: ignore[reportUnknownVariableType]
-        return all(key in actual_map and is_subset(value, actual_map[key]) for key, value in expected.items())  # pyright: ignore[reportUnknownVariableType]
+        actual_map: Mapping[Any, Any] = actual
+        return all(key in actual_map and is_subset(value, actual_map[key]) for key, value in expected.items())
     if isinstance(expected, Sequence) and not isinstance(expected, str):
-        if not isinstance(actual, Sequence) or isinstance(actual, str) or len(actual) != len(expected):  # pyright: ignore[reportUnknownArgumentType]
+        if not isinstance(actual, Sequence) or isinstance(actual, str) or len(actual) != len(expected):
             return False
-        return all(is_subset(e, a) for e, a in zip(expected, actual, strict=True))  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+        return all(is_subset(e, a) for e, a in zip(expected, actual, strict=True))
     if _is_number(expected) and _is_number(actual):
         return expected == actual  # 2 matches 2.0, as JSON does not tell them apart
     return type(expected) is type(actual) and expected == actual  # True must not match 1

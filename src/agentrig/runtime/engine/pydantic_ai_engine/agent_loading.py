@@ -184,7 +184,7 @@ def agent_for_scenario(
         key = agent_version(kind=f"user:{spec}", system_prompt=None, tools={}, settings=scenario.settings)
         key += f":{loaded.base_dir.resolve()}"
         if isinstance(target, AbstractAgent):
-            agent: AnyAgent = target  # pyright: ignore[reportUnknownVariableType]
+            agent: AnyAgent = target
             return AgentHandle(
                 key=key, build=lambda: agent, label=spec, cache=cache, run_retries=_run_retries(scenario.settings)
             )
@@ -220,10 +220,10 @@ def resolve_user_agent(
 
     value = resolve_attribute(spec, search_paths=search_paths, fail=fail)
     if isinstance(value, AbstractAgent):
-        return value  # pyright: ignore[reportUnknownVariableType]
+        return value
     if not callable(value):
         raise fail(f"{spec!r} is a {type(value).__name__}, not a pydantic-ai Agent or a factory returning one")
-    return value  # pyright: ignore[reportUnknownVariableType]
+    return value
 
 
 def call_factory(
@@ -244,7 +244,7 @@ def call_factory(
         raise fail(f"calling the factory {spec!r} called sys.exit({exit_.code!r}){sys_exit_hint(exit_)}") from None
     if not isinstance(built, AbstractAgent):
         raise fail(f"the factory {spec!r} returned a {type(built).__name__}, not a pydantic-ai Agent")
-    return built  # pyright: ignore[reportUnknownVariableType]
+    return built
 
 
 def load_user_agent(
@@ -258,5 +258,5 @@ def load_user_agent(
     it first when it is a zero-argument factory. Errors are `ScenarioError`s naming the file and `agent`."""
     target = resolve_user_agent(spec, search_paths=search_paths, scenario_path=scenario_path, line=line)
     if isinstance(target, AbstractAgent):
-        return target  # pyright: ignore[reportUnknownVariableType]
+        return target
     return call_factory(target, spec, scenario_path=scenario_path, line=line)

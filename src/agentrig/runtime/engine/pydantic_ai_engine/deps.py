@@ -100,9 +100,9 @@ async def enter_deps(
         if inspect.isawaitable(value):
             value = await value
         if isinstance(value, AbstractAsyncContextManager) or hasattr(value, "__aenter__"):
-            return await stack.enter_async_context(value)  # pyright: ignore[reportUnknownArgumentType]
+            return await stack.enter_async_context(value)
         if isinstance(value, AbstractContextManager) or hasattr(value, "__enter__"):
-            return stack.enter_context(value)  # pyright: ignore[reportUnknownArgumentType]
+            return stack.enter_context(value)
     except TypeError as error:
         raise fail(f"calling {spec!r} failed: {error}") from None
     except ScenarioError:

@@ -98,7 +98,7 @@ class SubAgentScripts:
             if not isinstance(agent, AbstractAgent):
                 kind = type(agent).__name__
                 raise fail(f"{spec!r} is a {kind}, not a pydantic-ai Agent (the Agent object its caller runs)")
-            self._agents.append(agent)  # pyright: ignore[reportUnknownArgumentType]
+            self._agents.append(agent)
             self._scripts.append(_RecordingScript(spec, script.model))
 
     def overriding(self) -> ExitStack:

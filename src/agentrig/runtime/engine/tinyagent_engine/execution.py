@@ -133,7 +133,7 @@ def _object_args(raw: str) -> dict[str, Any] | None:
         parsed = json.loads(raw)
     except ValueError:
         return None
-    return parsed if isinstance(parsed, dict) else None  # pyright: ignore[reportUnknownVariableType]
+    return parsed if isinstance(parsed, dict) else None
 
 
 def _arguments(args: dict[str, Any] | str) -> dict[str, Any]:
