@@ -7,8 +7,10 @@ from typing import Any, get_args
 import pytest
 from pydantic import BaseModel, ValidationError
 
+from agentrig.runtime.history.events import EVENT_TYPES
 from agentrig.runtime.history.run_records import RunErrorKind
 from agentrig.scenarios import model
+from agentrig.scenarios.event_model import EventTypeName
 from agentrig.scenarios.field_docs import field_docstrings
 
 MODELS: list[type[BaseModel]] = [
@@ -28,6 +30,11 @@ def test_every_field_has_a_description(model_class: type[BaseModel]) -> None:
 
 def test_error_kinds_match_the_runtime() -> None:
     assert set(get_args(model.RunErrorKind)) == set(get_args(RunErrorKind))
+
+
+def test_event_type_names_match_the_event_log() -> None:
+    # The scenario format cannot import the runtime (layering), so the two lists are kept equal here.
+    assert get_args(EventTypeName) == EVENT_TYPES
 
 
 def test_json_schema_uses_the_return_alias() -> None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
+from typing import Any, Literal, Protocol, TypeAlias, get_args, runtime_checkable
 
 from agentrig.runtime.history.canonical import Message, RetryPromptPart, TextPart, ToolReturnPart
 from agentrig.runtime.history.jsonio import dumps, loads
@@ -57,17 +57,7 @@ EventType: TypeAlias = Literal[
     "turn_end",
     "agent_end",
 ]
-EVENT_TYPES: tuple[EventType, ...] = (
-    "agent_start",
-    "turn_start",
-    "message_start",
-    "message_update",
-    "message_end",
-    "tool_execution_start",
-    "tool_execution_end",
-    "turn_end",
-    "agent_end",
-)
+EVENT_TYPES: tuple[EventType, ...] = get_args(EventType)
 
 DeltaKind: TypeAlias = Literal["text", "thought", "tool-call"]
 
