@@ -74,6 +74,9 @@ class PydanticAIEngine:
         return f"{self.model.system}:{self.model.model_name}"
 
     async def attempt(self, request: AttemptRequest, observer: TurnObserver) -> Attempt:
+        misanswered = misanswered_approvals(request.deferred_results, self._awaiting_approval)
+        if misanswered is not None:
+            return Attempt(messages=list(request.history), error=RunError(kind="agent_error", message=misanswered))
         model = self._run_model(request.compacted_input)
         estimated = self._estimated()
         settings = request.settings
@@ -81,10 +84,6 @@ class PydanticAIEngine:
         timer = None
         if settings.timeout is not None:
             timer = asyncio.get_running_loop().call_later(settings.timeout, lambda: control.stop("timeout"))
-        misanswered = misanswered_approvals(request.deferred_results, self._awaiting_approval)
-        if misanswered is not None:
-            return Attempt(messages=list(request.history), error=RunError(kind="agent_error", message=misanswered))
-        deferred = deferred_tool_results(request.deferred_results)
         retries: Any = self.agent.run_retries
         with capture_run_messages() as captured, open_run_control(control):
             try:
@@ -94,68 +93,83 @@ class PydanticAIEngine:
                     model=model,
                     deps=self.agent.deps,
                     usage_limits=_usage_limits(settings),
-                    deferred_tool_results=deferred,
+                    deferred_tool_results=deferred_tool_results(request.deferred_results),
                     cancellation_token=control.token,
                     retries=retries,
                 ) as run:
                     stopped, pending_request = await self._drive(run, observer)
-                    messages = list(run.all_messages())
-                    first_new = len(messages) - len(run.new_messages())  # pydantic-ai's own count of the input
-                    if pending_request is not None and (not messages or messages[-1] is not pending_request):
-                        messages.append(pending_request)
-                    usage = Usage.from_object(pydantic_ai_compat.run_usage(run), estimated=estimated)
-                    native = _native_dump(messages, first_new)
-                    if stopped is not None:
-                        return Attempt(
-                            messages=self._conversion.to_canonical(messages),
-                            usage=usage,
-                            error=classify(stopped),
-                            native_dump=native,
-                        )
-                    output = run.result.output if run.result is not None else None
-                    if isinstance(output, DeferredToolRequests):
-                        self._awaiting_approval = {call.tool_call_id for call in output.approvals}
-                    return Attempt(
-                        messages=self._conversion.to_canonical(messages),
-                        output=output,
-                        pending_deferred=isinstance(output, DeferredToolRequests),
-                        usage=usage,
-                        instructions=last_instructions(messages),
-                        native_dump=native,
-                    )
+                    return self._finished(run, stopped, pending_request, estimated)
             except RunCancelled as cancelled:
                 return self._cancelled(cancelled, control, settings, estimated, len(request.history))
             except (KeyboardInterrupt, asyncio.CancelledError) as external:  # Ctrl-C: save, then re-raise
-                self.agent.invalidate()
-                state = RunCancelled.from_cancellation(external)
-                messages = list(state.all_messages()) if state is not None else list(captured)
-                return Attempt(
-                    messages=self._conversion.to_canonical(messages),
-                    usage=_responses_usage(messages[len(request.history) :], estimated=estimated),
-                    interrupted=True,
-                    reraise=external,
-                    native_dump=_native_dump(messages, len(request.history)),
-                )
+                return self._interrupted(external, list(captured), len(request.history), estimated)
             except Exception as error:  # every other failure is classified; the history stays intact
-                messages = list(captured)
-                failed_call_id = error.tool_call_id if isinstance(error, ScriptedToolFailure) else None
-                run_error = classify(error)
-                raised_by_tool = None if failed_call_id else tool_failure(error, _called_ids(messages))
-                if raised_by_tool is not None:  # a real tool raised: that call failed, and the error names it
-                    failed_call_id, run_error = raised_by_tool.tool_call_id, raised_by_tool.error
-                else:
-                    run_error = unscripted_model_error(error) or run_error
-                return Attempt(
-                    messages=self._conversion.to_canonical(messages),
-                    usage=_responses_usage(messages[len(request.history) :], estimated=estimated),
-                    error=run_error,
-                    failed_call_id=failed_call_id,
-                    instructions=last_instructions(messages),
-                    native_dump=_native_dump(messages, len(request.history)),
-                )
+                return self._failed(error, list(captured), len(request.history), estimated)
             finally:
                 if timer is not None:
                     timer.cancel()
+
+    def _finished(
+        self, run: AgentRun[Any, Any], stopped: RunStopped | None, pending_request: ModelRequest | None, estimated: bool
+    ) -> Attempt:
+        """A run that ended normally, or that the observer stopped (with the request it was about to send)."""
+        messages = list(run.all_messages())
+        first_new = len(messages) - len(run.new_messages())  # pydantic-ai's own count of the input
+        if pending_request is not None and (not messages or messages[-1] is not pending_request):
+            messages.append(pending_request)
+        usage = Usage.from_object(pydantic_ai_compat.run_usage(run), estimated=estimated)
+        native = _native_dump(messages, first_new)
+        if stopped is not None:
+            return Attempt(
+                messages=self._conversion.to_canonical(messages),
+                usage=usage,
+                error=classify(stopped),
+                native_dump=native,
+            )
+        output = run.result.output if run.result is not None else None
+        if isinstance(output, DeferredToolRequests):
+            self._awaiting_approval = {call.tool_call_id for call in output.approvals}
+        return Attempt(
+            messages=self._conversion.to_canonical(messages),
+            output=output,
+            pending_deferred=isinstance(output, DeferredToolRequests),
+            usage=usage,
+            instructions=last_instructions(messages),
+            native_dump=native,
+        )
+
+    def _interrupted(
+        self, external: BaseException, captured: list[ModelMessage], input_count: int, estimated: bool
+    ) -> Attempt:
+        """Ctrl-C or task cancellation: pydantic-ai's snapshot of the run, saved before the exception goes on."""
+        self.agent.invalidate()
+        state = RunCancelled.from_cancellation(external)
+        messages = list(state.all_messages()) if state is not None else captured
+        return Attempt(
+            messages=self._conversion.to_canonical(messages),
+            usage=_responses_usage(messages[input_count:], estimated=estimated),
+            interrupted=True,
+            reraise=external,
+            native_dump=_native_dump(messages, input_count),
+        )
+
+    def _failed(self, error: Exception, messages: list[ModelMessage], input_count: int, estimated: bool) -> Attempt:
+        """Any other failure, classified; a real tool's exception fails that call and names the tool."""
+        failed_call_id = error.tool_call_id if isinstance(error, ScriptedToolFailure) else None
+        run_error = classify(error)
+        raised_by_tool = None if failed_call_id else tool_failure(error, _called_ids(messages))
+        if raised_by_tool is not None:
+            failed_call_id, run_error = raised_by_tool.tool_call_id, raised_by_tool.error
+        else:
+            run_error = unscripted_model_error(error) or run_error
+        return Attempt(
+            messages=self._conversion.to_canonical(messages),
+            usage=_responses_usage(messages[input_count:], estimated=estimated),
+            error=run_error,
+            failed_call_id=failed_call_id,
+            instructions=last_instructions(messages),
+            native_dump=_native_dump(messages, input_count),
+        )
 
     async def _drive(
         self, run: AgentRun[Any, Any], observer: TurnObserver
