@@ -175,3 +175,28 @@ def test_the_removal_doc_refuses_an_unexplained_difference() -> None:
     assert "| `drifted` | golden | differs | scenario: golden |" in text
     assert "| `skipped-feature` | golden | not run | compaction settings |" in text
     assert "**1** scenarios identical on both engines, **2** differ, **1** not run" in text
+
+
+INSTRUCTIONS_SCENARIO = """name: instructions-{word}
+system_prompt: You are terse.
+turns:
+  - user: Hi.
+    model:
+      - text: Hello.
+        usage: {{input_tokens: 10, output_tokens: 2}}
+        expect_input:
+          instructions_contain: {word}
+          tools: []
+"""
+
+
+@pytest.mark.parametrize(("word", "status"), [("terse", "passed"), ("verbose", "failed")])
+def test_instructions_are_checked_on_the_tinyagent_engine_too(tmp_path: Path, word: str, status: str) -> None:
+    # The system prompt is tinyagent's instructions; an `instructions_contain` it does not hold must fail.
+    path = tmp_path / f"{word}.yaml"
+    path.write_text(INSTRUCTIONS_SCENARIO.format(word=word), encoding="utf-8")
+    suite = run_suite(RunOptions(paths=(path,), out_dir=None), execute=execute_scenario_tinyagent)
+    (result,) = suite.results
+    assert result.status == status, [c for c in result.checks if not c.passed] or result.error
+    names = [check.name for check in result.checks]
+    assert "turn 1, step 1: input.instructions_contain" in names

@@ -48,6 +48,7 @@ from pydantic_ai.settings import ModelSettings
 from pydantic_ai.usage import RequestUsage
 
 from agentrig.runtime.history.run_records import Check
+from agentrig.runtime.models.input_checks import common_input_checks
 from agentrig.runtime.models.run_control import request_abort
 from agentrig.runtime.models.scripted_stream import StreamItem, response_deltas, with_fixed_usage
 from agentrig.runtime.models.stops import ScriptExhausted, ScriptMismatch
@@ -333,10 +334,6 @@ def _seen_texts(messages: Sequence[ModelMessage]) -> list[str]:
     return texts
 
 
-def _as_texts(value: tuple[str, ...] | str) -> tuple[str, ...]:
-    return (value,) if isinstance(value, str) else value
-
-
 def _input_checks(
     expect: ModelInputCheck, messages: Sequence[ModelMessage], info: AgentInfo, *, where: str
 ) -> list[Check]:
@@ -371,42 +368,16 @@ def _input_checks(
                 detail=detail,
             )
         )
-    if expect.message_count is not None:
-        checks.append(
-            Check(
-                name=f"{prefix}.message_count",
-                passed=len(messages) == expect.message_count,
-                expected=expect.message_count,
-                actual=len(messages),
-            )
+    # Output tools are tools the model can call too, as `tool_calls` expectations count them.
+    offered = [tool.name for tool in [*info.function_tools, *info.output_tools]]
+    checks.extend(
+        common_input_checks(
+            expect,
+            prefix=prefix,
+            message_count=len(messages),
+            texts=_seen_texts(messages),
+            instructions=info.instructions or "",
+            offered_tools=offered,
         )
-    texts = _seen_texts(messages)
-    for wanted in expect.contains_text:
-        found = any(wanted in text for text in texts)
-        checks.append(Check(name=f"{prefix}.contains_text", passed=found, expected=wanted, actual=found))
-    for unwanted in expect.not_contains_text:
-        found = any(unwanted in text for text in texts)
-        checks.append(Check(name=f"{prefix}.not_contains_text", passed=not found, expected=unwanted, actual=found))
-    instructions = info.instructions or ""
-    for wanted in _as_texts(expect.instructions_contain):
-        checks.append(
-            Check(name=f"{prefix}.instructions_contain", passed=wanted in instructions, expected=wanted,
-                  actual=instructions)
-        )  # fmt: skip
-    for unwanted in _as_texts(expect.instructions_not_contain):
-        checks.append(
-            Check(name=f"{prefix}.instructions_not_contain", passed=unwanted not in instructions, expected=unwanted,
-                  actual=instructions)
-        )  # fmt: skip
-    if expect.tools is not None:
-        # Output tools are tools the model can call too, as `tool_calls` expectations count them.
-        offered = sorted(tool.name for tool in [*info.function_tools, *info.output_tools])
-        checks.append(
-            Check(
-                name=f"{prefix}.tools",
-                passed=offered == sorted(expect.tools),
-                expected=sorted(expect.tools),
-                actual=offered,
-            )
-        )
+    )
     return checks

@@ -215,7 +215,8 @@ class _Script:
             received, _ = messages_from_tinyagent([m.model_dump(exclude_none=True) for m in context.messages])
             tools = [tool.name for tool in context.tools or ()]
             where = f"turn {self.turn + 1}, step {self.used}"
-            self.checks.extend(input_checks(step.expect_input, received, tools, where=where))
+            instructions = context.system_prompt or ""
+            self.checks.extend(input_checks(step.expect_input, received, tools, instructions=instructions, where=where))
         if step.error is not None:
             self.failed = RunError(kind=step.error.kind, message=step.error.message or f"scripted {step.error.kind}")
             raise _ModelCallFailed(self.failed.message)

@@ -18,6 +18,7 @@ from agentrig.runtime.history.canonical import (
     ToolReturnPart,
 )
 from agentrig.runtime.history.run_records import Check
+from agentrig.runtime.models.input_checks import common_input_checks
 from agentrig.scenarios.model import ModelInputCheck
 
 __all__ = ["input_checks"]
@@ -36,9 +37,10 @@ def _texts(messages: Sequence[Message]) -> list[str]:
 
 
 def input_checks(
-    expect: ModelInputCheck, messages: Sequence[Message], tools: Sequence[str], *, where: str
+    expect: ModelInputCheck, messages: Sequence[Message], tools: Sequence[str], *, instructions: str, where: str
 ) -> list[Check]:
-    """The checks `expect` asks for, on the canonical messages the model received and the tools it was offered."""
+    """The checks `expect` asks for, on the canonical messages the model received, its system prompt (tinyagent's
+    instructions) and the tools it was offered."""
     prefix = f"{where}: input"
     checks: list[Check] = []
     if expect.no_system_prompt_from_history:
@@ -57,30 +59,14 @@ def input_checks(
         calls = [p.tool_call_id for m in messages for p in m.parts if isinstance(p, ToolCallPart)]
         dangling = [call_id for call_id in calls if call_id not in answered]
         checks.append(Check(name=f"{prefix}.no_dangling_tool_calls", passed=not dangling, expected=[], actual=dangling))
-    if expect.message_count is not None:
-        checks.append(
-            Check(
-                name=f"{prefix}.message_count",
-                passed=len(messages) == expect.message_count,
-                expected=expect.message_count,
-                actual=len(messages),
-            )
+    checks.extend(
+        common_input_checks(
+            expect,
+            prefix=prefix,
+            message_count=len(messages),
+            texts=_texts(messages),
+            instructions=instructions,
+            offered_tools=tools,
         )
-    texts = _texts(messages)
-    for wanted in expect.contains_text:
-        found = any(wanted in text for text in texts)
-        checks.append(Check(name=f"{prefix}.contains_text", passed=found, expected=wanted, actual=found))
-    for unwanted in expect.not_contains_text:
-        found = any(unwanted in text for text in texts)
-        checks.append(Check(name=f"{prefix}.not_contains_text", passed=not found, expected=unwanted, actual=found))
-    if expect.tools is not None:
-        offered = sorted(tools)
-        checks.append(
-            Check(
-                name=f"{prefix}.tools",
-                passed=offered == sorted(expect.tools),
-                expected=sorted(expect.tools),
-                actual=offered,
-            )
-        )
+    )
     return checks
