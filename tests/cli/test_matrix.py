@@ -8,23 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from agentrig.cli import main
 from agentrig.runtime.matrix import environments as matrix_module
 from agentrig.runtime.matrix.environments import EnvironmentSpec, environment_spec, probe_python
+from tests.cli.cli_helpers import run_main
 from tests.runtime.test_matrix import executable, fake_environment, no_real_builds
 
 __all__ = ["no_real_builds"]  # the autouse fixture applies here too
-
-
-def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    """Run `agentrig ARGV` in-process; (exit code, stdout, stderr)."""
-    code = 0
-    try:
-        main(argv)
-    except SystemExit as exited:
-        code = exited.code if isinstance(exited.code, int) else 1
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def cli_spec(version: str) -> EnvironmentSpec:
@@ -44,7 +33,7 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_help_documents_the_options_and_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run_cli(["matrix", "--help"], capsys)
+    code, out, _ = run_main(capsys, *["matrix", "--help"])
     assert code == 0
     for option in ("--versions", "--project", "--out", "--python", "--jobs", "--rebuild"):
         assert option in out
@@ -69,7 +58,7 @@ def test_help_documents_the_options_and_exit_codes(capsys: pytest.CaptureFixture
 def test_usage_errors_exit_2_with_one_line(
     workdir: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
 ) -> None:
-    code, _, err = run_cli(argv, capsys)
+    code, _, err = run_main(capsys, *argv)
     assert code == 2
     assert message in err
 
@@ -78,7 +67,7 @@ def test_a_regression_exits_1_and_names_it(workdir: Path, capsys: pytest.Capture
     fake_environment(cli_spec("2.38.0"), {"a": "passed"})
     fake_environment(cli_spec("2.68.0"), {"a": "failed"})
 
-    code, out, err = run_cli(["matrix", "scenarios", "--versions", "2.38.0,2.68.0", "--out", "m"], capsys)
+    code, out, err = run_main(capsys, *["matrix", "scenarios", "--versions", "2.38.0,2.68.0", "--out", "m"])
 
     assert code == 1, err
     assert "[2/2] pydantic-ai 2.68.0: 0 passed, 1 failed" in err
@@ -92,7 +81,7 @@ def test_a_regression_exits_1_and_names_it(workdir: Path, capsys: pytest.Capture
 def test_no_regression_exits_0(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     fake_environment(cli_spec("2.38.0"), {"a": "passed"})
     fake_environment(cli_spec("2.40.0"), {"a": "passed"})
-    code, out, err = run_cli(["matrix", "scenarios", "--versions", "2.38.0,2.40.0", "-j", "2", "-k", "a"], capsys)
+    code, out, err = run_main(capsys, *["matrix", "scenarios", "--versions", "2.38.0,2.40.0", "-j", "2", "-k", "a"])
     assert code == 0, err
     document = json.loads((workdir / "agentrig-matrix" / "compatibility.json").read_text(encoding="utf-8"))
     assert (
@@ -112,7 +101,7 @@ def test_an_environment_that_cannot_be_built_exits_3_with_one_line(
     )
     monkeypatch.setattr(matrix_module, "find_uv", lambda: str(uv))
 
-    code, _, err = run_cli(["matrix", "scenarios", "--versions", "9.9.9"], capsys)
+    code, _, err = run_main(capsys, *["matrix", "scenarios", "--versions", "9.9.9"])
 
     assert code == 3
     (line,) = err.strip().splitlines()
@@ -122,7 +111,7 @@ def test_an_environment_that_cannot_be_built_exits_3_with_one_line(
 
 def test_stream_runs_every_version_streamed(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     fake_environment(cli_spec("2.38.0"), {"a": "passed"})
-    code, _, err = run_cli(["matrix", "scenarios", "--versions", "2.38.0", "--stream"], capsys)
+    code, _, err = run_main(capsys, *["matrix", "scenarios", "--versions", "2.38.0", "--stream"])
     assert code == 0, err
     document = json.loads((workdir / "agentrig-matrix" / "compatibility.json").read_text(encoding="utf-8"))
     assert document["command"].endswith("--stream")

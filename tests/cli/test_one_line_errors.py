@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from agentrig.cli import main
 from agentrig.runtime.suite import scenario_run
+from tests.cli.cli_helpers import exit_code_and_stderr
 from tests.runtime.runner_fakes import fake_execute
 from tests.runtime.test_runner import write_scenario
 
@@ -27,15 +27,6 @@ def fake_engine(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(scenario_run, "_default_execute", lambda: fake_execute)
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     monkeypatch.delenv("CI", raising=False)
-
-
-def _agentrig(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    try:
-        main(args)
-        code = 0
-    except SystemExit as exit_:
-        code = exit_.code if isinstance(exit_.code, int) else 1
-    return code, capsys.readouterr().err
 
 
 def _one_line(err: str) -> str:
@@ -66,7 +57,7 @@ def test_convert_to_a_directory(tmp_path: Path, capsys: pytest.CaptureFixture[st
     folder = tmp_path / "folder"
     folder.mkdir()
 
-    code, err = _agentrig(["convert", str(source), "-o", str(folder)], capsys)
+    code, err = exit_code_and_stderr(["convert", str(source), "-o", str(folder)], capsys)
 
     assert code == 2
     assert f"-o {folder}: is a directory" in _one_line(err)
@@ -79,7 +70,7 @@ def test_json_nested_too_deeply_is_refused_by_every_reader(
 ) -> None:
     path = _deeply_nested(tmp_path)
 
-    code, err = _agentrig([verb, str(path)], capsys)
+    code, err = exit_code_and_stderr([verb, str(path)], capsys)
 
     assert code == 2
     assert "nested more than" in _one_line(err)
@@ -87,7 +78,7 @@ def test_json_nested_too_deeply_is_refused_by_every_reader(
 
 def test_json_nested_within_the_limit_converts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = _deeply_nested(tmp_path, depth=200)
-    assert _agentrig(["convert", str(path), "-o", str(tmp_path / "out.json")], capsys)[0] == 0
+    assert exit_code_and_stderr(["convert", str(path), "-o", str(tmp_path / "out.json")], capsys)[0] == 0
 
 
 def test_a_scenario_name_too_long_for_a_file_name_is_invalid(
@@ -95,8 +86,8 @@ def test_a_scenario_name_too_long_for_a_file_name_is_invalid(
 ) -> None:
     (tmp_path / "long.yaml").write_text(f"name: {'n' * 300}\nturns:\n  - user: hi\n    model: [{{text: hello}}]\n")
 
-    validated, _ = _agentrig(["validate", str(tmp_path)], capsys)
-    ran, run_err = _agentrig(["run", str(tmp_path), "--out", str(tmp_path / "out")], capsys)
+    validated, _ = exit_code_and_stderr(["validate", str(tmp_path)], capsys)
+    ran, run_err = exit_code_and_stderr(["run", str(tmp_path), "--out", str(tmp_path / "out")], capsys)
 
     assert validated == 2
     assert ran == 2
@@ -111,7 +102,7 @@ def test_an_unwritable_step_summary(
     summary_target.mkdir()
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary_target))
 
-    code, err = _agentrig(["run", str(tmp_path), "-q", "--out", str(tmp_path / "out")], capsys)
+    code, err = exit_code_and_stderr(["run", str(tmp_path), "-q", "--out", str(tmp_path / "out")], capsys)
 
     assert code == 2
     assert f"GITHUB_STEP_SUMMARY {summary_target}: cannot append" in _one_line(err)
@@ -140,13 +131,13 @@ def test_merge_of_a_report_missing_what_merge_needs(
 ) -> None:
     write_scenario(tmp_path, "alpha")
     shard = tmp_path / "shard"
-    assert _agentrig(["run", str(tmp_path), "-q", "--out", str(shard)], capsys)[0] == 0
+    assert exit_code_and_stderr(["run", str(tmp_path), "-q", "--out", str(shard)], capsys)[0] == 0
     report_path = shard / "report.json"
     report = json.loads(report_path.read_text(encoding="utf-8"))
     _break_report(report, change)
     report_path.write_text(json.dumps(report), encoding="utf-8")
 
-    code, err = _agentrig(["merge", str(shard), "--out", str(tmp_path / "merged")], capsys)
+    code, err = exit_code_and_stderr(["merge", str(shard), "--out", str(tmp_path / "merged")], capsys)
 
     assert code == 2
     assert message in _one_line(err)

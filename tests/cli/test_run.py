@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from agentrig.cli import app, main
+from agentrig.cli import app
 from agentrig.runtime.suite import scenario_run
+from tests.cli.cli_helpers import exit_code_and_stderr
 from tests.runtime.runner_fakes import fake_execute
 from tests.runtime.test_runner import write_scenario
 
@@ -115,13 +116,6 @@ def test_interrupt_exit_130_with_partial_report(tmp_path: Path) -> None:
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
     assert report["interrupted"] is True
     assert [s["status"] for s in report["scenarios"]] == ["passed", "skipped"]
-
-
-def exit_code_and_stderr(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    with pytest.raises(SystemExit) as exit_info:
-        main(args)
-    code = exit_info.value.code
-    return (code if isinstance(code, int) else 0), capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from agentrig.cli import main
 from agentrig.runtime.suite import runner, scenario_run
+from tests.cli.cli_helpers import run_main
 from tests.runtime.runner_fakes import fake_execute
 from tests.runtime.test_runner import write_scenario
 
@@ -17,16 +17,6 @@ from tests.runtime.test_runner import write_scenario
 def fake_engine(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(scenario_run, "_default_execute", lambda: fake_execute)
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
-
-
-def _agentrig(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exit_:
-        code = int(exit_.code or 0)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def test_jobs_above_four_per_cpu_are_capped_with_a_note(
@@ -42,7 +32,7 @@ def test_jobs_above_four_per_cpu_are_capped_with_a_note(
         return real_started_pool(jobs)
 
     monkeypatch.setattr(runner, "started_pool", recording_pool)
-    code, _, err = _agentrig(capsys, "run", str(tmp_path / "one.yaml"), "-j", "6", "-q", "--out", str(tmp_path / "o"))
+    code, _, err = run_main(capsys, "run", str(tmp_path / "one.yaml"), "-j", "6", "-q", "--out", str(tmp_path / "o"))
     assert code == 0
     assert err == "agentrig: note: -j 6 capped at 4 (4 per CPU)\n"
     assert started == [4]
@@ -50,7 +40,7 @@ def test_jobs_above_four_per_cpu_are_capped_with_a_note(
 
 def test_a_huge_shard_count_is_a_one_line_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write_scenario(tmp_path, "one")
-    code, out, err = _agentrig(
+    code, out, err = run_main(
         capsys, "run", str(tmp_path / "one.yaml"), "--shard", "1/99999999999999999999", "--out", str(tmp_path / "o")
     )
     assert (code, out) == (2, "")

@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from agentrig.cli import app, main
+from agentrig.cli import app
 from agentrig.runtime.history.canonical import Message, RetryPromptPart, TextPart, ToolCallPart
 from agentrig.runtime.history.jsonio import read_json_file
 from agentrig.runtime.suite.unknown_tool_checks import unknown_tool_checks
 from agentrig.scenarios.loader import load_scenario_file
+from tests.cli.cli_helpers import run_main
 
 _SELF_CONTAINED = """\
 name: {name}
@@ -39,27 +40,17 @@ def fetch(url: str) -> str:
 """
 
 
-def _agentrig(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exit_:
-        code = int(exit_.code or 0)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 def test_validate_flags_the_call_with_a_did_you_mean(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "typo.yaml"
     path.write_text(_SELF_CONTAINED.format(name="typo", expect=""), encoding="utf-8")
-    code, out, _ = _agentrig(capsys, "validate", str(path))
+    code, out, _ = run_main(capsys, "validate", str(path))
     assert code == 2
     assert out.splitlines()[0] == (
         f"error  {path}:9:37: turns[0].model[0].tool_calls[0].name: the agent has no tool 'fetsh' (did you mean "
         "'fetch'?); its tools: 'fetch' (a call meant to reach no tool is named in a tool_calls expectation)"
     )
     # `run` refuses the file the same way, before running anything
-    code, _, err = _agentrig(capsys, "run", str(path), "--out", str(tmp_path / "out"))
+    code, _, err = run_main(capsys, "run", str(path), "--out", str(tmp_path / "out"))
     assert code == 2
     assert "the agent has no tool 'fetsh' (did you mean 'fetch'?)" in err
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from agentrig.cli import main
 from agentrig.runtime.history import jsonio
+from tests.cli.cli_helpers import run_main
 from tests.providers.conftest import ServerFactory
 from tests.providers.loopback import (
     LoopbackServer,
@@ -32,24 +32,13 @@ pytestmark = pytest.mark.providers
 _FAKE_KEY = "sk-recognisable-fake-key-0xC0FFEE"
 
 
-def _agentrig(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    """Run the CLI in-process: (exit code, stdout, stderr)."""
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exit_:
-        code = int(exit_.code or 0)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 def _openai(server: LoopbackServer, *args: str) -> list[str]:
     return ["prompt", *args, "--model", "openai:gpt-4o", "--base-url", server.openai_base_url]
 
 
 def test_prints_the_answer(loopback: ServerFactory, capsys: pytest.CaptureFixture[str]) -> None:
     server = loopback([text("Paris.")])
-    code, out, err = _agentrig(capsys, *_openai(server, "Capital of France?", "--system", "Answer in one word."))
+    code, out, err = run_main(capsys, *_openai(server, "Capital of France?", "--system", "Answer in one word."))
     assert (code, out, err) == (0, "Paris.\n", "")
     body = server.requests[0].body
     assert body["messages"] == [
@@ -60,7 +49,7 @@ def test_prints_the_answer(loopback: ServerFactory, capsys: pytest.CaptureFixtur
 
 def test_quiet_prints_nothing(loopback: ServerFactory, capsys: pytest.CaptureFixture[str]) -> None:
     server = loopback([text("Paris.")])
-    assert _agentrig(capsys, *_openai(server, "Capital?", "-q")) == (0, "", "")
+    assert run_main(capsys, *_openai(server, "Capital?", "-q")) == (0, "", "")
 
 
 def test_reads_the_prompt_from_stdin(
@@ -68,14 +57,14 @@ def test_reads_the_prompt_from_stdin(
 ) -> None:
     server = loopback([text("got it")])
     monkeypatch.setattr(sys, "stdin", io.StringIO("a prompt\nover two lines\n"))
-    code, out, _ = _agentrig(capsys, *_openai(server, "-"))
+    code, out, _ = run_main(capsys, *_openai(server, "-"))
     assert (code, out) == (0, "got it\n")
     assert server.requests[0].body["messages"][-1]["content"] == "a prompt\nover two lines\n"
 
 
 def test_json_record(loopback: ServerFactory, capsys: pytest.CaptureFixture[str]) -> None:
     server = loopback([text("Paris.", input_tokens=21, output_tokens=2)])
-    code, out, _ = _agentrig(capsys, *_openai(server, "Capital of France?", "--json"))
+    code, out, _ = run_main(capsys, *_openai(server, "Capital of France?", "--json"))
     assert code == 0
     record = jsonio.loads(out)
     assert set(record) == {"output", "messages", "usage", "model", "duration_s"}
@@ -99,8 +88,8 @@ def test_session_is_continued_and_saved(
     server = loopback([text("Noted: 42."), text("It was 42.")])
     session = tmp_path / "session.json"
 
-    assert _agentrig(capsys, *_openai(server, "Remember 42.", "--session", str(session)))[0] == 0
-    assert _agentrig(capsys, *_openai(server, "What number?", "--session", str(session)))[1] == "It was 42.\n"
+    assert run_main(capsys, *_openai(server, "Remember 42.", "--session", str(session)))[0] == 0
+    assert run_main(capsys, *_openai(server, "What number?", "--session", str(session)))[1] == "It was 42.\n"
 
     second = server.requests[1].body["messages"]
     assert [(m["role"], m["content"]) for m in second] == [
@@ -124,12 +113,12 @@ def test_anthropic_model(loopback: ServerFactory, capsys: pytest.CaptureFixture[
         "--base-url",
         server.anthropic_base_url,
     ]
-    assert _agentrig(capsys, *args)[:2] == (0, "Bonjour.\n")
+    assert run_main(capsys, *args)[:2] == (0, "Bonjour.\n")
     assert server.requests[0].path == "/v1/messages"
 
 
 def test_no_model_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = _agentrig(capsys, "prompt", "hi")
+    code, out, err = run_main(capsys, "prompt", "hi")
     assert (code, out) == (2, "")
     assert err == "agentrig: error: no model: pass --model provider:name (e.g. openai:gpt-4o) or set AGENTRIG_MODEL\n"
 
@@ -139,7 +128,7 @@ def test_model_from_the_environment(
 ) -> None:
     server = loopback([text("ok")])
     monkeypatch.setenv("AGENTRIG_MODEL", "openai:gpt-4o-mini")
-    assert _agentrig(capsys, "prompt", "hi", "--base-url", server.openai_base_url)[:2] == (0, "ok\n")
+    assert run_main(capsys, "prompt", "hi", "--base-url", server.openai_base_url)[:2] == (0, "ok\n")
     assert server.requests[0].body["model"] == "gpt-4o-mini"
 
 
@@ -176,7 +165,7 @@ def test_provider_errors_exit_3_with_one_line(
     kind: str,
 ) -> None:
     server = loopback(replies)
-    code, out, err = _agentrig(capsys, *_openai(server, "hi", "--json"))
+    code, out, err = run_main(capsys, *_openai(server, "hi", "--json"))
     assert code == 3
     assert err.startswith(f"agentrig: error: {line}")
     assert err.count("\n") == 1
@@ -186,7 +175,7 @@ def test_provider_errors_exit_3_with_one_line(
 
 def test_rate_limit_retried_then_answered(loopback: ServerFactory, capsys: pytest.CaptureFixture[str]) -> None:
     server = loopback([rate_limited("0"), rate_limited("0"), text("finally")])
-    assert _agentrig(capsys, *_openai(server, "hi")) == (0, "finally\n", "")
+    assert run_main(capsys, *_openai(server, "hi")) == (0, "finally\n", "")
     assert len(server.requests) == 3
 
 
@@ -210,7 +199,7 @@ def test_user_agent_with_tools(
     monkeypatch.delitem(sys.modules, "prompt_test_agent", raising=False)
     server = loopback([tool_calls(ToolCallReply(id="call_d", name="double", args={"x": 21})), text("42")])
 
-    code, out, _ = _agentrig(capsys, *_openai(server, "Double 21.", "--agent", "prompt_test_agent:agent", "--json"))
+    code, out, _ = run_main(capsys, *_openai(server, "Double 21.", "--agent", "prompt_test_agent:agent", "--json"))
 
     assert code == 0
     record = jsonio.loads(out)
@@ -234,7 +223,7 @@ def test_max_iterations_ends_the_run_with_exit_1(
     monkeypatch.chdir(tmp_path)
     monkeypatch.delitem(sys.modules, "prompt_loop_agent", raising=False)
     server = loopback(default=tool_calls(ToolCallReply(id="call_again", name="again")))
-    code, _, err = _agentrig(
+    code, _, err = run_main(
         capsys, *_openai(server, "loop", "--agent", "prompt_loop_agent:agent", "--max-iterations", "2")
     )
     assert code == 1
@@ -247,7 +236,7 @@ def test_timeout_saves_an_interrupted_session(
 ) -> None:
     server = loopback([Reply(text="too late", hold=threading.Event())])  # answered only when the server closes
     session = tmp_path / "session.json"
-    code, _, err = _agentrig(capsys, *_openai(server, "slow one", "--timeout", "0.3", "--session", str(session)))
+    code, _, err = run_main(capsys, *_openai(server, "slow one", "--timeout", "0.3", "--session", str(session)))
     assert code == 3
     assert "timeout" in err
     stored = jsonio.read_json_file(session)
@@ -264,8 +253,8 @@ def test_no_secret_reaches_output_or_files(
     session = out_dir / "session.json"
 
     results = [
-        _agentrig(capsys, *_openai(server, f"echo {_FAKE_KEY}", "--json", "--session", str(session))),
-        _agentrig(capsys, *_openai(server, "again", "--json", "--session", str(session))),
+        run_main(capsys, *_openai(server, f"echo {_FAKE_KEY}", "--json", "--session", str(session))),
+        run_main(capsys, *_openai(server, "again", "--json", "--session", str(session))),
     ]
 
     assert [code for code, _, _ in results] == [0, 3]
@@ -287,9 +276,9 @@ def test_quoted_keys_keep_the_session_valid_and_plain_output_redacted(
     server = loopback([text('Send Authorization: "Bearer x" with api_key="YOUR_KEY".'), text(f"echo: {_FAKE_KEY}")])
     session = tmp_path / "session.json"
 
-    first = _agentrig(capsys, *_openai(server, 'Fix: Client(api_key="YOUR_KEY")', "--session", str(session)))
+    first = run_main(capsys, *_openai(server, 'Fix: Client(api_key="YOUR_KEY")', "--session", str(session)))
     stored = jsonio.read_json_file(session)  # valid JSON, though prompt and answer quote keys inside strings
-    second = _agentrig(capsys, *_openai(server, "and the key?", "--session", str(session)))
+    second = run_main(capsys, *_openai(server, "and the key?", "--session", str(session)))
 
     assert first == (0, 'Send Authorization: "Bearer [REDACTED]" with api_key="[REDACTED]".\n', "")
     assert second == (0, "echo: [REDACTED]\n", "")  # plain stdout, not only --json, hides the key
@@ -376,7 +365,7 @@ def test_a_corrupt_session_is_a_usage_error_and_left_alone(
     server = loopback([text("never sent")])
     session = tmp_path / "session.json"
     session.write_text('{"version": 1, "messages": [')
-    code, out, err = _agentrig(capsys, *_openai(server, "hi", "--session", str(session)))
+    code, out, err = run_main(capsys, *_openai(server, "hi", "--session", str(session)))
     assert (code, out) == (2, "")
     assert err.startswith(f"agentrig: error: {session}: truncated JSON")
     assert session.read_text() == '{"version": 1, "messages": ['

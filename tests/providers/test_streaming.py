@@ -9,26 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from agentrig.cli import main
 from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.events import read_events
 from agentrig.runtime.history.sessions import load_session
+from tests.cli.cli_helpers import run_main
 from tests.providers.conftest import ServerFactory
 from tests.providers.loopback import LoopbackServer, Reply, ToolCallReply, text, tool_calls
 
 pytestmark = pytest.mark.providers
 
 APIS = ("openai", "anthropic")
-
-
-def _agentrig(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exit_:
-        code = int(exit_.code or 0)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def _model(server: LoopbackServer, api: str) -> list[str]:
@@ -42,7 +32,7 @@ def test_prompt_stream_prints_the_answer_as_a_plain_prompt_does(
     api: str, loopback: ServerFactory, capsys: pytest.CaptureFixture[str]
 ) -> None:
     server = loopback([text("The capital is Paris.")])
-    code, out, err = _agentrig(capsys, "prompt", "Capital of France?", "--stream", *_model(server, api))
+    code, out, err = run_main(capsys, "prompt", "Capital of France?", "--stream", *_model(server, api))
     assert (code, out, err) == (0, "The capital is Paris.\n", "")
     assert server.requests[0].body["stream"] is True
 
@@ -60,7 +50,7 @@ def test_prompt_stream_writes_each_delta_when_it_arrives(
 
     monkeypatch.setattr(sys.stdout, "write", recording_write)
     server = loopback([text("Sunny and warm today.")])
-    code, _, _ = _agentrig(capsys, "prompt", "Weather?", "--stream", *_model(server, api))
+    code, _, _ = run_main(capsys, "prompt", "Weather?", "--stream", *_model(server, api))
     assert code == 0
     assert "".join(writes) == "Sunny and warm today.\n"
     assert writes[-1] == "\n"  # the text came before, in the deltas the provider sent
@@ -71,8 +61,8 @@ def test_prompt_stream_json_record_is_unchanged(loopback: ServerFactory, capsys:
     server = loopback(
         [text("Paris.", input_tokens=21, output_tokens=2), text("Paris.", input_tokens=21, output_tokens=2)]
     )
-    _, plain, _ = _agentrig(capsys, "prompt", "Capital?", "--json", *_model(server, "openai"))
-    _, streamed, _ = _agentrig(capsys, "prompt", "Capital?", "--json", "--stream", *_model(server, "openai"))
+    _, plain, _ = run_main(capsys, "prompt", "Capital?", "--json", *_model(server, "openai"))
+    _, streamed, _ = run_main(capsys, "prompt", "Capital?", "--json", "--stream", *_model(server, "openai"))
     plain_record, streamed_record = jsonio.loads(plain), jsonio.loads(streamed)
     for record in (plain_record, streamed_record):
         record.pop("duration_s")
@@ -88,9 +78,7 @@ def test_a_stream_cut_off_mid_response_is_a_clean_error_and_keeps_the_partial_te
     cut = Reply(text="Partial answer that never ends", cut_after_events=2 if api == "openai" else 3)
     server = loopback([cut])
     session = tmp_path / "session.json"
-    code, out, err = _agentrig(
-        capsys, "prompt", "Tell me.", "--stream", "--session", str(session), *_model(server, api)
-    )
+    code, out, err = run_main(capsys, "prompt", "Tell me.", "--stream", "--session", str(session), *_model(server, api))
     assert code == 3
     assert out.startswith("Partial")
     assert out.endswith("\n")
@@ -124,7 +112,7 @@ def test_run_model_stream_streams_and_writes_deltas(
     scenario.write_text(SCENARIO)
     server = loopback([tool_calls(ToolCallReply(id="call_1", name="lookup", args={"key": "k"})), text("Found it.")])
     out_dir = tmp_path / "out"
-    code, out, _ = _agentrig(capsys, "run", str(scenario), "--stream", "--out", str(out_dir), *_model(server, api))
+    code, out, _ = run_main(capsys, "run", str(scenario), "--stream", "--out", str(out_dir), *_model(server, api))
     assert code == 0, out
     assert all(request.body["stream"] is True for request in server.requests)
     events = read_events(out_dir / "scenarios" / "streamed-real" / "events.jsonl")
@@ -145,12 +133,12 @@ def test_a_streamed_recording_replays_streamed_offline(
         [tool_calls(ToolCallReply(id="call_1", name="lookup", args={"key": "k"})), text("Found it.", output_tokens=7)]
     )
     recordings = tmp_path / "recordings"
-    code, out, _ = _agentrig(
+    code, out, _ = run_main(
         capsys, "run", str(scenario), "--stream", "--record", str(recordings), "--out", str(tmp_path / "rec"),
         *_model(server, "openai"),
     )  # fmt: skip
     assert code == 0, out
-    code, out, _ = _agentrig(
+    code, out, _ = run_main(
         capsys, "run", str(scenario), "--stream", "--replay", str(recordings), "--out", str(tmp_path / "rep")
     )
     assert code == 0, out

@@ -60,6 +60,7 @@ __all__ = [
     "loads_history",
     "message_to_json",
     "messages_from_json",
+    "no_cyclic_gc",
     "part_to_json",
 ]
 
@@ -111,13 +112,13 @@ def history_and_thoughts_from_json(
     data: object, *, source: str | Path | None = None
 ) -> tuple[list[Message], list[str]]:
     """Messages and legacy `{"thought": ...}` entries from a tagged document or a bare list."""
-    with _no_cyclic_gc():
+    with no_cyclic_gc():
         return _history_and_thoughts(data, source)
 
 
 @contextlib.contextmanager
-def _no_cyclic_gc() -> Generator[None]:
-    """Pause the cyclic garbage collector while a history is built.
+def no_cyclic_gc() -> Generator[None]:
+    """Pause the cyclic garbage collector while a history is built (or converted: `models/conversion.py`).
 
     Building tens of thousands of small objects triggers a collection every few hundred
     allocations, each scanning everything alive; that tripled load time (bench/bench_history.py).
@@ -157,7 +158,7 @@ def history_from_json(data: object, *, source: str | Path | None = None) -> list
 
 def loads_history(data: bytes | str, *, source: str | Path | None = None) -> list[Message]:
     """Canonical messages from JSON text in any accepted form."""
-    with _no_cyclic_gc():
+    with no_cyclic_gc():
         return history_from_json(jsonio.loads(data, source=source), source=source)
 
 

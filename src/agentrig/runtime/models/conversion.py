@@ -17,10 +17,8 @@ references no call).
 
 from __future__ import annotations
 
-import gc
 import math
-from collections.abc import Generator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,13 +40,12 @@ from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.pydantic_ai_dicts import to_pydantic_ai_dicts
 from agentrig.runtime.history.usage import Usage
-from agentrig.runtime.history.wire import history_from_json
+from agentrig.runtime.history.wire import history_from_json, no_cyclic_gc
 from agentrig.runtime.models import pydantic_ai_compat
 
 __all__ = [
     "dump_pydantic_ai_json",
     "load_pydantic_ai_json",
-    "no_cyclic_gc",
     "response_usage",
     "to_canonical",
     "to_pydantic_ai",
@@ -67,21 +64,6 @@ def to_canonical(messages: Sequence[ModelMessage]) -> list[Message]:
     """
     with no_cyclic_gc():
         return history_from_json([_message_json(message) for message in messages])
-
-
-@contextmanager
-def no_cyclic_gc() -> Generator[None]:
-    """Pause the cyclic garbage collector while a history is converted, as the canonical reader does: building
-    tens of thousands of small objects triggers a collection every few hundred allocations, each scanning
-    everything alive, and the objects built here hold no reference cycles."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 class _NeedsPydanticDump(Exception):

@@ -21,7 +21,8 @@ from typing import TypeVar
 from pydantic_ai.messages import ModelMessage
 
 from agentrig.runtime.history.canonical import Message
-from agentrig.runtime.models.conversion import no_cyclic_gc, to_canonical, to_pydantic_ai
+from agentrig.runtime.history.wire import no_cyclic_gc
+from agentrig.runtime.models.conversion import to_canonical, to_pydantic_ai
 
 __all__ = ["SessionConversion"]
 
