@@ -1,16 +1,11 @@
-"""Run outputs: per-scenario files, `report.json` (a versioned contract), `junit.xml`, `summary.md`, and
+"""Run outputs: `report.json` (a versioned contract), `junit.xml`, `summary.md`, and
 `merge` of shard outputs into one report.
 
     OUT/
       report.json                       {"format": "agentrig.report/1", ...}   (REPORT_KEYS below)
       junit.xml                         one <testsuite>, one <testcase> per scenario
       summary.md                        a table + failure details (also appended to $GITHUB_STEP_SUMMARY by the CLI)
-      scenarios/<name>/history.json     canonical history, pretty
-                       session.json     the session file
-                       usage.json       {"turns": [...], "total": {...}}
-                       pydantic_ai_dump.json   pydantic-ai's own dump of the messages, for version diffs
-                       checks.json      every check with expected / actual / detail
-                       subagents/<module.attr>.run<N>.history.json   each run of a scripted sub-agent
+      scenarios/<name>/...              one folder per scenario (`scenario_files`)
 
 JUnit and markdown are rendered from the report dict, never from live objects, so `merge` renders
 exactly what a single run would have.
@@ -31,12 +26,12 @@ from typing import Any
 from agentrig import __version__
 from agentrig.errors import InputError, UsageError
 from agentrig.runtime.history.jsonio import dumps, read_json_file, write_atomic
-from agentrig.runtime.history.redaction import dumps_redacted, redact_json, redact_json_bytes
-from agentrig.runtime.history.run_records import Check, RunError, ScenarioResult, TurnRecord
+from agentrig.runtime.history.redaction import redact_json
+from agentrig.runtime.history.run_records import RunError, ScenarioResult, TurnRecord
 from agentrig.runtime.suite.merge_checks import check_shard_set, contained_path
-from agentrig.runtime.suite.options import ExecutionLike
 from agentrig.runtime.suite.outcome import SuiteResult
 from agentrig.runtime.suite.report_shape import check_report_shape
+from agentrig.runtime.suite.scenario_files import check_json
 
 __all__ = [
     "REPORT_FORMAT",
@@ -48,7 +43,6 @@ __all__ = [
     "render_summary",
     "report_from_suite",
     "write_reports",
-    "write_scenario_outputs",
 ]
 
 REPORT_FORMAT = "agentrig.report/1"
@@ -97,10 +91,46 @@ STATUSES = ("passed", "failed", "error", "skipped")
 
 
 def prepare_out_dir(out_dir: Path) -> None:
-    """Make `out_dir` ready: create it, or clear the `scenarios/` of an earlier agentrig run.
+    """Make `out_dir` ready for a merge: create it, or clear the `scenarios/` of an earlier agentrig run.
 
     A non-empty directory without `report.json` is not ours: refuse rather than mix files into it.
     """
+    _ensure_ours(out_dir)
+    try:
+        stale = out_dir / "scenarios"
+        if stale.is_dir():
+            shutil.rmtree(stale)
+    except OSError as error:
+        raise UsageError(f"--out {out_dir}: cannot write there ({error.strerror or error})") from None
+
+
+def prepare_run_out_dir(out_dir: Path) -> frozenset[str]:
+    """Make `out_dir` ready for a run, keeping the scenario folders of an earlier run: the names of those folders.
+
+    A run writes each of its scenarios over its old folder (`scenario_files`) and removes the rest
+    (`remove_scenario_folders`): overwriting a file costs a tenth of deleting and creating it again.
+    """
+    _ensure_ours(out_dir)
+    try:
+        with os.scandir(out_dir / "scenarios") as entries:
+            return frozenset(entry.name for entry in entries)
+    except FileNotFoundError:
+        return frozenset()
+    except OSError as error:
+        raise UsageError(f"--out {out_dir}: cannot write there ({error.strerror or error})") from None
+
+
+def remove_scenario_folders(out_dir: Path, names: Iterable[str]) -> None:
+    """Delete the folders an earlier run left for scenarios this run did not write."""
+    for name in names:
+        folder = out_dir / "scenarios" / name
+        if folder.is_symlink() or not folder.is_dir():
+            folder.unlink(missing_ok=True)
+        else:
+            shutil.rmtree(folder)
+
+
+def _ensure_ours(out_dir: Path) -> None:
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"--out {out_dir}: exists and is not a directory")
     if out_dir.is_dir() and any(out_dir.iterdir()) and not (out_dir / "report.json").is_file():
@@ -111,59 +141,8 @@ def prepare_out_dir(out_dir: Path) -> None:
         out_dir.mkdir(parents=True, exist_ok=True)
         if not os.access(out_dir, os.W_OK | os.X_OK):
             raise PermissionError(errno.EACCES, "permission denied")
-        stale = out_dir / "scenarios"
-        if stale.is_dir():
-            shutil.rmtree(stale)
     except OSError as error:
         raise UsageError(f"--out {out_dir}: cannot write there ({error.strerror or error})") from None
-
-
-def scenario_dir(out_dir: Path, name: str) -> Path:
-    """Where one scenario's files go (names are restricted to `[A-Za-z0-9_.-]`, so they are safe here)."""
-    return out_dir / "scenarios" / name
-
-
-def write_scenario_outputs(out_dir: Path, result: ScenarioResult, *, execution: ExecutionLike | None = None) -> None:
-    """Write the per-scenario files; history, session and dump only when the scenario ran.
-
-    Plain writes, not `write_atomic`: these are new files in a directory this run just created (never a
-    user's file), and an fsync per file made writing them cost more than running the scenario.
-    API keys never reach the disk: every document is redacted value by value before it is serialized.
-    """
-    from agentrig.runtime.history.sessions import session_to_json
-    from agentrig.runtime.history.wire import history_to_json
-
-    target = scenario_dir(out_dir, result.name)
-    target.mkdir(parents=True, exist_ok=True)
-    usage = {"turns": [turn.usage.to_json() for turn in result.turns], "total": result.usage.to_json()}
-    _write_new_file(target / "usage.json", dumps_redacted(usage, pretty=True))
-    _write_new_file(target / "checks.json", dumps_redacted([check_json(c) for c in result.checks], pretty=True))
-    if execution is None:
-        return
-    _write_new_file(target / "history.json", dumps_redacted(history_to_json(result.history), pretty=True))
-    dump = execution.pydantic_ai_dump
-    _write_new_file(target / "pydantic_ai_dump.json", redact_json_bytes(dump, pretty=dump[:2] in (b"[\n", b"{\n")))
-    _write_new_file(target / "session.json", dumps_redacted(session_to_json(execution.session), pretty=True))
-    for run in getattr(execution, "subagent_runs", ()):
-        subagents = target / "subagents"
-        subagents.mkdir(exist_ok=True)
-        name = f"{run.spec.replace(':', '.')}.run{run.run}.history.json"
-        _write_new_file(subagents / name, dumps_redacted(history_to_json(run.messages), pretty=True))
-
-
-_NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-
-
-def _write_new_file(path: Path, data: bytes) -> None:
-    """`path.write_bytes(data)` in plain system calls: the buffered file object costs about as much as the write
-    itself, and a run writes five files per scenario."""
-    handle = os.open(path, _NEW_FILE_FLAGS, 0o666)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(handle, view) :]
-    finally:
-        os.close(handle)
 
 
 # --------------------------------------------------------------------------------------------
@@ -178,18 +157,6 @@ def _pydantic_ai_version() -> str | None:
         except metadata.PackageNotFoundError:
             continue
     return None
-
-
-def check_json(check: Check) -> dict[str, Any]:
-    """A check as JSON (CHECK_KEYS)."""
-    return {
-        "name": check.name,
-        "passed": check.passed,
-        "expected": check.expected,
-        "actual": check.actual,
-        "detail": check.detail,
-        "skipped_reason": check.skipped_reason,
-    }
 
 
 def _error_json(error: RunError | None) -> dict[str, Any] | None:

@@ -21,6 +21,7 @@ from agentrig.runtime.models.chain import real_model
 from agentrig.runtime.suite import reports
 from agentrig.runtime.suite.options import DEFAULT_OUT_DIR, ExecuteScenario, ExecutionLike, RunOptions, max_jobs
 from agentrig.runtime.suite.outcome import SuiteResult, count_statuses, exit_code_for, is_failure
+from agentrig.runtime.suite.scenario_files import write_scenario_outputs
 from agentrig.runtime.suite.scenario_run import run_one
 from agentrig.runtime.suite.selection import KeywordExpression, parse_shard, select_scenarios, shard_members
 from agentrig.runtime.suite.workers import run_parallel, started_pool
@@ -112,8 +113,7 @@ def _run_suite(
     if options.model is not None and options.jobs > 1:
         real_model(options.model, base_url=options.base_url)  # fail fast here, not once per worker
     _check_recording_dirs(options)
-    if options.out_dir is not None:
-        reports.prepare_out_dir(options.out_dir)
+    earlier_folders = reports.prepare_run_out_dir(options.out_dir) if options.out_dir is not None else frozenset()
 
     finished: dict[str, ScenarioResult] = {}
     interrupted = False
@@ -137,6 +137,11 @@ def _run_suite(
 
     reason = INTERRUPTED_REASON if interrupted else FAIL_FAST_REASON
     results = [finished.get(item.id) or _skipped(item, reason) for item in selected]
+    if options.out_dir is not None:
+        for item, result in zip(selected, results, strict=True):
+            if item.id not in finished:  # not run: its folder says so, and holds nothing of an earlier run
+                write_scenario_outputs(options.out_dir, result)
+        reports.remove_scenario_folders(options.out_dir, earlier_folders - {result.name for result in results})
     suite = SuiteResult(
         results=tuple(results),
         duration_s=time.perf_counter() - started,

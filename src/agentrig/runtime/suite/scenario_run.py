@@ -10,15 +10,14 @@ from typing import Any
 
 from agentrig.errors import AgentrigError
 from agentrig.runtime.history.canonical import Message
-from agentrig.runtime.history.events import write_event_log
 from agentrig.runtime.history.run_records import RunError, ScenarioResult
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.models import chain
-from agentrig.runtime.suite import reports
 from agentrig.runtime.suite.event_checks import check_events
 from agentrig.runtime.suite.expectations import check_scenario
 from agentrig.runtime.suite.options import ExecuteScenario, ExecutionLike, RunOptions
 from agentrig.runtime.suite.outcome import scenario_status, unexpected_error
+from agentrig.runtime.suite.scenario_files import write_scenario_outputs
 from agentrig.scenarios.loader import LoadedScenario
 
 __all__ = ["run_one"]
@@ -101,8 +100,7 @@ def run_one(
             duration_s=time.perf_counter() - started,
         )
         if options.out_dir is not None:
-            reports.write_scenario_outputs(options.out_dir, result)
-            write_event_log(reports.scenario_dir(options.out_dir, scenario.name), ())  # the run left no events
+            write_scenario_outputs(options.out_dir, result)  # the run left no events
         return result
     history = _history_of(execution)
     turns = tuple(execution.turns)
@@ -130,8 +128,7 @@ def run_one(
         duration_s=time.perf_counter() - started,
     )
     if options.out_dir is not None:
-        reports.write_scenario_outputs(options.out_dir, result, execution=execution)
-        write_event_log(reports.scenario_dir(options.out_dir, scenario.name), events)
+        write_scenario_outputs(options.out_dir, result, execution=execution, events=events)
         result = _written(result)
     return result
 

@@ -23,6 +23,7 @@ from agentrig.runtime.history.run_records import RunError, ScenarioResult
 from agentrig.runtime.models.chain import real_model
 from agentrig.runtime.suite.options import ExecuteScenario, RunOptions
 from agentrig.runtime.suite.outcome import is_failure
+from agentrig.runtime.suite.scenario_files import write_scenario_outputs
 from agentrig.runtime.suite.scenario_run import run_one
 from agentrig.scenarios.loader import LoadedScenario
 
@@ -117,6 +118,9 @@ def run_parallel(
     window = options.jobs if options.fail_fast else options.jobs * 4
     stop = False
 
+    def scenario_id(future: Future[ScenarioResult]) -> str:
+        return running[future][0].id
+
     def submit(item: LoadedScenario, *, alone: bool) -> None:
         future = pool.submit(_run_in_worker, item, options, execute)
         running[future] = (item, alone, time.perf_counter())
@@ -131,7 +135,7 @@ def run_parallel(
                 break
             done, _ = wait(running, return_when=FIRST_COMPLETED)
             broken = False
-            for future in sorted(done, key=lambda f: running[f][0].id):
+            for future in sorted(done, key=scenario_id):
                 item, alone, started = running.pop(future)
                 try:
                     result = future.result()
@@ -141,6 +145,8 @@ def run_parallel(
                         suspects.append(item)
                         continue
                     result = _worker_died(item, started)
+                    if options.out_dir is not None:  # the worker may have left the folder half written
+                        write_scenario_outputs(options.out_dir, result)
                 record(item, result)
                 if options.fail_fast and is_failure(result):
                     stop = True

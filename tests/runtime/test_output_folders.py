@@ -1,0 +1,99 @@
+"""A run into an earlier run's output directory writes over its scenario folders instead of deleting them
+first, and must still leave exactly what a run into an empty directory would: nothing of the earlier run
+survives, and nothing outside the folder is written through a link."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from agentrig.runtime.suite.options import RunOptions
+from agentrig.runtime.suite.runner import run_suite
+from tests.runtime.runner_fakes import fake_execute
+from tests.runtime.test_runner import write_scenario
+
+RAN = {"checks.json", "events.jsonl", "history.json", "pydantic_ai_dump.json", "session.json", "usage.json"}
+"""The files of a scenario that ran."""
+NOT_RUN = {"checks.json", "events.jsonl", "usage.json"}
+"""The files of a scenario that failed to run or was not run."""
+
+
+def run(scenarios: Path, out: Path, **options: object) -> None:
+    run_suite(RunOptions(paths=(scenarios,), out_dir=out, **options), execute=fake_execute)  # pyright: ignore[reportArgumentType]
+
+
+def files(folder: Path) -> set[str]:
+    return {entry.name for entry in folder.iterdir()}
+
+
+@pytest.fixture
+def scenarios(tmp_path: Path) -> Path:
+    directory = tmp_path / "scenarios"
+    directory.mkdir()
+    write_scenario(directory, "alpha")
+    write_scenario(directory, "beta")
+    return directory
+
+
+def test_a_second_run_leaves_what_a_first_run_leaves(scenarios: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    run(scenarios, out)
+    first = {name: (out / "scenarios" / name / "history.json").read_bytes() for name in ("alpha", "beta")}
+    (out / "scenarios" / "alpha" / "notes.txt").write_text("left by hand", encoding="utf-8")
+    (out / "scenarios" / "alpha" / "subagents").mkdir()
+    (out / "scenarios" / "alpha" / "subagents" / "old.history.json").write_text("[]", encoding="utf-8")
+    run(scenarios, out)
+    for name in ("alpha", "beta"):
+        assert files(out / "scenarios" / name) == RAN
+        assert (out / "scenarios" / name / "history.json").read_bytes() == first[name]
+
+
+def test_a_scenario_that_no_longer_runs_keeps_no_history_of_the_earlier_run(scenarios: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    run(scenarios, out)
+    write_scenario(scenarios, "alpha", text="CRASH")  # the engine raises: no history this time
+    run(scenarios, out)
+    assert files(out / "scenarios" / "alpha") == NOT_RUN
+    assert files(out / "scenarios" / "beta") == RAN
+
+
+def test_folders_of_scenarios_outside_this_run_are_removed(scenarios: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    run(scenarios, out)
+    run(scenarios, out, keyword="beta")
+    assert files(out / "scenarios") == {"beta"}
+
+
+def test_scenarios_not_run_after_a_failure_get_a_folder_without_the_earlier_history(
+    scenarios: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    run(scenarios, out)
+    write_scenario(scenarios, "alpha", text="wrong")
+    run(scenarios, out, fail_fast=True)
+    assert files(out / "scenarios" / "alpha") == RAN
+    assert files(out / "scenarios" / "beta") == NOT_RUN
+
+
+@pytest.mark.skipif(not hasattr(os, "O_NOFOLLOW"), reason="links are replaced where O_NOFOLLOW exists")
+def test_a_link_in_an_earlier_folder_is_replaced_not_written_through(scenarios: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    run(scenarios, out)
+    victim = tmp_path / "precious.txt"
+    victim.write_text("user data", encoding="utf-8")
+    history = out / "scenarios" / "alpha" / "history.json"
+    history.unlink()
+    history.symlink_to(victim)
+    beta = out / "scenarios" / "beta"
+    for entry in beta.iterdir():
+        entry.unlink()
+    beta.rmdir()
+    beta.symlink_to(tmp_path, target_is_directory=True)
+    run(scenarios, out)
+    assert victim.read_text(encoding="utf-8") == "user data"
+    assert not history.is_symlink()
+    assert not beta.is_symlink()
+    assert files(beta) == RAN
+    assert not (tmp_path / "history.json").exists()
