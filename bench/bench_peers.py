@@ -5,7 +5,9 @@
 Each case is a tool round trip (a tool call, its return, a final text; two model requests with usage), checked
 for its output, its tool call and its usage. It is written three ways:
 
-- agentrig: one YAML scenario file per case, `agentrig run DIR --out OUT` (output files written, as always);
+- agentrig: one YAML scenario file per case, `agentrig run DIR --out OUT` (output files written, as always), once
+  into the output of its previous round (a developer running the suite again) and once into a new directory
+  (a CI job);
 - pytest: one test module, one parametrized test per case, `Agent.run_sync` with a `FunctionModel` per case;
 - pydantic-evals: a `Dataset` of `Case`s with `EqualsExpected`, evaluated on the same agent, only when
   pydantic-evals is installed at the same version as pydantic-ai (otherwise the column says why it is missing).
@@ -22,6 +24,7 @@ import argparse
 import importlib.metadata
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -56,6 +59,8 @@ expect:
 
 AGENT_MODULE = '''"""The agent and scripted model the pytest and pydantic-evals cases share."""
 
+import inspect
+
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
@@ -81,6 +86,14 @@ def scripted(index: int) -> FunctionModel:
     return FunctionModel(script)
 
 
+def run_usage(result):
+    """The run's usage as a user of the installed version reads it: a property since pydantic-ai 2.6x (calling it
+    warns, and a warning per test would slow pytest down), a method before."""
+    if isinstance(inspect.getattr_static(type(result), "usage"), property):
+        return result.usage
+    return result.usage()
+
+
 def tool_calls(messages: list[ModelMessage]) -> list[tuple[str, object]]:
     responses = [m for m in messages if m.kind == "response"]
     return [(p.tool_name, p.args) for m in responses for p in m.parts if p.part_kind == "tool-call"]
@@ -88,7 +101,7 @@ def tool_calls(messages: list[ModelMessage]) -> list[tuple[str, object]]:
 
 PYTEST_MODULE = """import pytest
 
-from peer_agent import agent, scripted, tool_calls
+from peer_agent import agent, run_usage, scripted, tool_calls
 
 
 @pytest.mark.parametrize("index", range({cases}))
@@ -96,7 +109,7 @@ def test_case(index: int) -> None:
     result = agent.run_sync(f"List the files ({{index}}).", model=scripted(index))
     assert result.output == f"One file ({{index}})."
     assert tool_calls(result.all_messages()) == [("bash", {{"command": f"ls {{index}}"}})]
-    usage = result.usage()
+    usage = run_usage(result)
     assert usage.requests == 2
     assert usage.input_tokens == 280
 """
@@ -135,6 +148,8 @@ class Command:
     label: str
     argv: Sequence[str]
     cwd: Path
+    fresh: Path | None = None
+    """A directory removed before each run, outside the timing (a CI job's checkout has no earlier output)."""
 
 
 def write_cases(root: Path, cases: int) -> None:
@@ -165,6 +180,8 @@ def evals_unavailable() -> str | None:
 
 def run_once(command: Command, environment: dict[str, str]) -> tuple[float, float]:
     """Wall time and CPU time (user + system, the process and every descendant it waited for) of one run."""
+    if command.fresh is not None:
+        shutil.rmtree(command.fresh, ignore_errors=True)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     completed = subprocess.run(command.argv, cwd=command.cwd, env=environment, capture_output=True, check=False)
@@ -201,6 +218,12 @@ def main() -> None:
         pytest = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_peers.py"]
         commands = [
             Command(label="agentrig run", argv=[*agentrig, "--out", str(root / "out-1")], cwd=root),
+            Command(
+                label="agentrig run, new --out",
+                argv=[*agentrig, "--out", str(root / "out-new")],
+                cwd=root,
+                fresh=root / "out-new",
+            ),
             Command(label="pytest", argv=pytest, cwd=peers),
         ]
         skipped_evals = evals_unavailable()
@@ -230,13 +253,16 @@ def main() -> None:
 
     n = options.cases
     print(f"{n} cases, {options.rounds} interleaved rounds, {os.cpu_count()} CPUs, whole processes")
-    print(f"{'command':<20}{'median s':>10}{'min-max s':>16}{'ms/case':>10}{'CPU s':>8}{'CPU ms/case':>13}")
+    print(f"{'command':<26}{'median s':>10}{'min-max s':>16}{'ms/case':>10}{'CPU s':>8}{'CPU ms/case':>13}")
     for label, times in samples.items():
         median, used = statistics.median(times), statistics.median(cpu[label])
         spread = f"{min(times):.2f}-{max(times):.2f}"
-        print(f"{label:<20}{median:>10.2f}{spread:>16}{median / n * 1000:>10.1f}{used:>8.2f}{used / n * 1000:>13.1f}")
+        print(f"{label:<26}{median:>10.2f}{spread:>16}{median / n * 1000:>10.1f}{used:>8.2f}{used / n * 1000:>13.1f}")
     print("ratios, median of per-round ratios (min-max); target <= 1.00x:")
-    pairs = [("agentrig run / pytest", "agentrig run", "pytest")]
+    pairs = [
+        ("agentrig run / pytest", "agentrig run", "pytest"),
+        ("agentrig run, new --out / pytest", "agentrig run, new --out", "pytest"),
+    ]
     if skipped_evals is None:
         pairs.append(("agentrig run / pydantic-evals", "agentrig run", "pydantic-evals"))
     if parallel:
@@ -245,9 +271,9 @@ def main() -> None:
         wall_ratio, cpu_ratio = ratio_text(samples[ours], samples[theirs]), ratio_text(cpu[ours], cpu[theirs])
         if ours in UNCOUNTED_CPU:
             cpu_ratio = "n/a (its forkserver's workers are not counted)"
-        print(f"  {title:<34} wall {wall_ratio}   CPU {cpu_ratio}")
+        print(f"  {title:<40} wall {wall_ratio}   CPU {cpu_ratio}")
     if skipped_evals is not None:
-        print(f"  agentrig run / pydantic-evals      skipped: {skipped_evals}")
+        print(f"  agentrig run / pydantic-evals            skipped: {skipped_evals}")
     if hasattr(os, "getloadavg"):
         print(f"load average at the end: {os.getloadavg()[0]:.1f} (other processes slow every column alike)")
 

@@ -97,3 +97,14 @@ def test_a_link_in_an_earlier_folder_is_replaced_not_written_through(scenarios: 
     assert not beta.is_symlink()
     assert files(beta) == RAN
     assert not (tmp_path / "history.json").exists()
+
+
+def test_a_shorter_file_written_over_a_longer_one_ends_where_it_should(scenarios: Path, tmp_path: Path) -> None:
+    write_scenario(scenarios, "alpha", text="a much longer answer " * 200)
+    out, new = tmp_path / "out", tmp_path / "new"
+    run(scenarios, out)
+    write_scenario(scenarios, "alpha")
+    run(scenarios, out)
+    run(scenarios, new)
+    for name in ("history.json", "checks.json", "usage.json", "events.jsonl"):
+        assert (out / "scenarios" / "alpha" / name).read_bytes() == (new / "scenarios" / "alpha" / name).read_bytes()

@@ -47,7 +47,8 @@ def parse_yaml(text: str, path: Path) -> ParsedYaml:
             return ParsedYaml(root=None, data=None)
         # Checked before construction: constructing flattens `<<` merge keys into the node itself.
         _reject_duplicate_keys(root, path)
-        _reject_alias_expansion(root, path)
+        if "*" in text:  # without a `*` the document has no alias: nothing can expand or refer to itself
+            _reject_alias_expansion(root, path)
         data = loader.construct_document(root)
     except yaml.MarkedYAMLError as error:
         raise _syntax_error(error, path) from None

@@ -369,6 +369,7 @@ class ValidationReport:
 def validation_report(paths: Iterable[Path]) -> ValidationReport:
     """Validate every scenario file under `paths`, collecting every error instead of stopping at the first."""
     reports: list[FileReport] = []
+    seen_files: set[Path] = set()
     names: dict[str, LoadedScenario] = {}
     for given in paths:
         given = Path(given)
@@ -382,8 +383,9 @@ def validation_report(paths: Iterable[Path]) -> ValidationReport:
             reports.append(FileReport(path=given, errors=(ScenarioError(message, path=given),)))
             continue
         for file in files:
-            if any(report.path == file for report in reports):
+            if file in seen_files:
                 continue  # named twice (e.g. a directory and a file in it)
+            seen_files.add(file)
             loaded, errors = _load_file(file)
             unique: list[LoadedScenario] = []
             for scenario in loaded:
