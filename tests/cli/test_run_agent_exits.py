@@ -24,6 +24,17 @@ _AGENTS = {
         agent = Agent()
         """
     ),
+    "exits_in_a_tool": textwrap.dedent(
+        """
+        import sys
+        from pydantic_ai import Agent
+        agent = Agent()
+
+        @agent.tool_plain
+        def crash() -> str:
+            sys.exit(4)
+        """
+    ),
     "aborts_in_a_tool": textwrap.dedent(
         """
         import os
@@ -87,6 +98,20 @@ def test_sys_exit_in_the_agent_is_the_scenarios_error(
     assert scenarios["healthy"]["status"] == "passed"
     assert scenarios["exiting"]["status"] == "error"
     assert expected in str(scenarios["exiting"]["error"])
+
+
+def test_sys_exit_in_a_tool_errors_its_scenario_and_the_next_ones_still_run(suite: Path) -> None:
+    # The tool runs in a task of pydantic-ai's own, where a SystemExit stops the event loop the sequential run
+    # drives every scenario from: the scenarios after it must still run, in a new one.
+    _plain_scenario(suite, "a-before")
+    _user_agent_scenario(suite, "b-exiting", "exits_in_a_tool:agent", call_tool=True)
+    _plain_scenario(suite, "c-after")
+    _plain_scenario(suite, "d-after")
+    code, scenarios = _run(suite)
+    assert code == 3
+    assert scenarios["b-exiting"]["status"] == "error"
+    assert "sys.exit(4)" in str(scenarios["b-exiting"]["error"])
+    assert [scenarios[name]["status"] for name in ("a-before", "c-after", "d-after")] == ["passed"] * 3
 
 
 def test_a_worker_that_dies_errors_its_scenario_and_keeps_every_other_result(suite: Path) -> None:

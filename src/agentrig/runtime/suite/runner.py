@@ -20,10 +20,11 @@ from agentrig.runtime.history.run_records import Check, ScenarioResult
 from agentrig.runtime.models.chain import real_model
 from agentrig.runtime.suite import reports
 from agentrig.runtime.suite.options import DEFAULT_OUT_DIR, ExecuteScenario, ExecutionLike, RunOptions, max_jobs
-from agentrig.runtime.suite.outcome import SuiteResult, count_statuses, exit_code_for, is_failure
+from agentrig.runtime.suite.outcome import SuiteResult, count_statuses, exit_code_for
 from agentrig.runtime.suite.scenario_files import write_scenario_outputs
 from agentrig.runtime.suite.scenario_run import run_one
 from agentrig.runtime.suite.selection import KeywordExpression, parse_shard, select_scenarios, shard_members
+from agentrig.runtime.suite.sequential import run_sequentially
 from agentrig.runtime.suite.workers import run_parallel, started_pool
 from agentrig.scenarios.loader import LoadedScenario, load_paths
 
@@ -125,10 +126,7 @@ def _run_suite(
 
     try:
         if options.jobs == 1:
-            for item in selected:
-                record(item, run_one(item, options=options, model=model, execute=execute))
-                if options.fail_fast and is_failure(finished[item.id]):
-                    break
+            run_sequentially(selected, options, model=model, execute=execute, record=record)
         else:
             assert pool is not None  # created by run_suite whenever jobs > 1
             run_parallel(pool, selected, options, execute, record)

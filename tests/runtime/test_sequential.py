@@ -1,0 +1,32 @@
+"""`-j 1` drives every scenario from one event loop; nothing one scenario starts may outlive it."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from agentrig.runtime.suite.options import RunOptions
+from agentrig.runtime.suite.runner import run_suite
+from agentrig.scenarios.loader import LoadedScenario
+from tests.runtime.runner_fakes import FakeExecution, fake_execute
+from tests.runtime.test_runner import write_scenario
+
+
+def test_tasks_a_scenario_leaves_running_are_cancelled_when_it_ends(tmp_path: Path) -> None:
+    for name in ("alpha", "beta"):
+        write_scenario(tmp_path, name)
+    left_running: list[asyncio.Task[None]] = []
+    loops: set[int] = set()
+
+    async def leaves_a_task(loaded: LoadedScenario, *, model: Any = None) -> FakeExecution:
+        loops.add(id(asyncio.get_running_loop()))
+        if left_running:
+            assert left_running[0].cancelled()  # gone before the next scenario starts
+        left_running.append(asyncio.get_running_loop().create_task(asyncio.sleep(3600)))
+        return await fake_execute(loaded, model=model)
+
+    suite = run_suite(RunOptions(paths=(tmp_path,), out_dir=None), execute=leaves_a_task)
+    assert [result.status for result in suite.results] == ["passed", "passed"]
+    assert len(loops) == 1  # one loop for the run
+    assert all(task.cancelled() for task in left_running)
