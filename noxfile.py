@@ -145,6 +145,18 @@ def bench(session: nox.Session) -> None:
         session.run("python", str(script.relative_to(ROOT)))
 
 
+PEERS_PIN = "2.62.0"
+"""The newest pydantic-ai release that pydantic-evals was published for: the peer bench needs both at one version."""
+
+
+@nox.session(default=False)
+def peers(session: nox.Session) -> None:
+    """agentrig against plain pytest and pydantic-evals on the same cases (bench/bench_peers.py), at PEERS_PIN."""
+    session.install("-e", ".[dev]", f"pydantic-ai-slim=={PEERS_PIN}", f"pydantic-evals=={PEERS_PIN}")
+    session.run("python", "-c", PRINT_VERSION)
+    session.run("python", "bench/bench_peers.py", *session.posargs)
+
+
 @nox.session(default=False)
 def docs(session: nox.Session) -> None:
     """Regenerate docs/cli.md and docs/scenarios.md from --help and the scenario schema (`-- --check` only checks)."""
