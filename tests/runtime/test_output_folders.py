@@ -5,10 +5,12 @@ survives, and nothing outside the folder is written through a link."""
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 
+from agentrig.errors import UsageError
 from agentrig.runtime.suite.options import RunOptions
 from agentrig.runtime.suite.runner import run_suite
 from tests.runtime.runner_fakes import fake_execute
@@ -108,3 +110,14 @@ def test_a_shorter_file_written_over_a_longer_one_ends_where_it_should(scenarios
     run(scenarios, new)
     for name in ("history.json", "checks.json", "usage.json", "events.jsonl"):
         assert (out / "scenarios" / "alpha" / name).read_bytes() == (new / "scenarios" / "alpha" / name).read_bytes()
+
+
+def test_a_scenarios_folder_that_is_a_link_is_refused(scenarios: Path, tmp_path: Path) -> None:
+    out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
+    run(scenarios, out)
+    elsewhere.mkdir()
+    shutil.rmtree(out / "scenarios")
+    (out / "scenarios").symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(UsageError, match="scenarios/ is a link"):
+        run(scenarios, out)
+    assert list(elsewhere.iterdir()) == []

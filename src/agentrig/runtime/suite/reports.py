@@ -111,6 +111,8 @@ def prepare_run_out_dir(out_dir: Path) -> frozenset[str]:
     (`remove_scenario_folders`): overwriting a file costs a tenth of deleting and creating it again.
     """
     _ensure_ours(out_dir)
+    if (out_dir / "scenarios").is_symlink():  # a run writes inside OUT only, never where a link points
+        raise UsageError(f"--out {out_dir}: scenarios/ is a link; remove it or choose another directory")
     try:
         with os.scandir(out_dir / "scenarios") as entries:
             return frozenset(entry.name for entry in entries)
