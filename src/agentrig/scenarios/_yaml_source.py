@@ -18,9 +18,10 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from agentrig.errors import ScenarioError
+from agentrig.scenarios._yaml_construct import construct_plain, memoizing_resolver
 
 # libyaml's safe loader builds the same nodes with the same marks, several times faster.
-_SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_SafeLoader: type[yaml.SafeLoader] = memoizing_resolver(getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 PathElement = str | int
 """One step of a field path: a mapping key or a list index."""
@@ -49,7 +50,7 @@ def parse_yaml(text: str, path: Path) -> ParsedYaml:
         _reject_duplicate_keys(root, path)
         if "*" in text:  # without a `*` the document has no alias: nothing can expand or refer to itself
             _reject_alias_expansion(root, path)
-        data = loader.construct_document(root)
+        data = construct_plain(loader, root)
     except yaml.MarkedYAMLError as error:
         raise _syntax_error(error, path) from None
     except yaml.YAMLError as error:
