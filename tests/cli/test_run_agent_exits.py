@@ -114,9 +114,10 @@ def test_sys_exit_in_a_tool_errors_its_scenario_and_the_next_ones_still_run(suit
     assert [scenarios[name]["status"] for name in ("a-before", "c-after", "d-after")] == ["passed"] * 3
 
 
-def test_a_worker_that_dies_errors_its_scenario_and_keeps_every_other_result(suite: Path) -> None:
+@pytest.mark.parametrize("healthy", [6, 40], ids=["one-per-task", "batches"])
+def test_a_worker_that_dies_errors_its_scenario_and_keeps_every_other_result(suite: Path, healthy: int) -> None:
     _user_agent_scenario(suite, "aborting", "aborts_in_a_tool:agent", call_tool=True)
-    for index in range(6):
+    for index in range(healthy):
         _plain_scenario(suite, f"healthy-{index}")
     code, scenarios = _run(suite, "-j", "2")
     assert code == 3
@@ -125,5 +126,5 @@ def test_a_worker_that_dies_errors_its_scenario_and_keeps_every_other_result(sui
         "message": "the worker process running this scenario died (a crash, os.abort() or the OOM killer)",
     }
     assert {name: scenario["status"] for name, scenario in scenarios.items()} == {
-        f"healthy-{index}": "passed" for index in range(6)
+        f"healthy-{index}": "passed" for index in range(healthy)
     }

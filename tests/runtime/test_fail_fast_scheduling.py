@@ -20,14 +20,14 @@ from tests.runtime.test_runner import write_scenario
 
 
 class OrderedPool:
-    """Runs each submitted scenario at once, in this process; its future is done by the time `wait` looks."""
+    """Runs each submitted batch at once, in this process; its future is done by the time `wait` looks."""
 
     def __init__(self) -> None:
         self.submitted: list[str] = []
 
-    def submit(self, function: Callable[..., ScenarioResult], *args: Any) -> Future[ScenarioResult]:
-        future: Future[ScenarioResult] = Future()
-        self.submitted.append(args[0].path.stem)
+    def submit(self, function: Callable[..., list[ScenarioResult]], *args: Any) -> Future[list[ScenarioResult]]:
+        future: Future[list[ScenarioResult]] = Future()
+        self.submitted.extend(item.path.stem for item in args[0])
         future.set_result(function(*args))
         return future
 
@@ -67,3 +67,31 @@ def test_a_failure_later_in_the_run_stops_the_rest(tmp_path: Path) -> None:
 
     assert pool.submitted == ["q0", "q1", "q2", "q3", "q4", "q5"]
     assert finished == ["q0:passed", "q1:passed", "q2:passed", "q3:passed", "q4:failed", "q5:passed"]
+
+
+def test_without_x_scenarios_go_in_batches_and_each_is_recorded_once_in_order(tmp_path: Path) -> None:
+    for index in range(40):
+        write_scenario(tmp_path, f"q{index:02d}")
+    options = RunOptions(paths=(tmp_path,), out_dir=None, jobs=2)
+    pool = BatchCountingPool()
+    finished: list[str] = []
+    run_parallel(
+        cast(Any, pool),
+        load_paths(options.paths),
+        options,
+        fake_execute,
+        lambda item, _: finished.append(item.scenario.name),
+    )
+    assert finished == [f"q{index:02d}" for index in range(40)]
+    assert max(pool.sizes) > 1  # shared event loops
+    assert pool.sizes[-1] == 1  # the tail is short, so no worker is left with a long one
+
+
+class BatchCountingPool(OrderedPool):
+    def __init__(self) -> None:
+        super().__init__()
+        self.sizes: list[int] = []
+
+    def submit(self, function: Callable[..., list[ScenarioResult]], *args: Any) -> Future[list[ScenarioResult]]:
+        self.sizes.append(len(args[0]))
+        return super().submit(function, *args)
