@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from pathlib import Path
 from typing import Any
 
@@ -30,3 +31,12 @@ def test_tasks_a_scenario_leaves_running_are_cancelled_when_it_ends(tmp_path: Pa
     assert [result.status for result in suite.results] == ["passed", "passed"]
     assert len(loops) == 1  # one loop for the run
     assert all(task.cancelled() for task in left_running)
+
+
+def test_a_run_leaves_the_collector_as_it_found_it(tmp_path: Path) -> None:
+    # The run hides what lives as long as it does from the cyclic collector; afterwards nothing may stay hidden
+    # (a frozen object is never collected).
+    write_scenario(tmp_path, "alpha")
+    assert gc.get_freeze_count() == 0
+    run_suite(RunOptions(paths=(tmp_path,), out_dir=None), execute=fake_execute)
+    assert gc.get_freeze_count() == 0

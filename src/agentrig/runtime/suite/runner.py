@@ -9,6 +9,7 @@ Results are sorted by scenario id whatever order they finish in. The parts: `sel
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -22,7 +23,7 @@ from agentrig.runtime.suite import reports
 from agentrig.runtime.suite.options import DEFAULT_OUT_DIR, ExecuteScenario, ExecutionLike, RunOptions, max_jobs
 from agentrig.runtime.suite.outcome import SuiteResult, count_statuses, exit_code_for
 from agentrig.runtime.suite.scenario_files import write_scenario_outputs
-from agentrig.runtime.suite.scenario_run import run_one
+from agentrig.runtime.suite.scenario_run import engine_for, run_one
 from agentrig.runtime.suite.selection import KeywordExpression, parse_shard, select_scenarios, shard_members
 from agentrig.runtime.suite.sequential import run_sequentially
 from agentrig.runtime.suite.workers import run_parallel, started_pool
@@ -124,6 +125,13 @@ def _run_suite(
         if progress is not None:
             progress(len(finished), len(selected), result)
 
+    # Everything alive now (imported modules, the loaded scenarios) lives as long as the run: out of the cyclic
+    # collector's sight, a full collection scans only what the scenarios made. Full collections took 8% of a
+    # 500-scenario run, and 5% once frozen (the rest is freeing the scenarios' own garbage). So the engine is
+    # imported first (in this process only with -j 1: workers import it themselves, and freeze it too).
+    if options.jobs == 1:
+        execute = engine_for(execute)
+    gc.freeze()
     try:
         if options.jobs == 1:
             run_sequentially(selected, options, model=model, execute=execute, record=record)
@@ -132,6 +140,8 @@ def _run_suite(
             run_parallel(pool, selected, options, execute, record)
     except KeyboardInterrupt:
         interrupted = True
+    finally:
+        gc.unfreeze()
 
     reason = INTERRUPTED_REASON if interrupted else FAIL_FAST_REASON
     results = [finished.get(item.id) or _skipped(item, reason) for item in selected]

@@ -21,9 +21,14 @@ from agentrig.runtime.suite.outcome import scenario_status, unexpected_error
 from agentrig.runtime.suite.scenario_files import write_scenario_outputs
 from agentrig.scenarios.loader import LoadedScenario
 
-__all__ = ["failed_result", "run_one", "run_one_in_loop"]
+__all__ = ["engine_for", "failed_result", "run_one", "run_one_in_loop"]
 
 _T = TypeVar("_T")
+
+
+def engine_for(execute: ExecuteScenario | None) -> ExecuteScenario:
+    """`execute`, or the default engine (pydantic-ai's), imported now."""
+    return execute or _default_execute()
 
 
 def _default_execute() -> ExecuteScenario:

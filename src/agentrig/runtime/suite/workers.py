@@ -8,6 +8,7 @@ writes their output files and sends back their `ScenarioResult`s.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import signal
@@ -37,6 +38,7 @@ def _worker_init(cwd: str) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.environ.setdefault("PYDANTIC_AI_NO_BANNER", "1")
     os.chdir(cwd)
+    gc.freeze()  # the preloaded modules live as long as the worker: no full collection rescans them
 
 
 def _run_in_worker(
