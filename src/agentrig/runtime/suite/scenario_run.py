@@ -47,8 +47,8 @@ def _scenario_model(name: str, model: Any, options: RunOptions) -> Any:
 
 
 async def _execute_and_close(execute: ExecuteScenario, loaded: LoadedScenario, model: Any) -> ExecutionLike:
-    # A provider model's HTTP client belongs to the loop it ran in (a `-j` worker starts one per scenario): close
-    # its connections in the same loop, or the next scenario's loop inherits dead ones.
+    # A provider model's HTTP client belongs to the loop it ran in, and `run_one` starts a loop per scenario:
+    # close its connections in the same loop, or the next scenario's loop inherits dead ones.
     try:
         return await execute(loaded, model=model)
     finally:
@@ -79,9 +79,9 @@ def run_one(
     model: Any = None,
     execute: ExecuteScenario | None = None,
 ) -> ScenarioResult:
-    """Run, check and (with `options.out_dir`) write the outputs of one scenario in an event loop of its own (a
-    `-j` worker's way). KeyboardInterrupt propagates; any other failure, SystemExit included, becomes the
-    scenario's `error`.
+    """Run, check and (with `options.out_dir`) write the outputs of one scenario in an event loop of its own (for
+    a caller outside any loop; the runner uses `run_one_in_loop`). KeyboardInterrupt propagates; any other
+    failure, SystemExit included, becomes the scenario's `error`.
 
     With `options.out_dir` the result comes back without its messages (the history, each turn's new messages):
     history.json holds them, and a run of thousands of scenarios must not keep every history in memory (nor send
@@ -105,8 +105,8 @@ async def run_one_in_loop(
     model: Any = None,
     execute: ExecuteScenario | None = None,
 ) -> ScenarioResult:
-    """`run_one` inside the caller's running event loop: a sequential run drives every scenario from one loop,
-    which saves starting and stopping a loop per scenario (about 0.7 ms, an eighth of a scripted scenario).
+    """`run_one` inside the caller's running event loop: `suite.sequential` drives many scenarios from one loop,
+    which saves entering a loop per scenario (0.7-1 ms, a sixth of a scripted scenario's own run).
 
     What the scenario leaves running is cancelled when it ends, as `asyncio.run` would. A SystemExit raised in
     a task of its own ends the loop instead of reaching this coroutine: `suite.sequential` handles that."""

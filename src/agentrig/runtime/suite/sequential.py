@@ -1,7 +1,7 @@
-"""`-j 1`: every scenario in this process, one after another, driven from one event loop.
+"""Scenarios one after another, driven from one event loop: all of them with `-j 1`, a batch in a `-j N` worker.
 
-A loop per scenario (`asyncio.run`) costs about 0.7 ms to start and stop, an eighth of a scripted scenario; one
-loop for the whole run does not. Each scenario is still isolated: the tasks it leaves running are cancelled
+Entering an event loop per scenario (`asyncio.run`) cost 0.7-1 ms, a sixth of a scripted scenario's own run;
+one loop for them all does not. Each scenario is still isolated: the tasks it leaves running are cancelled
 when it ends (`scenario_run.run_one_in_loop`).
 
 One thing escapes a coroutine: a SystemExit raised in a task the scenario's agent started (a tool run by
