@@ -9,7 +9,8 @@ from typing import Any
 
 from agentrig.runtime.suite.options import RunOptions
 from agentrig.runtime.suite.runner import run_suite
-from agentrig.scenarios.loader import LoadedScenario
+from agentrig.runtime.suite.scenario_run import run_one
+from agentrig.scenarios.loader import LoadedScenario, load_paths
 from tests.runtime.runner_fakes import FakeExecution, fake_execute
 from tests.runtime.test_runner import write_scenario
 
@@ -40,3 +41,22 @@ def test_a_run_leaves_the_collector_as_it_found_it(tmp_path: Path) -> None:
     assert gc.get_freeze_count() == 0
     run_suite(RunOptions(paths=(tmp_path,), out_dir=None), execute=fake_execute)
     assert gc.get_freeze_count() == 0
+
+
+def test_run_one_makes_a_sys_exit_in_a_task_of_the_agents_own_its_error(tmp_path: Path) -> None:
+    # A SystemExit raised in another task ends `asyncio.run` itself instead of reaching the scenario's coroutine.
+    write_scenario(tmp_path, "alpha")
+
+    async def exits_in_a_task(loaded: LoadedScenario, *, model: Any = None) -> FakeExecution:
+        async def tool() -> None:
+            raise SystemExit(4)
+
+        asyncio.get_running_loop().create_task(tool())
+        await asyncio.sleep(1)
+        return await fake_execute(loaded, model=model)
+
+    (loaded,) = load_paths([tmp_path])
+    result = run_one(loaded, options=RunOptions(out_dir=None), execute=exits_in_a_task)
+    assert result.status == "error"
+    assert result.error is not None
+    assert "sys.exit(4)" in result.error.message

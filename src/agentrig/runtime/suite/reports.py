@@ -108,7 +108,7 @@ def prepare_run_out_dir(out_dir: Path) -> frozenset[str]:
     """Make `out_dir` ready for a run, keeping the scenario folders of an earlier run: the names of those folders.
 
     A run writes each of its scenarios over its old folder (`scenario_files`) and removes the rest
-    (`remove_scenario_folders`): overwriting a file costs a tenth of deleting and creating it again.
+    (`scenario_files.remove_scenario_folders`): overwriting a file costs a tenth of deleting and creating it again.
     """
     _ensure_ours(out_dir)
     if (out_dir / "scenarios").is_symlink():  # a run writes inside OUT only, never where a link points
@@ -120,16 +120,6 @@ def prepare_run_out_dir(out_dir: Path) -> frozenset[str]:
         return frozenset()
     except OSError as error:
         raise UsageError(f"--out {out_dir}: cannot write there ({error.strerror or error})") from None
-
-
-def remove_scenario_folders(out_dir: Path, names: Iterable[str]) -> None:
-    """Delete the folders an earlier run left for scenarios this run did not write."""
-    for name in names:
-        folder = out_dir / "scenarios" / name
-        if folder.is_symlink() or not folder.is_dir():
-            folder.unlink(missing_ok=True)
-        else:
-            shutil.rmtree(folder)
 
 
 def _ensure_ours(out_dir: Path) -> None:

@@ -22,7 +22,7 @@ from agentrig.runtime.models.chain import real_model
 from agentrig.runtime.suite import reports
 from agentrig.runtime.suite.options import DEFAULT_OUT_DIR, ExecuteScenario, ExecutionLike, RunOptions, max_jobs
 from agentrig.runtime.suite.outcome import SuiteResult, count_statuses, exit_code_for
-from agentrig.runtime.suite.scenario_files import write_scenario_outputs
+from agentrig.runtime.suite.scenario_files import remove_scenario_folders, write_scenario_outputs
 from agentrig.runtime.suite.scenario_run import engine_for, run_one
 from agentrig.runtime.suite.selection import KeywordExpression, parse_shard, select_scenarios, shard_members
 from agentrig.runtime.suite.sequential import run_sequentially
@@ -149,7 +149,7 @@ def _run_suite(
         for item, result in zip(selected, results, strict=True):
             if item.id not in finished:  # not run: its folder says so, and holds nothing of an earlier run
                 write_scenario_outputs(options.out_dir, result)
-        reports.remove_scenario_folders(options.out_dir, earlier_folders - {result.name for result in results})
+        remove_scenario_folders(options.out_dir, earlier_folders - {result.name for result in results})
     suite = SuiteResult(
         results=tuple(results),
         duration_s=time.perf_counter() - started,

@@ -29,7 +29,7 @@ from agentrig.runtime.history.redaction import dumps_redacted, redact_json_bytes
 from agentrig.runtime.history.run_records import Check, ScenarioResult
 from agentrig.runtime.suite.options import ExecutionLike
 
-__all__ = ["check_json", "scenario_dir", "write_scenario_outputs"]
+__all__ = ["check_json", "remove_scenario_folders", "scenario_dir", "write_scenario_outputs"]
 
 
 # O_NOFOLLOW: a link an earlier run's folder was given is replaced, never written through. No O_TRUNC: an earlier
@@ -89,12 +89,23 @@ class _Folder:
         if not self._reused:
             return
         with os.scandir(self.path) as entries:
-            stale = [entry for entry in entries if entry.name not in self._written]
-        for entry in stale:
-            if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path)
-            else:
-                os.unlink(entry.path)
+            stale = [Path(entry.path) for entry in entries if entry.name not in self._written]
+        for path in stale:
+            _remove(path)
+
+
+def _remove(path: Path) -> None:
+    """Delete a file, a link (never what it points to) or a whole folder."""
+    if path.is_symlink() or not path.is_dir():
+        path.unlink(missing_ok=True)
+    else:
+        shutil.rmtree(path)
+
+
+def remove_scenario_folders(out_dir: Path, names: Iterable[str]) -> None:
+    """Delete the folders an earlier run left for scenarios this run did not write."""
+    for name in names:
+        _remove(scenario_dir(out_dir, name))
 
 
 def check_json(check: Check) -> dict[str, Any]:

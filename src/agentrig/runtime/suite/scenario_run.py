@@ -88,14 +88,10 @@ def run_one(
     it from a worker to the parent).
     """
     started = time.perf_counter()
-    loaded = _as_run(loaded, options)
     try:
-        execution: ExecutionLike = asyncio.run(_execute(loaded, model, options, execute))
-    # The engine or the user's agent failed: this scenario's error, not the suite's. SystemExit too: a user's
-    # tool or agent that calls sys.exit() must not end the whole run with no report (and exit code 0).
-    except (Exception, SystemExit) as error:
+        return asyncio.run(run_one_in_loop(loaded, options=options, model=model, execute=execute))
+    except SystemExit as error:  # raised in a task of the agent's own, it ended the loop (see run_one_in_loop)
         return failed_result(loaded, error, started=started, options=options)
-    return _checked(loaded, execution, started=started, options=options)
 
 
 async def run_one_in_loop(
@@ -114,6 +110,8 @@ async def run_one_in_loop(
     loaded = _as_run(loaded, options)
     try:
         execution = await _isolated(_execute(loaded, model, options, execute))
+    # The engine or the user's agent failed: this scenario's error, not the suite's. SystemExit too: a user's
+    # tool or agent that calls sys.exit() must not end the whole run with no report (and exit code 0).
     except (Exception, SystemExit) as error:
         return failed_result(loaded, error, started=started, options=options)
     return _checked(loaded, execution, started=started, options=options)
@@ -130,7 +128,7 @@ async def _execute(
     loaded: LoadedScenario, model: Any, options: RunOptions, execute: ExecuteScenario | None
 ) -> ExecutionLike:
     model = _scenario_model(loaded.scenario.name, model, options)
-    return await _execute_and_close(execute or _default_execute(), loaded, model)
+    return await _execute_and_close(engine_for(execute), loaded, model)
 
 
 async def _isolated(work: Coroutine[Any, Any, _T]) -> _T:
