@@ -13,8 +13,9 @@ from typing import Any, cast
 
 from agentrig.runtime.history.run_records import ScenarioResult
 from agentrig.runtime.suite.options import RunOptions
+from agentrig.runtime.suite.scenario_store import ScenarioRef, store_scenarios
 from agentrig.runtime.suite.workers import run_parallel
-from agentrig.scenarios.loader import LoadedScenario, load_paths
+from agentrig.scenarios.loader import load_paths
 from tests.runtime.runner_fakes import fake_execute
 from tests.runtime.test_runner import write_scenario
 
@@ -37,12 +38,12 @@ class OrderedPool:
 
 def _run(directory: Path, *, jobs: int) -> tuple[OrderedPool, list[str]]:
     options = RunOptions(paths=(directory,), out_dir=None, jobs=jobs, fail_fast=True)
-    selected = load_paths(options.paths)
+    selected = store_scenarios(load_paths(options.paths))
     pool = OrderedPool()
     finished: list[str] = []
 
-    def record(item: LoadedScenario, result: ScenarioResult) -> None:
-        finished.append(f"{item.scenario.name}:{result.status}")
+    def record(item: ScenarioRef, result: ScenarioResult) -> None:
+        finished.append(f"{item.name}:{result.status}")
 
     run_parallel(cast(Any, pool), selected, options, fake_execute, record)
     return pool, finished
@@ -77,10 +78,10 @@ def test_without_x_scenarios_go_in_batches_and_each_is_recorded_once_in_order(tm
     finished: list[str] = []
     run_parallel(
         cast(Any, pool),
-        load_paths(options.paths),
+        store_scenarios(load_paths(options.paths)),
         options,
         fake_execute,
-        lambda item, _: finished.append(item.scenario.name),
+        lambda item, _: finished.append(item.name),
     )
     assert finished == [f"q{index:02d}" for index in range(40)]
     assert max(pool.sizes) > 1  # shared event loops

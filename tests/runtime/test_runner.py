@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -55,7 +56,7 @@ def options(directory: Path, **kwargs: object) -> RunOptions:
     return RunOptions(paths=(directory,), out_dir=None, **kwargs)  # pyright: ignore[reportArgumentType]
 
 
-def names(results: tuple[ScenarioResult, ...]) -> list[str]:
+def names(results: Sequence[ScenarioResult]) -> list[str]:
     return [r.name for r in results]
 
 

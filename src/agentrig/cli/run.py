@@ -7,7 +7,9 @@ the command, so `agentrig --help` stays fast.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TextIO
 
@@ -145,9 +147,9 @@ def register(app: typer.Typer) -> None:
             ),
         ] = "pydantic-ai",
     ) -> None:
-        from agentrig.runtime.history.jsonio import dumps
         from agentrig.runtime.suite.options import JOBS_PER_CPU, max_jobs
-        from agentrig.runtime.suite.reports import append_step_summary, describe_check, load_report, summary_line
+        from agentrig.runtime.suite.report_files import describe_check, summary_line
+        from agentrig.runtime.suite.reports import append_step_summary, report_entries
         from agentrig.runtime.suite.runner import RunOptions, run_suite
 
         human = sys.stderr if as_json else sys.stdout
@@ -172,19 +174,23 @@ def register(app: typer.Typer) -> None:
         progress = _Progress(human, quiet=quiet)
         suite = run_suite(options, progress=progress, execute=_engine(engine))
         progress.finish()
-        report = load_report(out)
         if not quiet:
-            for line in _failure_lines(report, describe_check):
-                human.write(line + "\n")
+            # What report.json says of them (redacted), read one scenario at a time: a run is never held whole.
+            if suite.counts["failed"] or suite.counts["error"]:
+                problems = report_entries(suite, statuses=("failed", "error"))
+                human.writelines(line + "\n" for line in _failure_lines(problems, describe_check))
             if suite.interrupted:
                 human.write("interrupted: unfinished scenarios are reported as skipped\n")
             if update_golden:
-                human.writelines(line + "\n" for line in _golden_lines(report))
+                human.writelines(line + "\n" for line in _golden_lines(report_entries(suite)))
             human.write(f"reports: {out}/ (report.json, junit.xml, summary.md; per scenario scenarios/NAME/)\n")
         append_step_summary(out)
         if as_json:
-            sys.stdout.write(dumps(report, pretty=True).decode())
-        human.write(summary_line(report["summary"]) + "\n")
+            sys.stdout.flush()
+            with open(out / "report.json", "rb") as report:
+                shutil.copyfileobj(report, sys.stdout.buffer)
+            sys.stdout.flush()
+        human.write(summary_line(suite.counts) + "\n")
         human.flush()
         raise typer.Exit(code=suite.exit_code)
 
@@ -200,11 +206,11 @@ def _engine(name: str) -> Any:
     raise typer.BadParameter(f"unknown engine {name!r} (known: pydantic-ai, tinyagent)", param_hint="--engine")
 
 
-def _golden_lines(report: dict[str, Any]) -> list[str]:
+def _golden_lines(scenarios: Iterable[Mapping[str, Any]]) -> list[str]:
     """`golden written: PATH` / `golden updated: PATH` per golden file this run wrote, and how many were current."""
     lines: list[str] = []
     unchanged = 0
-    for scenario in report["scenarios"]:
+    for scenario in scenarios:
         for check in scenario["checks"]:
             if check["name"] != "scenario: golden" or not check["passed"]:
                 continue
@@ -217,9 +223,9 @@ def _golden_lines(report: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _failure_lines(report: dict[str, Any], describe: Any) -> list[str]:
+def _failure_lines(scenarios: Iterable[Mapping[str, Any]], describe: Any) -> list[str]:
     lines: list[str] = []
-    for scenario in report["scenarios"]:
+    for scenario in scenarios:
         if scenario["status"] not in ("failed", "error"):
             continue
         lines.append("")

@@ -4,7 +4,8 @@ A scenario file holds one scenario (a mapping) or several (a list of mappings). 
 searched recursively for `*.yaml` / `*.yml`, skipping `golden/` and `recordings/` directories (run
 artifacts), hidden directories and files whose name starts with `_` (shared fragments).
 
-    load_paths(paths)      -> every scenario, or raise the first ScenarioError (for `agentrig run`)
+    load_paths(paths)      -> every scenario, or raise the first ScenarioError
+    iter_scenarios(paths)  -> the same, file by file as they are read (for `agentrig run`)
     validate_paths(paths)  -> (scenarios, every error) (for `agentrig validate`)
     validation_report(...) -> the same, per file, with warnings (what `agentrig validate` prints)
 
@@ -15,7 +16,7 @@ the scenario names (`system_prompt_file`, `context_file`, `initial_history`) mus
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -41,6 +42,7 @@ __all__ = [
     "ScenarioWarning",
     "ValidationReport",
     "discover",
+    "iter_scenarios",
     "load_paths",
     "load_scenario_file",
     "validate_paths",
@@ -123,6 +125,11 @@ class LoadedScenario:
         """The scenario's name."""
         return self.scenario.name
 
+    @property
+    def tags(self) -> tuple[str, ...]:
+        """The scenario's tags (what `-k` matches, besides the name)."""
+        return self.scenario.tags
+
     def resolve(self, relative: str) -> Path:
         """A file name from the scenario, resolved against the scenario file's directory."""
         return self.base_dir / relative
@@ -136,8 +143,12 @@ class LoadedScenario:
         return node_position(find_node(self.node, field_path).node)[0]
 
     def declares(self, *field_path: PathElement) -> bool:
-        """Whether the file itself writes this field (a default filled in later, e.g. `--deps`, does not)."""
-        return self.node is not None and find_node(self.node, field_path).found
+        """Whether the file itself writes this field (a default filled in later, e.g. `--deps`, does not).
+
+        Once `detached`, only top-level fields are known: a nested one answers False."""
+        if self.node is None:
+            return len(field_path) == 1 and str(field_path[0]) in self.top_level_lines
+        return find_node(self.node, field_path).found
 
     def system_prompt_text(self) -> str | None:
         """The system prompt: inline or from `system_prompt_file`, with `context_file` appended under `<user_context>`.
@@ -368,19 +379,24 @@ class ValidationReport:
 
 def validation_report(paths: Iterable[Path]) -> ValidationReport:
     """Validate every scenario file under `paths`, collecting every error instead of stopping at the first."""
-    reports: list[FileReport] = []
+    return ValidationReport(files=tuple(_file_reports(paths, keep_nodes=True)))
+
+
+def _file_reports(paths: Iterable[Path], *, keep_nodes: bool) -> Iterator[FileReport]:
+    """What each file holds, file by file as they are read (`keep_nodes=False`: each scenario `detached`)."""
     seen_files: set[Path] = set()
-    names: dict[str, LoadedScenario] = {}
+    # name -> where it is first defined: only that, not the scenario (a run of 10,000 would hold them all here)
+    names: dict[str, tuple[Path, int]] = {}
     for given in paths:
         given = Path(given)
         try:
             files = discover([given])
         except ScenarioError as error:
-            reports.append(FileReport(path=given, errors=(error,)))
+            yield FileReport(path=given, errors=(error,))
             continue
         if not files:
             message = f"no scenario files (*.yaml, *.yml) in {given}"
-            reports.append(FileReport(path=given, errors=(ScenarioError(message, path=given),)))
+            yield FileReport(path=given, errors=(ScenarioError(message, path=given),))
             continue
         for file in files:
             if file in seen_files:
@@ -399,28 +415,25 @@ def validation_report(paths: Iterable[Path]) -> ValidationReport:
                 if unknown_tools:  # a typo in a script's tool name makes the file invalid, like any bad field
                     errors.extend(unknown_tools)
                 elif first is None:
-                    names[scenario.name] = scenario
-                    unique.append(scenario)
+                    names[scenario.name] = (scenario.path, scenario.line_of("name"))
+                    unique.append(scenario if keep_nodes else scenario.detached())
                 else:
                     errors.append(_duplicate_name_error(scenario, first))
-            reports.append(
-                FileReport(
-                    path=file,
-                    scenarios=tuple(unique),
-                    errors=tuple(sorted(errors, key=lambda e: (e.line or 0, e.column or 0))),
-                    warnings=tuple(warning for scenario in unique for warning in scenario.warnings),
-                )
+            yield FileReport(
+                path=file,
+                scenarios=tuple(unique),
+                errors=tuple(sorted(errors, key=lambda e: (e.line or 0, e.column or 0))),
+                warnings=tuple(warning for scenario in unique for warning in scenario.warnings),
             )
-    return ValidationReport(files=tuple(reports))
 
 
-def _duplicate_name_error(duplicate: LoadedScenario, first: LoadedScenario) -> ScenarioError:
+def _duplicate_name_error(duplicate: LoadedScenario, first: tuple[Path, int]) -> ScenarioError:
     line = duplicate.line_of("name")
     node = find_node(duplicate.node, ("name",)).node if duplicate.node is not None else None
     column = node_position(node)[1] if node is not None else None
     prefix: tuple[PathElement, ...] = (duplicate.index,) if duplicate.in_list else ()
     return ScenarioError(
-        f"duplicate scenario name '{duplicate.name}' (first defined in {first.path}:{first.line_of('name')})",
+        f"duplicate scenario name '{duplicate.name}' (first defined in {first[0]}:{first[1]})",
         path=duplicate.path,
         line=line,
         column=column,
@@ -435,9 +448,15 @@ def validate_paths(paths: Iterable[Path]) -> tuple[list[LoadedScenario], list[Sc
 
 
 def load_paths(paths: Iterable[Path]) -> list[LoadedScenario]:
-    """Every scenario under `paths`; raise the first `ScenarioError` if any file is invalid."""
-    report = validation_report(paths)
-    errors = report.errors
-    if errors:
-        raise errors[0]
-    return report.scenarios
+    """Every scenario under `paths`, `detached`; raise the first `ScenarioError` if any file is invalid."""
+    return list(iter_scenarios(paths))
+
+
+def iter_scenarios(paths: Iterable[Path]) -> Iterator[LoadedScenario]:
+    """Every scenario under `paths`, `detached`, file by file as they are read; on reaching an invalid file, raise
+    its first `ScenarioError` (the error `load_paths` raises). A run holds no file's parse tree past its checks:
+    the trees were two thirds of a loaded run's memory."""
+    for report in _file_reports(paths, keep_nodes=False):
+        if report.errors:
+            raise report.errors[0]
+        yield from report.scenarios

@@ -10,15 +10,16 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Generator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
 from agentrig.errors import HistoryFormatError
 from agentrig.runtime.history.stale_temps import remove_stale_temp_files, temp_prefix
 
-__all__ = ["dumps", "loads", "read_json_file", "write_atomic"]
+__all__ = ["dumps", "loads", "open_atomic", "read_json_file", "write_atomic"]
 
 _PRETTY = orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
 
@@ -67,6 +68,14 @@ def read_json_file(path: str | Path) -> Any:
 def write_atomic(path: str | Path, data: bytes) -> None:
     """Write `data` to `path` atomically: temp file in the same directory, fsync, rename. Parents are created, and
     temporary files an earlier, killed writer of `path` left behind are removed (`stale_temps`)."""
+    with open_atomic(path) as handle:
+        handle.write(data)
+
+
+@contextlib.contextmanager
+def open_atomic(path: str | Path) -> Generator[BinaryIO]:
+    """A file to write `path` through piece by piece, atomically as `write_atomic`: it replaces `path` only when the
+    block ends without an exception (then it is fsynced first); otherwise it is removed and `path` is untouched."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temp_files(target)  # what a writer killed mid-save (kill -9) left behind
@@ -79,7 +88,7 @@ def write_atomic(path: str | Path, data: bytes) -> None:
             except OSError:
                 mode = 0o644
             os.fchmod(handle.fileno(), mode)
-            handle.write(data)
+            yield handle
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temp_name, target)

@@ -35,8 +35,9 @@ __all__ = [
 class SuiteResult:
     """The outcome of a suite run."""
 
-    results: tuple[ScenarioResult, ...]
-    """One result per selected scenario, sorted by scenario id."""
+    results: Sequence[ScenarioResult]
+    """One result per selected scenario, sorted by scenario id (a run's come from its `Spool`: past the first
+    thousand, each is read back from disk when asked for)."""
     duration_s: float
     """Wall time of the whole run."""
     interrupted: bool = False

@@ -7,8 +7,7 @@
       summary.md                        a table + failure details (also appended to $GITHUB_STEP_SUMMARY by the CLI)
       scenarios/<name>/...              one folder per scenario (`scenario_files`)
 
-JUnit and markdown are rendered from the report dict, never from live objects, so `merge` renders
-exactly what a single run would have.
+A run's three files are written by `report_files`, one scenario at a time: the report is never held whole.
 """
 
 from __future__ import annotations
@@ -17,31 +16,32 @@ import errno
 import os
 import platform
 import shutil
-import xml.etree.ElementTree as ElementTree
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from agentrig import __version__
 from agentrig.errors import InputError, UsageError
-from agentrig.runtime.history.jsonio import dumps, read_json_file, write_atomic
+from agentrig.runtime.history.jsonio import read_json_file
 from agentrig.runtime.history.redaction import redact_json
 from agentrig.runtime.history.run_records import RunError, ScenarioResult, TurnRecord
 from agentrig.runtime.suite.merge_checks import check_shard_set, contained_path
 from agentrig.runtime.suite.outcome import SuiteResult
+from agentrig.runtime.suite.report_files import report_files
 from agentrig.runtime.suite.report_shape import check_report_shape
 from agentrig.runtime.suite.scenario_files import check_json
 
 __all__ = [
     "REPORT_FORMAT",
     "append_step_summary",
-    "describe_check",
     "load_report",
     "merge_reports",
-    "render_junit",
-    "render_summary",
+    "report_entries",
     "report_from_suite",
+    "report_head",
+    "scenario_json",
+    "write_report_files",
     "write_reports",
 ]
 
@@ -196,9 +196,8 @@ def summarize(scenarios: Sequence[Mapping[str, Any]], duration_s: float) -> dict
     return {**counts, "total": len(scenarios), "duration_s": round(duration_s, 3)}
 
 
-def report_from_suite(suite: SuiteResult) -> dict[str, Any]:
-    """The report.json document of a run."""
-    scenarios = [scenario_json(result) for result in suite.results]
+def report_head(suite: SuiteResult) -> dict[str, Any]:
+    """report.json of a run without its "scenarios" (streamed after it, `report_files`)."""
     return {
         "format": REPORT_FORMAT,
         "agentrig_version": __version__,
@@ -207,25 +206,39 @@ def report_from_suite(suite: SuiteResult) -> dict[str, Any]:
         "model": suite.model,
         "shard": None if suite.shard is None else {"index": suite.shard[0], "count": suite.shard[1]},
         "interrupted": suite.interrupted,
-        "summary": summarize(scenarios, suite.duration_s),
-        "scenarios": scenarios,
+        "summary": {
+            **{status: suite.counts.get(status, 0) for status in STATUSES},
+            "total": len(suite.results),
+            "duration_s": round(suite.duration_s, 3),
+        },
     }
 
 
-def write_reports(out_dir: Path, suite: SuiteResult) -> dict[str, Any]:
-    """Write report.json, junit.xml and summary.md for a run; returns the report."""
-    return write_report_files(out_dir, report_from_suite(suite))
+def report_from_suite(suite: SuiteResult) -> dict[str, Any]:
+    """The report.json document of a run, whole (`write_reports` streams it instead)."""
+    return {**report_head(suite), "scenarios": [scenario_json(result) for result in suite.results]}
+
+
+def report_entries(suite: SuiteResult, *, statuses: Collection[str] = STATUSES) -> Iterator[dict[str, Any]]:
+    """The report.json entries of a run's scenarios with these statuses, redacted as written, one at a time."""
+    for result in suite.results:
+        if result.status in statuses:
+            yield redact_json(scenario_json(result))
+
+
+def write_reports(out_dir: Path, suite: SuiteResult) -> None:
+    """Write report.json, junit.xml and summary.md for a run, one scenario at a time."""
+    with report_files(out_dir, report_head(suite)) as add:
+        for result in suite.results:
+            add(scenario_json(result))
 
 
 def write_report_files(out_dir: Path, report: Mapping[str, Any]) -> dict[str, Any]:
-    """Write the three report files of a report document; returns the document as written (redacted)."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    # Redacted once, as data: junit.xml and summary.md are rendered from the redacted document.
-    redacted: dict[str, Any] = redact_json(dict(report))
-    write_atomic(out_dir / "report.json", dumps(redacted, pretty=True))
-    write_atomic(out_dir / "junit.xml", render_junit(redacted))
-    write_atomic(out_dir / "summary.md", render_summary(redacted).encode("utf-8"))
-    return redacted
+    """Write the three report files of a whole report document; returns the document as written (redacted)."""
+    head = {key: value for key, value in report.items() if key != "scenarios"}
+    with report_files(out_dir, head) as add:
+        scenarios = [add(entry) for entry in report["scenarios"]]
+    return {**redact_json(head), "scenarios": scenarios}
 
 
 def load_report(directory: Path) -> dict[str, Any]:
@@ -239,143 +252,6 @@ def load_report(directory: Path) -> dict[str, Any]:
         raise InputError(f"{path}: expected format {REPORT_FORMAT!r}, found {found!r}")
     check_report_shape(data, path)
     return data
-
-
-# --------------------------------------------------------------------------------------------
-# rendering
-# --------------------------------------------------------------------------------------------
-
-
-def _short(value: Any, limit: int = 300) -> str:
-    text = value if isinstance(value, str) else dumps(value).decode("utf-8")
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def describe_check(check: Mapping[str, Any]) -> str:
-    """A failed check as text: name, expected, actual, then the detail (often a diff)."""
-    lines = [check["name"]]
-    if check.get("expected") is not None:
-        lines.append(f"  expected: {_short(check['expected'])}")
-    if check.get("actual") is not None or check.get("expected") is not None:
-        lines.append(f"  actual:   {_short(check.get('actual'))}")
-    if check.get("detail"):
-        lines.append("  " + check["detail"].rstrip("\n").replace("\n", "\n  "))
-    return "\n".join(lines)
-
-
-def _failed_checks(scenario: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    return [check for check in scenario["checks"] if not check["passed"]]
-
-
-def _skip_reason(scenario: Mapping[str, Any]) -> str:
-    reasons = [check["skipped_reason"] for check in scenario["checks"] if check.get("skipped_reason")]
-    return reasons[0] if reasons else "skipped"
-
-
-def _classname(path: str) -> str:
-    """`scenarios/tools/roundtrip.yaml` -> `scenarios.tools.roundtrip` (JUnit viewers group by it)."""
-    stem = path.rsplit(".", 1)[0] if path.endswith((".yaml", ".yml")) else path
-    return stem.strip("./").replace("/", ".")
-
-
-def render_junit(report: Mapping[str, Any]) -> bytes:
-    """JUnit XML: one testsuite, one testcase per scenario; failures carry expected and actual."""
-    summary = report["summary"]
-    suite_attributes = {
-        "name": "agentrig",
-        "tests": str(summary["total"]),
-        "failures": str(summary["failed"]),
-        "errors": str(summary["error"]),
-        "skipped": str(summary["skipped"]),
-        "time": f"{summary['duration_s']:.3f}",
-    }
-    root = ElementTree.Element("testsuites", suite_attributes)
-    suite = ElementTree.SubElement(root, "testsuite", suite_attributes)
-    properties = ElementTree.SubElement(suite, "properties")
-    for key in ("agentrig_version", "pydantic_ai_version", "python_version", "model"):
-        if report.get(key) is not None:
-            ElementTree.SubElement(properties, "property", {"name": key, "value": str(report[key])})
-    for scenario in report["scenarios"]:
-        case = ElementTree.SubElement(
-            suite,
-            "testcase",
-            {
-                "classname": _classname(scenario["path"]),
-                "name": scenario["name"],
-                "file": scenario["path"],
-                "time": f"{scenario['duration_s']:.3f}",
-            },
-        )
-        status = scenario["status"]
-        failed = _failed_checks(scenario)
-        if status == "failed":
-            text = "\n\n".join(describe_check(check) for check in failed)
-            message = f"{len(failed)} check(s) failed: {failed[0]['name']}" if failed else "failed"
-            ElementTree.SubElement(case, "failure", {"message": message, "type": "expectation"}).text = text
-        elif status == "error":
-            error = scenario.get("error") or {"kind": "error", "message": "error"}
-            element = ElementTree.SubElement(case, "error", {"message": error["message"], "type": error["kind"]})
-            element.text = "\n\n".join(describe_check(check) for check in failed) or error["message"]
-        elif status == "skipped":
-            ElementTree.SubElement(case, "skipped", {"message": _skip_reason(scenario)})
-    ElementTree.indent(root)
-    return ElementTree.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
-
-
-_STATUS_MARK = {"passed": "✅ passed", "failed": "❌ failed", "error": "💥 error", "skipped": "⏭️ skipped"}
-
-
-def summary_line(summary: Mapping[str, Any]) -> str:
-    """`N passed, N failed, N skipped` (+ `, N errors` when there are any): the line CI systems read."""
-    line = f"{summary['passed']} passed, {summary['failed']} failed, {summary['skipped']} skipped"
-    if summary.get("error"):
-        line += f", {summary['error']} error{'s' if summary['error'] != 1 else ''}"
-    return line
-
-
-def render_summary(report: Mapping[str, Any]) -> str:
-    """Markdown: a headline, a table of every scenario, then the details of each failure."""
-    summary = report["summary"]
-    facts = [f"pydantic-ai {report.get('pydantic_ai_version') or '?'}", f"agentrig {report.get('agentrig_version')}"]
-    if report.get("model"):
-        facts.append(f"model `{report['model']}`")
-    if report.get("shard"):
-        facts.append(f"shard {report['shard']['index']}/{report['shard']['count']}")
-    if report.get("merged_from"):
-        facts.append(f"merged from {len(report['merged_from'])} outputs")
-    if report.get("interrupted"):
-        facts.append("**interrupted**")
-    facts.append(f"{summary['duration_s']:.2f} s")
-    lines = [
-        f"## agentrig: {summary_line(summary)}",
-        "",
-        " · ".join(facts),
-        "",
-        "| Status | Scenario | File | Requests | Tokens in / out | Time |",
-        "|---|---|---|---:|---:|---:|",
-    ]
-    for scenario in report["scenarios"]:
-        usage = scenario["usage"]
-        lines.append(
-            f"| {_STATUS_MARK[scenario['status']]} | `{scenario['name']}` | {scenario['path']} | {usage['requests']} "
-            f"| {usage['input_tokens']} / {usage['output_tokens']} | {scenario['duration_s']:.2f} s |"
-        )
-    problems = [s for s in report["scenarios"] if s["status"] in ("failed", "error")]
-    if problems:
-        lines += ["", "### Failures"]
-    for scenario in problems:
-        lines += ["", f"#### `{scenario['name']}` ({scenario['path']})", ""]
-        if scenario.get("error"):
-            lines.append(f"- **error** `{scenario['error']['kind']}`: {scenario['error']['message']}")
-        for check in _failed_checks(scenario):
-            expected = f" expected `{_short(check['expected'], 120)}`" if check.get("expected") is not None else ""
-            actual = f", got `{_short(check['actual'], 120)}`" if expected or check.get("actual") is not None else ""
-            lines.append(f"- **{check['name']}**{expected}{actual}")
-            if check.get("detail"):
-                fence = "```diff" if check["detail"].startswith("---") else "```text"
-                detail_lines = ["  " + line for line in check["detail"].rstrip("\n").splitlines()]
-                lines += ["", "  " + fence, *detail_lines, "  ```"]
-    return "\n".join(lines) + "\n"
 
 
 # --------------------------------------------------------------------------------------------
@@ -441,8 +317,8 @@ def append_step_summary(out_dir: Path) -> None:
     summary = out_dir / "summary.md"
     if target and summary.is_file():
         try:
-            with open(target, "a", encoding="utf-8") as handle:
-                handle.write(summary.read_text(encoding="utf-8"))
+            with open(target, "ab") as handle, open(summary, "rb") as source:
+                shutil.copyfileobj(source, handle)  # a summary of 10,000 scenarios is megabytes: not read whole
         except OSError as error:
             raise UsageError(
                 f"$GITHUB_STEP_SUMMARY {target}: cannot append the summary ({error.strerror or error}); "

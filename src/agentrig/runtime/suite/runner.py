@@ -24,10 +24,12 @@ from agentrig.runtime.suite.options import DEFAULT_OUT_DIR, ExecuteScenario, Exe
 from agentrig.runtime.suite.outcome import SuiteResult, count_statuses, exit_code_for
 from agentrig.runtime.suite.scenario_files import remove_scenario_folders, write_scenario_outputs
 from agentrig.runtime.suite.scenario_run import engine_for, run_one
+from agentrig.runtime.suite.scenario_store import ScenarioIdentity, ScenarioRef, store_scenarios
 from agentrig.runtime.suite.selection import KeywordExpression, parse_shard, select_scenarios, shard_members
 from agentrig.runtime.suite.sequential import run_sequentially
+from agentrig.runtime.suite.spool import Spool, SpoolView
 from agentrig.runtime.suite.workers import run_parallel, started_pool
-from agentrig.scenarios.loader import LoadedScenario, load_paths
+from agentrig.scenarios.loader import LoadedScenario, iter_scenarios
 
 __all__ = [
     "DEFAULT_OUT_DIR",
@@ -51,12 +53,12 @@ Progress = Callable[[int, int, ScenarioResult], None]
 """`progress(done, total, result)` after each scenario finishes."""
 
 
-def _skipped(item: LoadedScenario, reason: str) -> ScenarioResult:
+def _skipped(item: ScenarioRef, reason: str) -> ScenarioResult:
     return ScenarioResult(
-        name=item.scenario.name,
+        name=item.name,
         path=item.path.as_posix(),
         status="skipped",
-        tags=item.scenario.tags,
+        tags=item.tags,
         checks=(Check(name="scenario: run", passed=True, skipped_reason=reason),),
     )
 
@@ -105,8 +107,9 @@ def _run_suite(
     pool: ProcessPoolExecutor | None,
     started: float,
 ) -> SuiteResult:
-    # Detached from their YAML nodes once loaded (and checked): a run of thousands of scenarios holds no parse trees.
-    all_loaded = [item.detached() for item in (loaded if loaded is not None else load_paths(options.paths))]
+    # Each file parsed once, each scenario detached from its YAML as soon as its file is checked and held as a
+    # reference (`scenario_store`): a run of thousands of scenarios holds no parse trees, and a thousand scenarios.
+    all_loaded = store_scenarios(loaded if loaded is not None else iter_scenarios(options.paths))
     selected = select_scenarios(all_loaded, keyword=options.keyword, shard=options.shard)
     if options.keyword and not selected and not options.shard:
         raise UsageError(f"-k {options.keyword!r} selects none of the {len(all_loaded)} scenarios")
@@ -117,11 +120,15 @@ def _run_suite(
     _check_recording_dirs(options)
     earlier_folders = reports.prepare_run_out_dir(options.out_dir) if options.out_dir is not None else frozenset()
 
-    finished: dict[str, ScenarioResult] = {}
+    # Results wait for the reports in a spool: a run of thousands of scenarios holds a thousand of them at most.
+    spool = Spool[ScenarioResult]()
+    finished: dict[str, int] = {}  # scenario id -> its result's index in the spool
+    counts = count_statuses(())
     interrupted = False
 
-    def record(item: LoadedScenario, result: ScenarioResult) -> None:
-        finished[item.id] = result
+    def record(item: ScenarioIdentity, result: ScenarioResult) -> None:
+        finished[item.id] = spool.append(result)
+        counts[result.status] += 1
         if progress is not None:
             progress(len(finished), len(selected), result)
 
@@ -134,7 +141,8 @@ def _run_suite(
     gc.freeze()
     try:
         if options.jobs == 1:
-            run_sequentially(selected, options, model=model, execute=execute, record=record)
+            scenarios = (ref.load() for ref in selected)  # each read from the store as its turn comes
+            run_sequentially(scenarios, options, model=model, execute=execute, record=record)
         else:
             assert pool is not None  # created by run_suite whenever jobs > 1
             run_parallel(pool, selected, options, execute, record)
@@ -144,20 +152,23 @@ def _run_suite(
         gc.unfreeze()
 
     reason = INTERRUPTED_REASON if interrupted else FAIL_FAST_REASON
-    results = [finished.get(item.id) or _skipped(item, reason) for item in selected]
+    for item in selected:
+        if item.id not in finished:  # not run: reported as skipped, and its folder says so (nothing of a run before)
+            skipped = _skipped(item, reason)
+            finished[item.id] = spool.append(skipped)
+            counts[skipped.status] += 1
+            if options.out_dir is not None:
+                write_scenario_outputs(options.out_dir, skipped)
     if options.out_dir is not None:
-        for item, result in zip(selected, results, strict=True):
-            if item.id not in finished:  # not run: its folder says so, and holds nothing of an earlier run
-                write_scenario_outputs(options.out_dir, result)
-        remove_scenario_folders(options.out_dir, earlier_folders - {result.name for result in results})
+        remove_scenario_folders(options.out_dir, earlier_folders - {item.name for item in selected})
     suite = SuiteResult(
-        results=tuple(results),
+        results=SpoolView(spool, [finished[item.id] for item in selected]),
         duration_s=time.perf_counter() - started,
         interrupted=interrupted,
         shard=options.shard,
         model=options.model,
         discovered=len(all_loaded),
-        counts=count_statuses(results),
+        counts=counts,
     )
     if options.out_dir is not None:
         reports.write_reports(options.out_dir, suite)

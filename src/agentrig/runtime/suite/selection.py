@@ -6,13 +6,16 @@ import hashlib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from agentrig.errors import UsageError
-from agentrig.scenarios.loader import LoadedScenario
+from agentrig.runtime.suite.scenario_store import ScenarioIdentity
 
 __all__ = ["MAX_SHARDS", "KeywordExpression", "parse_shard", "select_scenarios", "shard_members"]
 
 _KEYWORD_TOKEN = re.compile(r"\(|\)|[^\s()]+")
+
+Identified = TypeVar("Identified", bound=ScenarioIdentity)
 
 MAX_KEYWORD_NESTING = 50
 """Parentheses and `not`s a `-k` expression may nest (the evaluator recurses once per level)."""
@@ -141,16 +144,14 @@ def shard_members(scenario_ids: Iterable[str], shard: tuple[int, int]) -> set[st
 
 
 def select_scenarios(
-    loaded: Sequence[LoadedScenario], *, keyword: str | None, shard: tuple[int, int] | None
-) -> list[LoadedScenario]:
+    loaded: Sequence[Identified], *, keyword: str | None, shard: tuple[int, int] | None
+) -> list[Identified]:
     """The scenarios `-k` keeps and, of those, the ones in `--shard`, sorted by id.
 
     Shards are dealt from what `-k` selected, so `-k smoke --shard K/N` is balanced too (every shard of a run
     must be given the same paths and `-k`)."""
     expression = KeywordExpression.parse(keyword) if keyword else None
-    chosen = [
-        item for item in loaded if expression is None or expression.matches(item.scenario.name, item.scenario.tags)
-    ]
+    chosen = [item for item in loaded if expression is None or expression.matches(item.name, item.tags)]
     if shard is not None:
         members = shard_members((item.id for item in chosen), shard)
         chosen = [item for item in chosen if item.id in members]

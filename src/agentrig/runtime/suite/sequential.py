@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from agentrig.runtime.history.run_records import ScenarioResult
@@ -27,28 +26,33 @@ __all__ = ["run_sequentially"]
 
 
 def run_sequentially(
-    selected: Sequence[LoadedScenario],
+    scenarios: Iterable[LoadedScenario],
     options: RunOptions,
     *,
     model: Any,
     execute: ExecuteScenario | None,
     record: Callable[[LoadedScenario, ScenarioResult], None],
 ) -> None:
-    """Run `selected` in order, calling `record` as each finishes; stop after the first failure with `-x`."""
-    pending = deque(selected)
+    """Run `scenarios` in order, calling `record` as each finishes; stop after the first failure with `-x`.
+
+    They are taken one at a time, so a lazy iterable (`ScenarioRef.load` for each) loads each right before it runs."""
+    pending = iter(scenarios)
     running: list[tuple[LoadedScenario, float]] = []  # the scenario in flight, and when it started
+    stopped = False
 
     async def drive() -> None:
-        while pending:
-            item = pending.popleft()
+        nonlocal stopped
+        for item in pending:
             running[:] = [(item, time.perf_counter())]
             result = await run_one_in_loop(item, options=options, model=model, execute=execute)
             running.clear()
             record(item, result)
             if options.fail_fast and is_failure(result):
-                pending.clear()
+                stopped = True
+                return
+        stopped = True
 
-    while pending:
+    while not stopped:
         try:
             asyncio.run(drive())
         except SystemExit as error:  # raised in a task of the scenario's own: it ended the loop, not the run

@@ -1,9 +1,9 @@
 """Worker processes for `-j N`: a forkserver pool whose workers load, run, check and write one scenario each.
 
 Workers are processes, not threads: a pydantic-ai run is CPU-bound Python and threads would serialize on the
-GIL. Each worker gets a small batch of scenarios already loaded (detached from their YAML nodes by the runner,
-so files are parsed once per run, by the parent), runs them from one event loop as `-j 1` does, checks them,
-writes their output files and sends back their `ScenarioResult`s.
+GIL. Each worker gets a small batch of scenarios already loaded (detached from their YAML nodes, read from the
+runner's `scenario_store` as the batch is sent: files are parsed once per run, by the parent), runs them from
+one event loop as `-j 1` does, checks them, writes their output files and sends back their `ScenarioResult`s.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from agentrig.runtime.models.chain import real_model
 from agentrig.runtime.suite.options import ExecuteScenario, RunOptions
 from agentrig.runtime.suite.outcome import is_failure
 from agentrig.runtime.suite.scenario_files import write_scenario_outputs
+from agentrig.runtime.suite.scenario_store import ScenarioIdentity, ScenarioRef
 from agentrig.runtime.suite.sequential import run_sequentially
 from agentrig.scenarios.loader import LoadedScenario
 
@@ -100,12 +101,12 @@ def _pool(jobs: int) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_worker_init, initargs=(os.getcwd(),))
 
 
-def _worker_died(item: LoadedScenario, started: float) -> ScenarioResult:
+def _worker_died(item: ScenarioIdentity, started: float) -> ScenarioResult:
     """The result of a scenario whose worker process died under it (os.abort, a segfault, the OOM killer)."""
     return ScenarioResult(
-        name=item.scenario.name,
+        name=item.name,
         path=item.path.as_posix(),
-        tags=item.scenario.tags,
+        tags=item.tags,
         status="error",
         error=RunError(
             kind="agent_error",
@@ -117,12 +118,12 @@ def _worker_died(item: LoadedScenario, started: float) -> ScenarioResult:
 
 def run_parallel(
     pool: ProcessPoolExecutor,
-    selected: Sequence[LoadedScenario],
+    selected: Sequence[ScenarioRef],
     options: RunOptions,
     execute: ExecuteScenario | None,
-    record: Callable[[LoadedScenario, ScenarioResult], None],
+    record: Callable[[ScenarioRef, ScenarioResult], None],
 ) -> None:
-    """Run `selected` on `pool`, calling `record` as each finishes.
+    """Run `selected` on `pool`, calling `record` as each finishes. Each batch is loaded as it is sent.
 
     A worker that dies breaks the whole pool, and every scenario in flight loses its result, not only the one
     that killed it. Then the pool is replaced, and the scenarios that were in flight run again one at a time:
@@ -130,9 +131,9 @@ def run_parallel(
     real results. Each runs at most twice.
     """
     pending = list(selected)
-    suspects: list[LoadedScenario] = []
+    suspects: list[ScenarioRef] = []
     # future -> (its scenarios, submitted alone, started)
-    running: dict[Future[list[ScenarioResult]], tuple[list[LoadedScenario], bool, float]] = {}
+    running: dict[Future[list[ScenarioResult]], tuple[list[ScenarioRef], bool, float]] = {}
     # A few batches queued per worker hide the round trip to the parent; with -x only `jobs` scenarios are in
     # flight (batches of one), so it stops promptly.
     window = options.jobs if options.fail_fast else options.jobs * 2
@@ -141,8 +142,8 @@ def run_parallel(
     def first_id(future: Future[list[ScenarioResult]]) -> str:
         return running[future][0][0].id
 
-    def submit(batch: list[LoadedScenario], *, alone: bool) -> None:
-        future = pool.submit(_run_in_worker, batch, options, execute)
+    def submit(batch: list[ScenarioRef], *, alone: bool) -> None:
+        future = pool.submit(_run_in_worker, [ref.load() for ref in batch], options, execute)
         running[future] = (batch, alone, time.perf_counter())
 
     try:

@@ -1,0 +1,272 @@
+"""A run's three report files, written in one pass over its scenarios: report.json, junit.xml and summary.md.
+
+    with report_files(out_dir, head) as add:    # head: the report without "scenarios" (its summary included)
+        for entry in entries:
+            add(entry)                         # one scenario's report.json entry: redacted, written, dropped
+
+A run never holds its whole report: each scenario's entry goes to the three files as it comes, so 10,000 scenarios
+cost the memory of one (summary.md keeps the details of failed scenarios for its last section, and only those).
+Each file is written atomically when the block ends, and none is replaced if the block raises.
+
+JUnit and markdown are rendered from report entries (JSON data), never from live objects, so `merge` renders
+exactly what a single run would have; `render_junit` and `render_summary` render a whole report in memory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import xml.etree.ElementTree as ElementTree
+from collections.abc import Callable, Generator, Mapping
+from pathlib import Path
+from typing import IO, Any
+
+from agentrig.runtime.history.jsonio import dumps, open_atomic
+from agentrig.runtime.history.redaction import redact_json
+
+__all__ = ["describe_check", "render_junit", "render_summary", "report_files", "summary_line"]
+
+AddEntry = Callable[[Mapping[str, Any]], dict[str, Any]]
+"""Writes one scenario's entry to the report files; returns it as written (redacted)."""
+
+
+@contextlib.contextmanager
+def report_files(out_dir: Path, head: Mapping[str, Any]) -> Generator[AddEntry]:
+    """Write report.json, junit.xml and summary.md of `head` plus the entries added in the block."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    # Redacted as data, before rendering: junit.xml and summary.md show what report.json holds.
+    redacted_head: dict[str, Any] = redact_json(dict(head))
+    with (
+        open_atomic(out_dir / "report.json") as report,
+        open_atomic(out_dir / "junit.xml") as junit,
+        open_atomic(out_dir / "summary.md") as summary,
+    ):
+        writers = (_ReportJson(report, redacted_head), _JUnit(junit, redacted_head), _Markdown(summary, redacted_head))
+
+        def add(entry: Mapping[str, Any]) -> dict[str, Any]:
+            redacted: dict[str, Any] = redact_json(dict(entry))
+            for writer in writers:
+                writer.add(redacted)
+            return redacted
+
+        yield add
+        for writer in writers:
+            writer.finish()
+
+
+def render_junit(report: Mapping[str, Any]) -> bytes:
+    """JUnit XML of a whole report: one testsuite, one testcase per scenario; failures carry expected and actual."""
+    buffer = io.BytesIO()
+    _render(_JUnit(buffer, report), report)
+    return buffer.getvalue()
+
+
+def render_summary(report: Mapping[str, Any]) -> str:
+    """Markdown of a whole report: a headline, a table of every scenario, then the details of each failure."""
+    buffer = io.BytesIO()
+    _render(_Markdown(buffer, report), report)
+    return buffer.getvalue().decode("utf-8")
+
+
+def _render(writer: _ReportJson | _JUnit | _Markdown, report: Mapping[str, Any]) -> None:
+    for entry in report["scenarios"]:
+        writer.add(entry)
+    writer.finish()
+
+
+class _ReportJson:
+    """report.json exactly as `dumps(report, pretty=True)` would write it, "scenarios" (the last key) streamed."""
+
+    _INDENT = b"\n    "  # an entry sits two levels deep: the report, then its "scenarios" list
+
+    def __init__(self, handle: IO[bytes], head: Mapping[str, Any]) -> None:
+        self._handle = handle
+        opening = dumps({**head, "scenarios": []}, pretty=True)
+        closing = b"[]\n}\n"
+        assert opening.endswith(closing), "scenarios must be the report's last key"
+        handle.write(opening[: -len(closing)] + b"[")
+        self._count = 0
+
+    def add(self, entry: Mapping[str, Any]) -> None:
+        # Newlines inside JSON strings are escaped, so every raw newline is indentation and can be deepened.
+        text = dumps(entry, pretty=True)[:-1].replace(b"\n", self._INDENT)
+        self._handle.write((b"," if self._count else b"") + self._INDENT + text)
+        self._count += 1
+
+    def finish(self) -> None:
+        self._handle.write(b"\n  ]\n}\n" if self._count else b"]\n}\n")
+
+
+def _start_tag(tag: str, attributes: dict[str, str]) -> str:
+    """`<tag a="b">`, escaped by ElementTree itself (it writes an empty element as `<tag a="b" />`)."""
+    return ElementTree.tostring(ElementTree.Element(tag, attributes), encoding="unicode")[: -len(" />")] + ">"
+
+
+def _element_text(element: ElementTree.Element, level: int) -> str:
+    """One element as ElementTree would write it `level` deep inside an indented document."""
+    ElementTree.indent(element, space="  ", level=level)
+    return "  " * level + ElementTree.tostring(element, encoding="unicode") + "\n"
+
+
+class _JUnit:
+    """junit.xml as ElementTree writes the whole indented tree, one testcase at a time."""
+
+    def __init__(self, handle: IO[bytes], head: Mapping[str, Any]) -> None:
+        self._handle = handle
+        summary = head["summary"]
+        attributes = {
+            "name": "agentrig",
+            "tests": str(summary["total"]),
+            "failures": str(summary["failed"]),
+            "errors": str(summary["error"]),
+            "skipped": str(summary["skipped"]),
+            "time": f"{summary['duration_s']:.3f}",
+        }
+        properties = ElementTree.Element("properties")
+        for key in ("agentrig_version", "pydantic_ai_version", "python_version", "model"):
+            if head.get(key) is not None:
+                ElementTree.SubElement(properties, "property", {"name": key, "value": str(head[key])})
+        self._write(
+            "<?xml version='1.0' encoding='utf-8'?>\n"
+            + _start_tag("testsuites", attributes)
+            + "\n  "
+            + _start_tag("testsuite", attributes)
+            + "\n"
+            + _element_text(properties, 2)
+        )
+
+    def _write(self, text: str) -> None:
+        self._handle.write(text.encode("utf-8"))
+
+    def add(self, scenario: Mapping[str, Any]) -> None:
+        case = ElementTree.Element(
+            "testcase",
+            {
+                "classname": _classname(scenario["path"]),
+                "name": scenario["name"],
+                "file": scenario["path"],
+                "time": f"{scenario['duration_s']:.3f}",
+            },
+        )
+        status = scenario["status"]
+        failed = _failed_checks(scenario)
+        if status == "failed":
+            text = "\n\n".join(describe_check(check) for check in failed)
+            message = f"{len(failed)} check(s) failed: {failed[0]['name']}" if failed else "failed"
+            ElementTree.SubElement(case, "failure", {"message": message, "type": "expectation"}).text = text
+        elif status == "error":
+            error = scenario.get("error") or {"kind": "error", "message": "error"}
+            element = ElementTree.SubElement(case, "error", {"message": error["message"], "type": error["kind"]})
+            element.text = "\n\n".join(describe_check(check) for check in failed) or error["message"]
+        elif status == "skipped":
+            ElementTree.SubElement(case, "skipped", {"message": _skip_reason(scenario)})
+        self._write(_element_text(case, 2))
+
+    def finish(self) -> None:
+        self._write("  </testsuite>\n</testsuites>\n")
+
+
+_STATUS_MARK = {"passed": "✅ passed", "failed": "❌ failed", "error": "💥 error", "skipped": "⏭️ skipped"}
+
+
+class _Markdown:
+    """summary.md: the headline and the table stream; the failures' details (the last section) wait for the end."""
+
+    def __init__(self, handle: IO[bytes], head: Mapping[str, Any]) -> None:
+        self._handle = handle
+        self._failures: list[str] = []
+        summary = head["summary"]
+        facts = [f"pydantic-ai {head.get('pydantic_ai_version') or '?'}", f"agentrig {head.get('agentrig_version')}"]
+        if head.get("model"):
+            facts.append(f"model `{head['model']}`")
+        if head.get("shard"):
+            facts.append(f"shard {head['shard']['index']}/{head['shard']['count']}")
+        if head.get("merged_from"):
+            facts.append(f"merged from {len(head['merged_from'])} outputs")
+        if head.get("interrupted"):
+            facts.append("**interrupted**")
+        facts.append(f"{summary['duration_s']:.2f} s")
+        self._write_lines(
+            [
+                f"## agentrig: {summary_line(summary)}",
+                "",
+                " · ".join(facts),
+                "",
+                "| Status | Scenario | File | Requests | Tokens in / out | Time |",
+                "|---|---|---|---:|---:|---:|",
+            ]
+        )
+
+    def _write_lines(self, lines: list[str]) -> None:
+        self._handle.write("".join(line + "\n" for line in lines).encode("utf-8"))
+
+    def add(self, scenario: Mapping[str, Any]) -> None:
+        usage = scenario["usage"]
+        self._write_lines(
+            [
+                f"| {_STATUS_MARK[scenario['status']]} | `{scenario['name']}` | {scenario['path']} | "
+                f"{usage['requests']} | {usage['input_tokens']} / {usage['output_tokens']} | "
+                f"{scenario['duration_s']:.2f} s |"
+            ]
+        )
+        if scenario["status"] in ("failed", "error"):
+            self._failures += _failure_section(scenario)
+
+    def finish(self) -> None:
+        if self._failures:
+            self._write_lines(["", "### Failures", *self._failures])
+
+
+def _failure_section(scenario: Mapping[str, Any]) -> list[str]:
+    lines = ["", f"#### `{scenario['name']}` ({scenario['path']})", ""]
+    if scenario.get("error"):
+        lines.append(f"- **error** `{scenario['error']['kind']}`: {scenario['error']['message']}")
+    for check in _failed_checks(scenario):
+        expected = f" expected `{_short(check['expected'], 120)}`" if check.get("expected") is not None else ""
+        actual = f", got `{_short(check['actual'], 120)}`" if expected or check.get("actual") is not None else ""
+        lines.append(f"- **{check['name']}**{expected}{actual}")
+        if check.get("detail"):
+            fence = "```diff" if check["detail"].startswith("---") else "```text"
+            detail_lines = ["  " + line for line in check["detail"].rstrip("\n").splitlines()]
+            lines += ["", "  " + fence, *detail_lines, "  ```"]
+    return lines
+
+
+def summary_line(summary: Mapping[str, Any]) -> str:
+    """`N passed, N failed, N skipped` (+ `, N errors` when there are any): the line CI systems read."""
+    line = f"{summary['passed']} passed, {summary['failed']} failed, {summary['skipped']} skipped"
+    if summary.get("error"):
+        line += f", {summary['error']} error{'s' if summary['error'] != 1 else ''}"
+    return line
+
+
+def describe_check(check: Mapping[str, Any]) -> str:
+    """A failed check as text: name, expected, actual, then the detail (often a diff)."""
+    lines = [check["name"]]
+    if check.get("expected") is not None:
+        lines.append(f"  expected: {_short(check['expected'])}")
+    if check.get("actual") is not None or check.get("expected") is not None:
+        lines.append(f"  actual:   {_short(check.get('actual'))}")
+    if check.get("detail"):
+        lines.append("  " + check["detail"].rstrip("\n").replace("\n", "\n  "))
+    return "\n".join(lines)
+
+
+def _short(value: Any, limit: int = 300) -> str:
+    text = value if isinstance(value, str) else dumps(value).decode("utf-8")
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _failed_checks(scenario: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return [check for check in scenario["checks"] if not check["passed"]]
+
+
+def _skip_reason(scenario: Mapping[str, Any]) -> str:
+    reasons = [check["skipped_reason"] for check in scenario["checks"] if check.get("skipped_reason")]
+    return reasons[0] if reasons else "skipped"
+
+
+def _classname(path: str) -> str:
+    """`scenarios/tools/roundtrip.yaml` -> `scenarios.tools.roundtrip` (JUnit viewers group by it)."""
+    stem = path.rsplit(".", 1)[0] if path.endswith((".yaml", ".yml")) else path
+    return stem.strip("./").replace("/", ".")

@@ -1,0 +1,62 @@
+"""The loaded scenarios of a run, held as light references until each one's turn comes.
+
+    refs = store_scenarios(iter_scenarios(paths))   # each file parsed once; past a thousand, kept pickled on disk
+    ref.id, ref.name, ref.path, ref.tags            # what -k, --shard and a not-run scenario's result need
+    ref.load()                                      # the `LoadedScenario` itself, right before it runs
+
+A loaded scenario is about 16 KB of objects; a reference is a few hundred bytes. So a run of 10,000 scenarios
+holds about what one of 1,000 does, and still reads each file once, whatever `-j`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from agentrig.runtime.suite.spool import Spool
+from agentrig.scenarios.loader import LoadedScenario
+
+__all__ = ["ScenarioIdentity", "ScenarioRef", "store_scenarios"]
+
+
+class ScenarioIdentity(Protocol):
+    """What names a scenario in a run: a `LoadedScenario`, or a `ScenarioRef` to one."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def path(self) -> Path: ...
+    @property
+    def tags(self) -> tuple[str, ...]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ScenarioRef:
+    """One scenario of a run, by reference."""
+
+    id: str
+    name: str
+    path: Path
+    tags: tuple[str, ...]
+    store: Spool[LoadedScenario]
+    index: int
+
+    def load(self) -> LoadedScenario:
+        """The scenario (from memory, or read back from the spool: then a copy of its own)."""
+        return self.store[self.index]
+
+
+def store_scenarios(scenarios: Iterable[LoadedScenario]) -> list[ScenarioRef]:
+    """A reference to each scenario, the scenarios themselves kept in one new spool (detached from their YAML)."""
+    store = Spool[LoadedScenario]()
+    refs: list[ScenarioRef] = []
+    for scenario in scenarios:
+        scenario = scenario.detached()
+        refs.append(
+            ScenarioRef(scenario.id, scenario.name, scenario.path, scenario.tags, store, store.append(scenario))
+        )
+    return refs
