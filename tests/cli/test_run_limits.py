@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agentrig.runtime.suite import runner, scenario_run
+from agentrig.runtime.suite import pool, scenario_run
 from tests.cli.cli_helpers import run_main
 from tests.runtime.runner_fakes import fake_execute
 from tests.runtime.test_runner import write_scenario
@@ -25,13 +25,13 @@ def test_jobs_above_four_per_cpu_are_capped_with_a_note(
     write_scenario(tmp_path, "one")
     monkeypatch.setattr("os.cpu_count", lambda: 1)
     started: list[int] = []
-    real_started_pool = runner.started_pool
+    real_started_pool = pool.started_pool
 
     def recording_pool(jobs: int) -> ProcessPoolExecutor:
         started.append(jobs)
         return real_started_pool(jobs)
 
-    monkeypatch.setattr(runner, "started_pool", recording_pool)
+    monkeypatch.setattr(pool, "started_pool", recording_pool)  # the CLI starts it, before importing the runner
     code, _, err = run_main(capsys, "run", str(tmp_path / "one.yaml"), "-j", "6", "-q", "--out", str(tmp_path / "o"))
     assert code == 0
     assert err == "agentrig: note: -j 6 capped at 4 (4 per CPU)\n"

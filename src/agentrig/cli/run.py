@@ -147,10 +147,8 @@ def register(app: typer.Typer) -> None:
             ),
         ] = "pydantic-ai",
     ) -> None:
-        from agentrig.runtime.suite.options import JOBS_PER_CPU, max_jobs
-        from agentrig.runtime.suite.report_files import describe_check, summary_line
-        from agentrig.runtime.suite.reports import append_step_summary, report_entries
-        from agentrig.runtime.suite.runner import RunOptions, run_suite
+        from agentrig.runtime.suite.options import JOBS_PER_CPU, RunOptions, max_jobs
+        from agentrig.runtime.suite.pool import started_pool
 
         human = sys.stderr if as_json else sys.stdout
         if jobs > max_jobs():
@@ -171,8 +169,16 @@ def register(app: typer.Typer) -> None:
             default_deps=deps,
             stream=stream,
         )
+        execute = _engine(engine)
+        # -j N: the workers' forkserver starts importing pydantic-ai now, while this process imports the runner
+        # and reads the scenario files (the runner itself would start it 0.2-0.3 s later).
+        pool = started_pool(jobs) if jobs > 1 else None
+        from agentrig.runtime.suite.report_files import describe_check, summary_line
+        from agentrig.runtime.suite.reports import append_step_summary, report_entries
+        from agentrig.runtime.suite.runner import run_suite
+
         progress = _Progress(human, quiet=quiet)
-        suite = run_suite(options, progress=progress, execute=_engine(engine))
+        suite = run_suite(options, progress=progress, execute=execute, pool=pool)
         progress.finish()
         if not quiet:
             # What report.json says of them (redacted), read one scenario at a time: a run is never held whole.

@@ -22,13 +22,14 @@ from agentrig.runtime.models.chain import real_model
 from agentrig.runtime.suite import reports
 from agentrig.runtime.suite.options import DEFAULT_OUT_DIR, ExecuteScenario, ExecutionLike, RunOptions, max_jobs
 from agentrig.runtime.suite.outcome import SuiteResult, count_statuses, exit_code_for
+from agentrig.runtime.suite.pool import started_pool
 from agentrig.runtime.suite.scenario_files import remove_scenario_folders, write_scenario_outputs
 from agentrig.runtime.suite.scenario_run import engine_for, run_one
 from agentrig.runtime.suite.scenario_store import ScenarioIdentity, ScenarioRef, store_scenarios
 from agentrig.runtime.suite.selection import KeywordExpression, parse_shard, select_scenarios, shard_members
 from agentrig.runtime.suite.sequential import run_sequentially
 from agentrig.runtime.suite.spool import Spool, SpoolView
-from agentrig.runtime.suite.workers import run_parallel, started_pool
+from agentrig.runtime.suite.workers import run_parallel
 from agentrig.scenarios.loader import LoadedScenario, iter_scenarios
 
 __all__ = [
@@ -76,27 +77,37 @@ def run_suite(
     progress: Progress | None = None,
     execute: ExecuteScenario | None = None,
     loaded: Sequence[LoadedScenario] | None = None,
+    pool: ProcessPoolExecutor | None = None,
 ) -> SuiteResult:
-    """Run the selected scenarios and write reports to `options.out_dir` (also after Ctrl-C, then partial)."""
+    """Run the selected scenarios and write reports to `options.out_dir` (also after Ctrl-C, then partial).
+
+    With `-j N`, `pool` is a `pool.started_pool(N)` the caller started early (the run shuts it down), else the run
+    starts one."""
     started = time.perf_counter()
+    try:
+        options = _checked(options)
+        # Workers start first: the forkserver imports pydantic-ai (about a second) while this process reads the
+        # scenario files, instead of after it.
+        if pool is None and options.jobs > 1:
+            pool = started_pool(options.jobs)
+        return _run_suite(options, progress, execute, loaded, pool, started)
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _checked(options: RunOptions) -> RunOptions:
+    """The options, `-j` capped per CPU; a `UsageError` for a combination that cannot run."""
     refresh_secrets()  # the environment's key values, read once for this run's redaction
     if options.jobs < 1:
         raise UsageError(f"-j/--jobs must be at least 1, got {options.jobs}")
-    options = replace(options, jobs=min(options.jobs, max_jobs()))
     if options.update_golden and (options.model is not None or options.replay_dir is not None):
         raise UsageError("--update-golden needs the scripted model: goldens are never written from a real model's run")
     if options.record_dir is not None and options.replay_dir is not None:
         raise UsageError("--record and --replay cannot be used together")
     if options.record_dir is not None and options.model is None:
         raise UsageError("--record needs --model: the real model whose answers are recorded")
-    # Workers start first: the forkserver imports pydantic-ai (about a second) while this process reads the
-    # scenario files, instead of after it.
-    pool = started_pool(options.jobs) if options.jobs > 1 else None
-    try:
-        return _run_suite(options, progress, execute, loaded, pool, started)
-    finally:
-        if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
+    return replace(options, jobs=min(options.jobs, max_jobs()))
 
 
 def _run_suite(

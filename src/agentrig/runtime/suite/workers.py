@@ -8,12 +8,6 @@ one event loop as `-j 1` does, checks them, writes their output files and sends 
 
 from __future__ import annotations
 
-import gc
-import multiprocessing
-import os
-import signal
-import sys
-import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -24,22 +18,15 @@ from agentrig.runtime.history.run_records import RunError, ScenarioResult
 from agentrig.runtime.models.chain import real_model
 from agentrig.runtime.suite.options import ExecuteScenario, RunOptions
 from agentrig.runtime.suite.outcome import is_failure
+from agentrig.runtime.suite.pool import new_pool
 from agentrig.runtime.suite.scenario_files import write_scenario_outputs
 from agentrig.runtime.suite.scenario_store import ScenarioIdentity, ScenarioRef
 from agentrig.runtime.suite.sequential import run_sequentially
 from agentrig.scenarios.loader import LoadedScenario
 
-__all__ = ["run_parallel", "started_pool"]
+__all__ = ["run_parallel"]
 
 _worker_model: dict[str, Any] = {}
-
-
-def _worker_init(cwd: str) -> None:
-    # The parent handles Ctrl-C (stops scheduling, writes partial reports); workers must not die mid-write.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    os.environ.setdefault("PYDANTIC_AI_NO_BANNER", "1")
-    os.chdir(cwd)
-    gc.freeze()  # the preloaded modules live as long as the worker: no full collection rescans them
 
 
 def _run_in_worker(
@@ -64,41 +51,6 @@ def _batch_size(pending: int, options: RunOptions) -> int:
     if options.fail_fast:
         return 1  # stop promptly: nothing is in flight beyond one scenario per worker
     return max(1, min(_LARGEST_BATCH, pending // (options.jobs * 4)))
-
-
-# Imported once by the forkserver, so forked workers start warm: everything a scripted scenario touches
-# (a module first imported inside a worker is imported again by every worker).
-_WORKER_PRELOAD = [
-    "agentrig.runtime.suite.workers",
-    "agentrig.runtime.engine.pydantic_ai_engine.scenario_execution",
-    "agentrig.runtime.suite.reports",
-    "agentrig.runtime.history.wire",
-    "agentrig.runtime.history.sessions",
-    "agentrig.scenarios.loader",
-    "jsonschema",
-]
-
-
-def started_pool(jobs: int) -> ProcessPoolExecutor:
-    """A worker pool whose processes are already starting (the executor would start them on first use).
-
-    Starting a worker blocks until the forkserver has imported its preload, so it happens on a thread: the
-    caller goes on reading scenario files meanwhile, and its first `submit` waits for the thread's lock.
-    """
-    pool = _pool(jobs)
-    threading.Thread(target=lambda: [pool.submit(os.getpid) for _ in range(jobs)], daemon=True).start()
-    return pool
-
-
-def _pool(jobs: int) -> ProcessPoolExecutor:
-    # forkserver: workers fork from a clean server that has pydantic-ai imported once (no fork of a
-    # parent with threads, no per-worker re-import). Windows and macOS default to spawn.
-    if sys.platform.startswith("linux"):
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(_WORKER_PRELOAD)
-    else:
-        context = multiprocessing.get_context("spawn")
-    return ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_worker_init, initargs=(os.getcwd(),))
 
 
 def _worker_died(item: ScenarioIdentity, started: float) -> ScenarioResult:
@@ -179,7 +131,7 @@ def run_parallel(
                 suspects.sort(key=lambda item: item.id)
                 running.clear()
                 pool.shutdown(wait=False, cancel_futures=True)
-                pool = _pool(options.jobs)
+                pool = new_pool(options.jobs)
     except BaseException:
         pool.shutdown(wait=False, cancel_futures=True)
         _terminate_workers(pool)
