@@ -71,3 +71,10 @@ def test_every_yaml_file_in_the_repository() -> None:
     for path in files:
         text = path.read_text(encoding="utf-8")
         assert ours(text) == yaml.safe_load(text), path
+
+
+def test_a_quoted_key_and_a_plain_one_of_the_same_text_are_two_keys() -> None:
+    text = "'true': 1\ntrue: 2\n'2': 3\n2: 4\n"  # a string and a boolean, a string and an integer
+    assert ours(text) == yaml.safe_load(text) == {"true": 1, True: 2, "2": 3, 2: 4}
+    with pytest.raises(ScenarioError, match="duplicate key 'true'"):
+        ours("true: 1\ntrue: 2\n")

@@ -83,20 +83,21 @@ def _reject_duplicate_keys(root: Node, path: Path) -> None:
             continue
         seen_nodes.add(id(node))
         if isinstance(node, MappingNode):
-            first_line: dict[str, int] = {}
+            # Keyed by tag and text: `'true'` (a string) and `true` (a boolean) are two keys, as PyYAML builds them.
+            first_line: dict[tuple[str, str], int] = {}
             for key_node, value_node in node.value:
                 if not isinstance(key_node, ScalarNode) or key_node.tag == _MERGE_TAG:
                     continue
                 key = str(key_node.value)
-                if key in first_line:
+                if (key_node.tag, key) in first_line:
                     raise ScenarioError(
-                        f"duplicate key '{key}' (first given on line {first_line[key]})",
+                        f"duplicate key '{key}' (first given on line {first_line[key_node.tag, key]})",
                         path=path,
                         line=key_node.start_mark.line + 1,
                         column=key_node.start_mark.column + 1,
                         field=format_field_path((*field_path, key)),
                     )
-                first_line[key] = key_node.start_mark.line + 1
+                first_line[key_node.tag, key] = key_node.start_mark.line + 1
                 pending.append((value_node, (*field_path, key)))
         elif isinstance(node, SequenceNode):
             pending.extend((item, (*field_path, index)) for index, item in enumerate(node.value))
