@@ -31,6 +31,7 @@ def _worker_init(cwd: str) -> None:
 _WORKER_PRELOAD = [
     "agentrig.runtime.suite.workers",
     "agentrig.runtime.engine.pydantic_ai_engine.scenario_execution",
+    "agentrig.runtime.engine.pydantic_ai_engine.warm_up",
     "agentrig.runtime.suite.reports",
     "agentrig.runtime.history.wire",
     "agentrig.runtime.history.sessions",
