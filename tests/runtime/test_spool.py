@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import tempfile
+
 import pytest
 
 from agentrig.runtime.history.run_records import Check, ScenarioResult
@@ -55,3 +57,19 @@ def test_close_drops_everything() -> None:
     spool.append(result(1))
     spool.close()
     assert len(spool) == 0
+
+
+def test_what_cannot_be_spooled_stays_in_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    spool = Spool[object](in_memory=1)
+    spool.append(result(0))
+    unpicklable = lambda: None  # noqa: E731 (a lambda is what pickle refuses)
+    assert spool[spool.append(unpicklable)] is unpicklable
+
+    def no_temporary_directory() -> None:
+        raise FileNotFoundError("No usable temporary directory found")
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", no_temporary_directory)
+    items = [result(index) for index in range(1, 4)]
+    indices = [spool.append(item) for item in items]
+    assert [spool[index] for index in indices] == items  # a run goes on, holding them
+    assert spool[indices[0]] is items[0]

@@ -15,7 +15,7 @@ import pickle
 import tempfile
 import weakref
 from collections.abc import Sequence
-from typing import IO, Generic, TypeVar, overload
+from typing import IO, Generic, NamedTuple, TypeVar, overload
 
 __all__ = ["IN_MEMORY", "Spool", "SpoolView"]
 
@@ -26,50 +26,67 @@ IN_MEMORY = 1000
 a result about 5 KB and 1.5 KB; pickling one and reading it back costs 0.1-0.15 ms, 1-2% of a scripted scenario."""
 
 
+class _OnDisk(NamedTuple):
+    """Where a spooled item's pickle is in the spool's file."""
+
+    offset: int
+    length: int
+
+
 class Spool(Generic[T]):
-    """Append-only; items come back by the index `append` returned. Not thread-safe."""
+    """Append-only; items come back by the index `append` returned. Not thread-safe.
+
+    Spooling only saves memory, so it never fails a run: an item that cannot be pickled, or a temporary file that
+    cannot be created or written (no usable temporary directory, a full disk), keeps the item in memory instead."""
 
     def __init__(self, *, in_memory: int | None = None) -> None:
         self._in_memory = IN_MEMORY if in_memory is None else in_memory
-        self._held: list[T] = []
-        self._spans: list[tuple[int, int]] = []  # (offset, length) in the file of each item past the held ones
+        self._items: list[T | _OnDisk] = []
+        self._held = 0
         self._file: IO[bytes] | None = None
         self._end = 0
 
     def __len__(self) -> int:
-        return len(self._held) + len(self._spans)
+        return len(self._items)
 
     def append(self, item: T) -> int:
         """Keep `item`; its index."""
-        if len(self._held) < self._in_memory:
-            self._held.append(item)
-            return len(self._held) - 1
-        if self._file is None:
-            self._file = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the spool, closed by close())
-            # Closed with the spool, and not left to the garbage collector's warning about an open file.
-            weakref.finalize(self, self._file.close)
-        data = pickle.dumps(item, protocol=pickle.HIGHEST_PROTOCOL)
-        self._file.seek(self._end)
-        self._file.write(data)
-        self._spans.append((self._end, len(data)))
+        kept: T | _OnDisk = item
+        if self._held >= self._in_memory:
+            kept = self._spooled(item) or item
+        if kept is item:
+            self._held += 1
+        self._items.append(kept)
+        return len(self._items) - 1
+
+    def _spooled(self, item: T) -> _OnDisk | None:
+        try:
+            data = pickle.dumps(item, protocol=pickle.HIGHEST_PROTOCOL)
+            if self._file is None:
+                self._file = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the spool, closed by close())
+                # Closed with the spool, and not left to the garbage collector's warning about an open file.
+                weakref.finalize(self, self._file.close)
+            self._file.seek(self._end)
+            self._file.write(data)
+        except Exception:  # unpicklable, or no disk to spool to: held in memory, as a short run holds everything
+            return None
+        place = _OnDisk(self._end, len(data))
         self._end += len(data)
-        return len(self) - 1
+        return place
 
     def __getitem__(self, index: int) -> T:
-        if index < 0:
-            index += len(self)
-        if index < len(self._held):
-            return self._held[index]
-        offset, length = self._spans[index - len(self._held)]
-        assert self._file is not None
-        self._file.seek(offset)
-        item: T = pickle.loads(self._file.read(length))
+        kept = self._items[index]
+        if not isinstance(kept, _OnDisk):
+            return kept
+        assert self._file is not None  # an item on disk was written to it
+        self._file.seek(kept.offset)
+        item: T = pickle.loads(self._file.read(kept.length))
         return item
 
     def close(self) -> None:
         """Drop every item (the file with them)."""
-        self._held.clear()
-        self._spans.clear()
+        self._items.clear()
+        self._held = 0
         if self._file is not None:
             self._file.close()
             self._file = None
