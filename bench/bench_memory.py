@@ -12,6 +12,7 @@ cost. A script, not a test; the largest default size takes a couple of minutes.
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import subprocess
 import sys
@@ -62,10 +63,11 @@ def main() -> None:
             ]
             peaks[size] = peak_rss_mb(argv)
             print(f"{size:>6} scenarios: peak {peaks[size]:.0f} MB", flush=True)
-    smallest, largest = min(peaks), max(peaks)
-    if largest > smallest:
-        growth_kb = (peaks[largest] - peaks[smallest]) * 1024 / (largest - smallest)
-        print(f"growth: {growth_kb:.1f} KB per scenario between {smallest} and {largest} scenarios")
+    # Between consecutive sizes: past the spools' first thousand, the growth is what a run holds per scenario.
+    sizes = sorted(peaks)
+    for smaller, larger in itertools.pairwise(sizes):
+        growth_kb = (peaks[larger] - peaks[smaller]) * 1024 / (larger - smaller)
+        print(f"growth: {growth_kb:.1f} KB per scenario between {smaller} and {larger} scenarios")
 
 
 if __name__ == "__main__":
