@@ -2,8 +2,8 @@
 
 One root Typer app, one module per verb; `main` parses with an app of the named verb alone. Verb modules
 import only typer and the standard library at module level and import the engine inside the command, so
-`agentrig --help` never pays for pydantic-ai. Domain errors (`agentrig.errors.AgentrigError`) are caught once, here, and printed as
-one line on stderr with their documented exit code; `--debug` shows the traceback instead.
+`agentrig --help` never pays for pydantic-ai. Domain errors (`agentrig.errors.AgentrigError`) are caught once,
+here, and printed as one line on stderr with their documented exit code; `--debug` shows the traceback instead.
 """
 
 from __future__ import annotations
