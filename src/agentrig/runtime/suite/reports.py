@@ -38,7 +38,6 @@ __all__ = [
     "load_report",
     "merge_reports",
     "report_entries",
-    "report_from_suite",
     "report_head",
     "scenario_json",
     "write_report_files",
@@ -189,11 +188,16 @@ def scenario_json(result: ScenarioResult) -> dict[str, Any]:
 
 
 def summarize(scenarios: Sequence[Mapping[str, Any]], duration_s: float) -> dict[str, Any]:
-    """The `summary` block: counts per status, total, wall time."""
-    counts = dict.fromkeys(STATUSES, 0)
+    """The `summary` block of these report entries: counts per status, total, wall time."""
+    counts: dict[str, int] = dict.fromkeys(STATUSES, 0)
     for scenario in scenarios:
         counts[scenario["status"]] += 1
-    return {**counts, "total": len(scenarios), "duration_s": round(duration_s, 3)}
+    return _summary(counts, len(scenarios), duration_s)
+
+
+def _summary(counts: Mapping[str, int], total: int, duration_s: float) -> dict[str, Any]:
+    per_status = {status: counts.get(status, 0) for status in STATUSES}
+    return {**per_status, "total": total, "duration_s": round(duration_s, 3)}
 
 
 def report_head(suite: SuiteResult) -> dict[str, Any]:
@@ -206,17 +210,8 @@ def report_head(suite: SuiteResult) -> dict[str, Any]:
         "model": suite.model,
         "shard": None if suite.shard is None else {"index": suite.shard[0], "count": suite.shard[1]},
         "interrupted": suite.interrupted,
-        "summary": {
-            **{status: suite.counts.get(status, 0) for status in STATUSES},
-            "total": len(suite.results),
-            "duration_s": round(suite.duration_s, 3),
-        },
+        "summary": _summary(suite.counts, len(suite.results), suite.duration_s),
     }
-
-
-def report_from_suite(suite: SuiteResult) -> dict[str, Any]:
-    """The report.json document of a run, whole (`write_reports` streams it instead)."""
-    return {**report_head(suite), "scenarios": [scenario_json(result) for result in suite.results]}
 
 
 def report_entries(suite: SuiteResult, *, statuses: Collection[str] = STATUSES) -> Iterator[dict[str, Any]]:

@@ -84,6 +84,7 @@ def run_suite(
     With `-j N`, `pool` is a `pool.started_pool(N)` the caller started early (the run shuts it down), else the run
     starts one."""
     started = time.perf_counter()
+    refresh_secrets()  # the environment's key values, read once for this run's redaction
     try:
         options = _checked(options)
         # Workers start first: the forkserver imports pydantic-ai (about a second) while this process reads the
@@ -98,7 +99,6 @@ def run_suite(
 
 def _checked(options: RunOptions) -> RunOptions:
     """The options, `-j` capped per CPU; a `UsageError` for a combination that cannot run."""
-    refresh_secrets()  # the environment's key values, read once for this run's redaction
     if options.jobs < 1:
         raise UsageError(f"-j/--jobs must be at least 1, got {options.jobs}")
     if options.update_golden and (options.model is not None or options.replay_dir is not None):

@@ -38,23 +38,20 @@ def run_sequentially(
     They are taken one at a time, so a lazy iterable (`ScenarioRef.load` for each) loads each right before it runs."""
     pending = iter(scenarios)
     running: list[tuple[LoadedScenario, float]] = []  # the scenario in flight, and when it started
-    stopped = False
 
     async def drive() -> None:
-        nonlocal stopped
         for item in pending:
             running[:] = [(item, time.perf_counter())]
             result = await run_one_in_loop(item, options=options, model=model, execute=execute)
             running.clear()
             record(item, result)
             if options.fail_fast and is_failure(result):
-                stopped = True
                 return
-        stopped = True
 
-    while not stopped:
+    while True:  # `drive` returns once every scenario ran or -x stopped it; SystemExit takes it down mid-way
         try:
             asyncio.run(drive())
+            return
         except SystemExit as error:  # raised in a task of the scenario's own: it ended the loop, not the run
             item, started = running.pop()
             result = failed_result(item, error, started=started, options=options)
