@@ -338,7 +338,11 @@ class RequestOrchestrator:
         self.session = replace(self.session, total_tokens=estimate_tokens(self.session.messages))
         index = self.turn_index
         self.turn_index += 1
-        output = recorded_output(attempt.output, pending_deferred=pending_deferred)
+        output = recorded_output(
+            attempt.output,
+            pending_deferred=pending_deferred,
+            ended_normally=attempt.error is None and not attempt.interrupted,
+        )
         return TurnRecord(
             index=index,
             request_id=self.runtime.request_id,
