@@ -14,7 +14,7 @@ from pydantic_ai.models.function import AgentInfo
 from agentrig.runtime.history.jsonio import read_json_file
 from tests.cli.cli_helpers import run_main
 
-_AGENTS = """\
+AGENTS = """\
 from pydantic import BaseModel
 from pydantic_ai import Agent, DeferredToolRequests
 
@@ -94,7 +94,7 @@ def _none_output_tool() -> str:
     [("none-output", _NONE_OUTPUT.format(none_tool=_none_output_tool())), ("paused-for-approval", _APPROVAL)],
 )
 def test_the_output_is_assertable(tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, text: str) -> None:
-    (tmp_path / "output_agents.py").write_text(_AGENTS, encoding="utf-8")
+    (tmp_path / "output_agents.py").write_text(AGENTS, encoding="utf-8")
     scenario = tmp_path / f"{name}.yaml"
     scenario.write_text(text, encoding="utf-8")
     out = tmp_path / "out"

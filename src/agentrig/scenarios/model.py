@@ -331,7 +331,9 @@ class ApprovalDecision(_Strict):
     deny: str | None = None
     """Deny the call; the model is told this message."""
     args: dict[str, JsonValue] | None = None
-    """Approve the call, running the tool with these arguments instead of the model's."""
+    """Approve the call, running the tool with these arguments instead of the model's. Arguments the tool
+    rejects fail the scenario (pydantic-ai only asks the model to retry), unless a `tool_calls` `status`
+    names the call."""
 
     @model_validator(mode="after")
     def _one_decision(self) -> ApprovalDecision:
@@ -354,7 +356,7 @@ class Turn(_Strict):
     """Decisions on calls that asked for approval in the previous turn (`requires_approval`,
     `ApprovalRequired`), by tool_call_id (continue without a prompt): `true` approves (the real tool runs),
     `false` denies with pydantic-ai's default message, `{deny: message}` denies with that message,
-    `{args: {...}}` approves with replaced arguments."""
+    `{args: {...}}` approves with replaced arguments (which the tool must accept: see `args`)."""
     expect: TurnExpectations = Field(default_factory=TurnExpectations)
     """What must hold after this turn."""
 

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from agentrig.runtime.history.canonical import JsonValue, Message
 from agentrig.runtime.history.run_records import Check, TurnRecord
 from agentrig.runtime.history.usage import Usage
+from agentrig.runtime.suite.approval_checks import approval_args_checks
 from agentrig.runtime.suite.check_support import as_tuple, skip_check, unified_diff
 from agentrig.runtime.suite.history_checks import (
     InvariantChecker,
@@ -272,6 +273,7 @@ def check_scenario(
     checks.extend(_check_final_state(expect, turns, scripted=scripted))
     checks.extend(check_invariant_expectations(expect, history, turns, registry, invariant_checker))
     checks.extend(unknown_tool_checks(scenario, history, scripted=scripted, subagent_runs=subagent_runs))
+    checks.extend(approval_args_checks(scenario, turns))
     if expect.golden is not None:
         golden_path = source.resolve(expect.golden)
         if scripted:
