@@ -10,7 +10,8 @@ does, while still letting the observer stop the run before a request is sent.
 
 A stream that breaks off (a provider error or a dropped connection mid-response) fails the run like a
 plain request would, and the text that had arrived is kept: the run is marked interrupted, so the stored
-history ends with `[INTERRUPTED] <partial text>`.
+history ends with `[INTERRUPTED] <partial text>`. A timeout or Ctrl-C mid-response ends the same way, with
+that one response in place of the partial one pydantic-ai keeps.
 """
 
 from __future__ import annotations
