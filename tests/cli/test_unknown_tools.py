@@ -180,3 +180,22 @@ def test_a_misspelled_tool_in_a_sub_agents_script_fails_the_scenario(
             "skipped_reason": None,
         }
     ]
+
+
+def test_the_scenarios_tool_call_expectations_cannot_make_a_sub_agents_typo_intended(tmp_path: Path) -> None:
+    path = tmp_path / "sub.yaml"
+    text = _DELEGATING_SCENARIO.format(name="sub", sub_tool="fetsh") + "expect:\n  tool_calls: {status: {s1: failed}}\n"
+    path.write_text(text, encoding="utf-8")
+    (loaded,) = load_scenario_file(path)
+    retry = RetryPromptPart(
+        content="Unknown tool name: 'fetsh'. Available tools: 'fetch'", tool_name="fetsh", tool_call_id="s1"
+    )
+
+    class Run:
+        spec = "delegating_agents:researcher"
+        messages = (Message(kind="request", parts=(retry,)),)
+
+    checks = unknown_tool_checks(loaded.scenario, [], scripted=True, subagent_runs=[Run()])
+    assert [(check.name, check.passed) for check in checks] == [
+        ("agent delegating_agents:researcher: tool call s1 names a tool the agent has", False)
+    ]
