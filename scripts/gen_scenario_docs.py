@@ -220,7 +220,9 @@ agent the file is invalid (`validate` and `run` name it, with a did-you-mean); f
 (`agent:`) the scenario fails with the check `scenario: tool call ID names a tool the agent has`.
 When a script calls an unknown tool on purpose (to test how the agent recovers), say so in a
 `tool_calls` expectation of the turn or the scenario: name the tool in `used`, `sequence` or
-`counts`, or the call's id in `status` (its status is `failed`).""",
+`counts`, or the call's id in `status` (its status is `failed`). The scripts of sub-agents (`agents:`) are
+checked the same way, in the histories of their runs (`agent M:A: tool call ID names a tool the agent has`);
+the `tool_calls` expectations describe the scenario's agent, so such a call always fails.""",
         yaml="""\
 name: expectations-tour
 initial_history: histories/interrupted.json

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from agentrig.cli import app
 from agentrig.runtime.history.canonical import Message, SystemPromptPart, TextPart, ToolCallPart, ToolReturnPart
 from agentrig.runtime.history.wire import dumps_history
+from tests.cli.cli_helpers import run_main
 
 DATA = Path(__file__).parent.parent / "runtime" / "data"
 runner = CliRunner()
@@ -141,3 +142,40 @@ def test_check_and_the_canonical_layer_never_import_pydantic_ai(clean: Path) -> 
     )
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.endswith("clean\n")
+
+
+_TWO_STRUCTURED_TURNS = """\
+name: two-structured-turns
+agent: tests.runtime.fixtures_agents:build_structured_agent
+turns:
+  - user: Where is A-1?
+    model:
+      - tool_calls: [{id: o1, name: final_result, args: {status: shipped}}]
+  - user: And A-2?
+    model:
+      - tool_calls: [{id: o2, name: final_result, args: {status: processing}}]
+"""
+
+
+def test_the_history_pydantic_ai_keeps_of_a_multi_turn_structured_output_agent_checks_clean(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # pydantic-ai ends a run whose output came through the output tool with a request holding that tool's
+    # return, and starts the next run with a request of its own (2.38 and 2.68): the dump agentrig writes
+    # is pydantic-ai's own history, which agentrig must not call broken.
+    scenario = tmp_path / "two.yaml"
+    scenario.write_text(_TWO_STRUCTURED_TURNS, encoding="utf-8")
+    out = tmp_path / "out"
+    code, stdout, _ = run_main(capsys, "run", str(scenario), "--out", str(out))
+    assert code == 0, stdout
+    folder = out / "scenarios" / "two-structured-turns"
+    dump = orjson.loads((folder / "pydantic_ai_dump.json").read_bytes())
+    assert [m["kind"] for m in dump][2:4] == ["request", "request"]  # the pair the invariant must allow
+
+    dump_file, history_file = folder / "pydantic_ai_dump.json", folder / "history.json"
+    code, stdout, stderr = run_main(capsys, "check", str(dump_file), str(history_file))
+    assert code == 0, stdout + stderr
+    assert stdout.splitlines() == [
+        f"{dump_file}: OK (6 messages)",
+        f"{history_file}: OK (5 messages)",
+    ]

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from agentrig.cli import app, main
 from agentrig.runtime.suite import scenario_run
+from tests.cli.cli_helpers import run_main
 from tests.runtime.runner_fakes import fake_execute
 from tests.runtime.test_runner import write_scenario
 
@@ -122,3 +123,24 @@ def test_report_paths_outside_the_input_are_refused(
     assert len(err.splitlines()) == 1
     assert not out.exists()  # refused before anything was written
     assert [path.name for path in tmp_path.rglob("secret.txt")] == ["secret.txt"]  # nothing copied anywhere
+
+
+def test_a_partial_merge_says_so_in_every_report(
+    shards: list[Path], tmp_path: Path, merge: Callable[..., tuple[int, str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    merged = tmp_path / "merged"
+    code, stdout, _ = run_main(capsys, "merge", str(shards[0]), str(shards[2]), "--out", str(merged), "--allow-partial")
+    assert code == 0
+    assert stdout.splitlines()[0] == f"merged 2 outputs into {merged} (partial: shard 2, 4 of 4 missing)"
+    report = json.loads((merged / "report.json").read_text(encoding="utf-8"))
+    assert report["partial"] == {"count": 4, "missing": [2, 4]}
+    assert "**partial: shard 2, 4 of 4 missing**" in (merged / "summary.md").read_text(encoding="utf-8")
+    assert '<property name="partial" value="shard 2, 4 of 4 missing"' in (merged / "junit.xml").read_text("utf-8")
+
+    # A complete merge is not partial; and a partial merge merged again stays partial.
+    complete = tmp_path / "complete"
+    assert merge(*shards, "--out", complete)[0] == 0
+    assert json.loads((complete / "report.json").read_text(encoding="utf-8"))["partial"] is None
+    again = tmp_path / "again"
+    assert merge(merged, "--out", again)[0] == 0
+    assert json.loads((again / "report.json").read_text(encoding="utf-8"))["partial"] == {"count": 4, "missing": [2, 4]}

@@ -117,3 +117,85 @@ def test_only_scripted_calls_are_checked(tmp_path: Path) -> None:
     assert [check.passed for check in unknown_tool_checks(loaded.scenario, history, scripted=True)] == [False]
     # a real model that invents a tool name is behaviour under test, not a typo in a script
     assert unknown_tool_checks(loaded.scenario, history, scripted=False) == []
+
+
+_DELEGATING_AGENTS = """\
+from pydantic_ai import Agent, RunContext
+
+researcher = Agent()
+
+
+@researcher.tool_plain
+def fetch(url: str) -> str:
+    return "page"
+
+
+agent = Agent()
+
+
+@agent.tool
+async def research(ctx: RunContext[None], topic: str) -> str:
+    result = await researcher.run(topic, usage=ctx.usage)
+    return result.output
+"""
+
+_DELEGATING_SCENARIO = """\
+name: {name}
+agent: delegating_agents:agent
+agents:
+  delegating_agents:researcher:
+    model:
+      - tool_calls: [{{id: s1, name: {sub_tool}, args: {{url: x}}}}]
+      - text: found it
+turns:
+  - user: look it up
+    model:
+      - tool_calls: [{{id: t1, name: research, args: {{topic: x}}}}]
+      - text: done
+"""
+
+
+@pytest.mark.parametrize(("sub_tool", "exit_code"), [("fetsh", 1), ("fetch", 0)])
+def test_a_misspelled_tool_in_a_sub_agents_script_fails_the_scenario(
+    tmp_path: Path, sub_tool: str, exit_code: int
+) -> None:
+    (tmp_path / "delegating_agents.py").write_text(_DELEGATING_AGENTS, encoding="utf-8")
+    path = tmp_path / "sub.yaml"
+    path.write_text(_DELEGATING_SCENARIO.format(name="sub", sub_tool=sub_tool), encoding="utf-8")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["run", str(path), "--out", str(out)])
+    assert result.exit_code == exit_code, result.output
+    failed = [check for check in read_json_file(out / "scenarios" / "sub" / "checks.json") if not check["passed"]]
+    if exit_code == 0:
+        assert failed == []
+        return
+    assert failed == [
+        {
+            "name": "agent delegating_agents:researcher: tool call s1 names a tool the agent has",
+            "passed": False,
+            "expected": ["fetch"],
+            "actual": "fetsh",
+            "detail": "the agent has no tool 'fetsh' (did you mean 'fetch'?); the model was told: "
+            "Unknown tool name: 'fetsh'. Available tools: 'fetch'",
+            "skipped_reason": None,
+        }
+    ]
+
+
+def test_the_scenarios_tool_call_expectations_cannot_make_a_sub_agents_typo_intended(tmp_path: Path) -> None:
+    path = tmp_path / "sub.yaml"
+    text = _DELEGATING_SCENARIO.format(name="sub", sub_tool="fetsh") + "expect:\n  tool_calls: {status: {s1: failed}}\n"
+    path.write_text(text, encoding="utf-8")
+    (loaded,) = load_scenario_file(path)
+    retry = RetryPromptPart(
+        content="Unknown tool name: 'fetsh'. Available tools: 'fetch'", tool_name="fetsh", tool_call_id="s1"
+    )
+
+    class Run:
+        spec = "delegating_agents:researcher"
+        messages = (Message(kind="request", parts=(retry,)),)
+
+    checks = unknown_tool_checks(loaded.scenario, [], scripted=True, subagent_runs=[Run()])
+    assert [(check.name, check.passed) for check in checks] == [
+        ("agent delegating_agents:researcher: tool call s1 names a tool the agent has", False)
+    ]

@@ -81,6 +81,9 @@ class Reply:
     cut_after_events: int | None = None
     """Streamed replies only: send this many SSE events, then drop the connection mid-body (chunked transfer
     without its last chunk, which the HTTP client reports as an incomplete read)."""
+    stall_after_events: int | None = None
+    """Streamed replies only: send this many SSE events, then wait for `hold` before the rest (a stream that
+    stalls mid-response); `hold` then no longer delays the start of the reply."""
 
 
 def text(content: str, *, input_tokens: int = 12, output_tokens: int = 4, delay_s: float | None = None) -> Reply:
@@ -258,7 +261,7 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {key.lower(): value for key, value in self.headers.items()}
         loopback = cast(_Server, self.server).loopback
         reply = loopback.next_reply(ReceivedRequest(method="POST", path=path, headers=headers, body=body))
-        if reply.hold is not None:
+        if reply.hold is not None and reply.stall_after_events is None:
             reply.hold.wait(timeout=loopback.max_lifetime_s)
         delay = loopback.latency_s if reply.delay_s is None else reply.delay_s
         if delay > 0:
@@ -278,11 +281,14 @@ class _Handler(BaseHTTPRequestHandler):
         streaming = bool((body or {}).get("stream"))
         if api == "openai":
             if streaming:
-                self._send_events(None, _openai_chunks(reply, model, number), cut_after=reply.cut_after_events)
+                chunks = _openai_chunks(reply, model, number)
+                self._send_events(None, chunks, cut_after=reply.cut_after_events, stall=reply)
             else:
                 self._send_json(200, _openai_completion(reply, model, number), reply.headers)
         elif streaming:
-            self._send_events("anthropic", _anthropic_events(reply, model, number), cut_after=reply.cut_after_events)
+            self._send_events(
+                "anthropic", _anthropic_events(reply, model, number), cut_after=reply.cut_after_events, stall=reply
+            )
         else:
             self._send_json(200, _anthropic_message(reply, model, number), reply.headers)
 
@@ -297,7 +303,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def _send_events(
-        self, dialect: str | None, events: Iterator[tuple[str, Any]], *, cut_after: int | None = None
+        self,
+        dialect: str | None,
+        events: Iterator[tuple[str, Any]],
+        *,
+        cut_after: int | None = None,
+        stall: Reply | None = None,
     ) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
@@ -310,6 +321,9 @@ class _Handler(BaseHTTPRequestHandler):
             if cut_after is not None and sent >= cut_after:
                 self.wfile.flush()
                 return  # no terminating chunk: the body ends early, as when a connection drops
+            if stall is not None and stall.stall_after_events == sent and stall.hold is not None:
+                self.wfile.flush()
+                stall.hold.wait(timeout=cast(_Server, self.server).loopback.max_lifetime_s)
             data = payload if isinstance(payload, str) else json.dumps(payload)
             prefix = f"event: {name}\n" if dialect == "anthropic" else ""
             event = f"{prefix}data: {data}\n\n".encode()

@@ -5,6 +5,7 @@ keeps the partial text as `[INTERRUPTED] <partial>`."""
 from __future__ import annotations
 
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -151,3 +152,25 @@ def test_a_streamed_recording_replays_streamed_offline(
     assert replayed_usage["total"]["output_tokens"] > 7
     events = read_events(tmp_path / "rep" / "scenarios" / "streamed-real" / "events.jsonl")
     assert any(e.type == "message_update" for e in events)
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_a_timeout_mid_stream_stores_one_interrupted_response_with_the_partial_text(
+    api: str, loopback: ServerFactory, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # The stream sends the first text, then stalls until the turn's timeout cancels the run.
+    release = threading.Event()
+    stalled = Reply(text="Partial answer that stalls", stall_after_events=2 if api == "openai" else 3, hold=release)
+    server = loopback([stalled])
+    session = tmp_path / "session.json"
+    try:
+        code, out, _ = run_main(
+            capsys, "prompt", "Tell me.", "--stream", "--timeout", "1", "--session", str(session), *_model(server, api)
+        )
+    finally:
+        release.set()  # the server's handler thread stops waiting
+    assert code == 3
+    assert out.startswith("Partial")
+    messages = load_session(session).messages
+    assert [m.kind for m in messages] == ["request", "response"]  # one response: the [INTERRUPTED] one
+    assert messages[-1].text == f"[INTERRUPTED] {out.strip()}"

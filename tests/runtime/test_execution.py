@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from pydantic_ai.messages import ModelMessagesTypeAdapter
 
 from agentrig.runtime.history.canonical import TextPart, ToolCallPart, ToolReturnPart
@@ -229,6 +231,70 @@ def test_resuming_a_history_that_ended_in_a_tool_exception_keeps_that_turns_prom
         ("response", ["text"]),
     ]
     closed = execution.session.messages[2].parts[0]
+    assert isinstance(closed, ToolReturnPart)
+    assert (closed.tool_call_id, closed.outcome) == ("t1", "interrupted")
+    assert_invariants(execution)
+
+
+async def _captured_when_a_tool_raised() -> bytes:
+    """What `capture_run_messages()` holds after a tool raised, on the installed pydantic-ai: an earlier
+    exchange, the prompt, the call, and an empty request marked `interrupted` (2.38 and 2.68 alike)."""
+    from pydantic_ai import Agent, capture_run_messages
+    from pydantic_ai.messages import ModelMessage, ModelResponse, UserPromptPart
+    from pydantic_ai.messages import TextPart as NativeText
+    from pydantic_ai.messages import ToolCallPart as NativeCall
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        last = messages[-1].parts[-1]
+        if isinstance(last, UserPromptPart) and last.content == "Save the notes.":
+            return ModelResponse(parts=[NativeCall("save", {}, tool_call_id="t1")])
+        return ModelResponse(parts=[NativeText("Hello.")])
+
+    agent = Agent(FunctionModel(answer))
+
+    @agent.tool_plain
+    def save() -> str:  # pyright: ignore[reportUnusedFunction]
+        raise OSError("disk full")
+
+    first = await agent.run("Hi.")
+    with capture_run_messages() as captured, pytest.raises(OSError, match="disk full"):
+        await agent.run("Save the notes.", message_history=first.all_messages())
+    assert captured[-1].kind == "request"
+    assert not captured[-1].parts
+    return ModelMessagesTypeAdapter.dump_json(captured)
+
+
+def test_resuming_what_capture_run_messages_holds_after_a_tool_raised_keeps_every_exchange(tmp_path: Path) -> None:
+    (tmp_path / "stored.json").write_bytes(asyncio.run(_captured_when_a_tool_raised()))
+    loaded = load_yaml(
+        tmp_path,
+        """
+        name: resume-captured-exception
+        initial_history: stored.json
+        tools:
+          save: {results: [{return: saved}]}
+        turns:
+          - user: Did it work?
+            model:
+              - text: No.
+                expect_input: {no_dangling_tool_calls: true, contains_text: ["Hi.", "Hello.", "Save the notes."]}
+        """,
+    )
+    execution = execute(loaded)
+
+    turn = execution.turns[0]
+    assert turn.error is None, turn.error
+    assert all(check.passed for check in turn.model_input_checks), turn.model_input_checks
+    assert kinds(execution.session.messages) == [
+        ("request", ["text"]),
+        ("response", ["text"]),
+        ("request", ["text"]),
+        ("response", ["tool-call"]),
+        ("request", ["tool-return", "text"]),
+        ("response", ["text"]),
+    ]
+    closed = execution.session.messages[4].parts[0]
     assert isinstance(closed, ToolReturnPart)
     assert (closed.tool_call_id, closed.outcome) == ("t1", "interrupted")
     assert_invariants(execution)

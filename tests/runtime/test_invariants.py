@@ -90,3 +90,30 @@ def test_violation_is_a_frozen_value() -> None:
     assert violation.location == "registry"
     with pytest.raises(AttributeError):
         violation.code = "no_dangling_tool_calls"  # pyright: ignore[reportAttributeAccessIssue]
+
+
+def test_a_prompt_may_follow_a_request_of_tool_returns_alone_and_nothing_else_may() -> None:
+    # How pydantic-ai stores a run that ended with the output tool's return, then the next run's prompt.
+    ended_a_run = [
+        Message.request(TextPart(content="go")),
+        Message.response(call("out")),
+        Message.request(answer("out")),
+        Message.request(TextPart(content="next")),
+        Message.response(TextPart(content="done")),
+    ]
+    assert check_invariants(ended_a_run) == []
+
+    prompt_after_prompt = [Message.request(TextPart(content="go")), Message.request(TextPart(content="again"))]
+    results_after_results = [
+        Message.response(call("a"), call("b")),
+        Message.request(answer("a")),
+        Message.request(answer("b")),
+    ]
+    results_after_retry = [
+        Message.response(call("a")),
+        Message.request(RetryPromptPart(content="again", tool_name="bash", tool_call_id="a")),
+        Message.request(TextPart(content="next")),
+    ]
+    for history, index in ((prompt_after_prompt, 1), (results_after_results, 2), (results_after_retry, 2)):
+        codes = [(v.code, v.message_index) for v in check_invariants(history, only=["no_consecutive_requests"])]
+        assert codes == [("no_consecutive_requests", index)], history

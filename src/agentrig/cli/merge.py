@@ -42,6 +42,7 @@ def register(app: typer.Typer) -> None:
         ] = False,
     ) -> None:
         from agentrig.runtime.history.jsonio import dumps
+        from agentrig.runtime.suite.merge_checks import describe_partial
         from agentrig.runtime.suite.report_files import summary_line
         from agentrig.runtime.suite.reports import append_step_summary, merge_reports
         from agentrig.runtime.suite.runner import exit_code_for
@@ -52,6 +53,7 @@ def register(app: typer.Typer) -> None:
         if as_json:
             sys.stdout.write(dumps(report, pretty=True).decode())
         human = sys.stderr if as_json else sys.stdout
-        human.write(f"merged {len(directories)} outputs into {out}\n")
+        partial = f" (partial: {describe_partial(report['partial'])})" if report.get("partial") else ""
+        human.write(f"merged {len(directories)} outputs into {out}{partial}\n")
         human.write(summary_line(summary) + "\n")
         raise typer.Exit(code=exit_code_for(summary, interrupted=bool(report.get("interrupted"))))

@@ -159,13 +159,16 @@ class OutputExpectation(_Strict):
     json_schema: dict[str, JsonValue] | None = None
     """The output parses as JSON and validates against this schema (a structured output is its JSON)."""
     json_equals: JsonValue = None
-    """The output, as JSON (a structured output's JSON, or a str output parsed as JSON), equals this value."""
+    """The output, as JSON (a structured output's JSON, or a str output parsed as JSON), equals this value;
+    `null` for an `X | None` output that came back None."""
     json_subset: JsonValue = None
     """The output's JSON contains this value: every key of a mapping is present with a matching value
     (recursively); lists match element by element and must have the same length."""
     type: str | None = None
     """The output's type name: `str`, or the class of a structured output (`SupportOutput`, or qualified
-    `myapp.models.SupportOutput`); for a union output it says which member came back."""
+    `myapp.models.SupportOutput`); for a union output it says which member came back (`NoneType` for None).
+    A turn that pauses for the host has pydantic-ai's output `DeferredToolRequests`, as JSON
+    `{calls: [...], approvals: [...]}` (each `{tool_call_id, tool_name, args}`; `metadata` when set)."""
 
 
 class ToolCallMatcher(_Strict):
@@ -328,7 +331,9 @@ class ApprovalDecision(_Strict):
     deny: str | None = None
     """Deny the call; the model is told this message."""
     args: dict[str, JsonValue] | None = None
-    """Approve the call, running the tool with these arguments instead of the model's."""
+    """Approve the call, running the tool with these arguments instead of the model's. Arguments the tool
+    rejects fail the scenario (pydantic-ai only asks the model to retry), unless a `tool_calls` `status`
+    names the call."""
 
     @model_validator(mode="after")
     def _one_decision(self) -> ApprovalDecision:
@@ -351,7 +356,7 @@ class Turn(_Strict):
     """Decisions on calls that asked for approval in the previous turn (`requires_approval`,
     `ApprovalRequired`), by tool_call_id (continue without a prompt): `true` approves (the real tool runs),
     `false` denies with pydantic-ai's default message, `{deny: message}` denies with that message,
-    `{args: {...}}` approves with replaced arguments."""
+    `{args: {...}}` approves with replaced arguments (which the tool must accept: see `args`)."""
     expect: TurnExpectations = Field(default_factory=TurnExpectations)
     """What must hold after this turn."""
 

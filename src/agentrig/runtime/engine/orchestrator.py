@@ -202,6 +202,10 @@ class RequestOrchestrator:
             head, tail = split_at_last_response(stored)
             prepared = prepare_history(head, prune_keep_recent=keep, keep_pending_tool_calls=True)
             return prepared, sanitize_history_for_resume(tail)
+        # pydantic-ai ends what `capture_run_messages()` holds after a tool raised with an empty request
+        # (state `interrupted`, 2.38 and 2.68): it answers nothing, so look past it at the calls before it.
+        while stored and stored[-1].kind == "request" and not stored[-1].parts:
+            stored = stored[:-1]
         if stored and stored[-1].kind == "response" and stored[-1].tool_calls:
             # A stored history can end in a response of calls only, which nothing answered (a tool raised).
             # The cleanup loop would remove the calls and the emptied response, leaving that turn's prompt as
@@ -334,7 +338,11 @@ class RequestOrchestrator:
         self.session = replace(self.session, total_tokens=estimate_tokens(self.session.messages))
         index = self.turn_index
         self.turn_index += 1
-        output = recorded_output(attempt.output, pending_deferred=pending_deferred)
+        output = recorded_output(
+            attempt.output,
+            pending_deferred=pending_deferred,
+            ended_normally=attempt.error is None and not attempt.interrupted,
+        )
         return TurnRecord(
             index=index,
             request_id=self.runtime.request_id,

@@ -8,7 +8,11 @@ the scenario format's `InvariantName`s:
   frontier (pending or deferred calls) and are not dangling.
 - `no_orphaned_tool_returns`: every tool return and tool-bound retry prompt answers a call made
   earlier in the history.
-- `no_consecutive_requests`: no request directly follows a request.
+- `no_consecutive_requests`: no request directly follows a request, except a request bringing new input
+  (a prompt) after a request of tool returns alone. That pair is how pydantic-ai stores a run that ended
+  with its tool results (the output tool's "Final result processed.", 2.38 and 2.68) followed by the next
+  run; it merges the two before sending them, so the model never sees two requests. A prompt after a
+  prompt, or tool results after tool results, means a request got no answer.
 - `no_persisted_system_prompt`: no system-prompt part anywhere.
 - `no_duplicate_tool_call_ids`: no two tool calls share an id, and no call is answered twice.
 - `registry_matches_parts`: only with a registry: see `ToolCallRegistry.check_against_history`.
@@ -18,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from agentrig.runtime.history.canonical import History, SystemPromptPart, ToolCallPart, ToolReturnPart
+from agentrig.runtime.history.canonical import History, Message, SystemPromptPart, ToolCallPart, ToolReturnPart
 from agentrig.runtime.history.cleanup import answered_tool_call_id, dangling_tool_calls, orphaned_tool_answers
 from agentrig.runtime.history.tool_registry import ToolCallRegistry
 from agentrig.runtime.history.violations import INVARIANT_NAMES, Violation
@@ -47,9 +51,22 @@ def _orphaned_tool_returns(history: History) -> Iterable[Violation]:
         )
 
 
+def _ends_a_run(request: Message) -> bool:
+    """A request of tool returns alone: the last message of a run that ended with its tools' results."""
+    return bool(request.parts) and all(isinstance(p, ToolReturnPart) for p in request.parts)
+
+
+def _brings_new_input(request: Message) -> bool:
+    """A request holding something other than tool results: the first request of a new run."""
+    return any(answered_tool_call_id(p) is None for p in request.parts)
+
+
 def _consecutive_requests(history: History) -> Iterable[Violation]:
     for index in range(1, len(history)):
-        if history[index].kind == "request" and history[index - 1].kind == "request":
+        current, previous = history[index], history[index - 1]
+        if current.kind != "request" or previous.kind != "request":
+            continue
+        if not (_ends_a_run(previous) and _brings_new_input(current)):
             yield Violation(
                 code="no_consecutive_requests",
                 message=f"request follows the request at message[{index - 1}]",

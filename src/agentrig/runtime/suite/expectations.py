@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from agentrig.runtime.history.canonical import JsonValue, Message
 from agentrig.runtime.history.run_records import Check, TurnRecord
 from agentrig.runtime.history.usage import Usage
+from agentrig.runtime.suite.approval_checks import approval_args_checks
 from agentrig.runtime.suite.check_support import as_tuple, skip_check, unified_diff
 from agentrig.runtime.suite.history_checks import (
     InvariantChecker,
@@ -29,7 +30,7 @@ from agentrig.runtime.suite.history_checks import (
 )
 from agentrig.runtime.suite.output_checks import check_structured_output
 from agentrig.runtime.suite.tool_call_checks import check_tool_calls
-from agentrig.runtime.suite.unknown_tool_checks import unknown_tool_checks
+from agentrig.runtime.suite.unknown_tool_checks import SubAgentHistory, unknown_tool_checks
 from agentrig.scenarios.model import (
     Bounds,
     CompactionExpectation,
@@ -246,6 +247,7 @@ def check_scenario(
     registry: Any = None,
     update_golden: bool = False,
     invariant_checker: InvariantChecker | None = None,
+    subagent_runs: Sequence[SubAgentHistory] = (),
 ) -> list[Check]:
     """All checks of a scenario: every turn's expectations, then the scenario-level ones on the final state."""
     scenario = source.scenario
@@ -270,7 +272,8 @@ def check_scenario(
         )  # fmt: skip
     checks.extend(_check_final_state(expect, turns, scripted=scripted))
     checks.extend(check_invariant_expectations(expect, history, turns, registry, invariant_checker))
-    checks.extend(unknown_tool_checks(scenario, history, scripted=scripted))
+    checks.extend(unknown_tool_checks(scenario, history, scripted=scripted, subagent_runs=subagent_runs))
+    checks.extend(approval_args_checks(scenario, turns))
     if expect.golden is not None:
         golden_path = source.resolve(expect.golden)
         if scripted:

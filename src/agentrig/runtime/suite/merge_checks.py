@@ -17,7 +17,7 @@ from typing import Any
 
 from agentrig.errors import InputError, UsageError
 
-__all__ = ["check_shard_set", "contained_path"]
+__all__ = ["check_shard_set", "contained_path", "describe_partial"]
 
 
 def _shard_of(report: Mapping[str, Any], source: Path) -> tuple[int, int] | None:
@@ -36,14 +36,18 @@ def _indexes(numbers: Sequence[int]) -> str:
     return ", ".join(str(number) for number in numbers)
 
 
-def check_shard_set(sources: Sequence[Path], reports: Sequence[Mapping[str, Any]], *, allow_partial: bool) -> None:
+def check_shard_set(
+    sources: Sequence[Path], reports: Sequence[Mapping[str, Any]], *, allow_partial: bool
+) -> dict[str, Any] | None:
     """Refuse (UsageError, exit 2) shard sets that are incomplete, repeat a shard or mix shard counts.
 
     Inputs that are not shards (plain runs) are not checked: merging runs of different paths is allowed.
+    Returns what an allowed partial merge lacks, `{"count": N, "missing": [K, ...]}` (the merged report's
+    `partial`), or None for a complete set.
     """
     shards = [shard for source, report in zip(sources, reports, strict=True) if (shard := _shard_of(report, source))]
     if not shards:
-        return
+        return None
     if len(shards) != len(reports):
         raise UsageError("merge: some inputs are shards (--shard K/N) and some are not; merge shards of one run only")
     counts = sorted({count for _, count in shards})
@@ -60,6 +64,12 @@ def check_shard_set(sources: Sequence[Path], reports: Sequence[Mapping[str, Any]
             f"merge: shard {_indexes(missing)} of {count} missing (got {_indexes(sorted(seen))}); "
             "pass --allow-partial to merge an incomplete set"
         )
+    return {"count": count, "missing": missing} if missing else None
+
+
+def describe_partial(partial: Mapping[str, Any]) -> str:
+    """`shard 2, 4 of 4 missing`: how every report of a partial merge says what it lacks."""
+    return f"shard {_indexes(partial['missing'])} of {partial['count']} missing"
 
 
 def contained_path(base: Path, relative: object, report: Path, scenario: object) -> Path:

@@ -23,6 +23,7 @@ from typing import IO, Any
 
 from agentrig.runtime.history.jsonio import dumps, open_atomic
 from agentrig.runtime.history.redaction import redact_json
+from agentrig.runtime.suite.merge_checks import describe_partial
 
 __all__ = ["describe_check", "render_junit", "render_summary", "report_files", "summary_line"]
 
@@ -126,6 +127,10 @@ class _JUnit:
         for key in ("agentrig_version", "pydantic_ai_version", "python_version", "model"):
             if head.get(key) is not None:
                 ElementTree.SubElement(properties, "property", {"name": key, "value": str(head[key])})
+        if head.get("partial"):
+            ElementTree.SubElement(
+                properties, "property", {"name": "partial", "value": describe_partial(head["partial"])}
+            )
         self._write(
             "<?xml version='1.0' encoding='utf-8'?>\n"
             + _start_tag("testsuites", attributes)
@@ -183,6 +188,8 @@ class _Markdown:
             facts.append(f"shard {head['shard']['index']}/{head['shard']['count']}")
         if head.get("merged_from"):
             facts.append(f"merged from {len(head['merged_from'])} outputs")
+        if head.get("partial"):
+            facts.append(f"**partial: {describe_partial(head['partial'])}**")
         if head.get("interrupted"):
             facts.append("**interrupted**")
         facts.append(f"{summary['duration_s']:.2f} s")

@@ -55,11 +55,12 @@ REPORT_KEYS = frozenset(
         "shard",
         "interrupted",
         "merged_from",
+        "partial",
         "summary",
         "scenarios",
     }
 )
-"""Every key `report.json` may have at the top level (`merged_from` only on merged reports)."""
+"""Every key `report.json` may have at the top level (`merged_from` and `partial` only on merged reports)."""
 SUMMARY_KEYS = frozenset({"passed", "failed", "error", "skipped", "total", "duration_s"})
 SCENARIO_KEYS = frozenset(
     {"id", "name", "path", "status", "tags", "duration_s", "error", "usage", "turns", "checks", "output_dir"}
@@ -270,7 +271,10 @@ def merge_reports(directories: Iterable[Path], out_dir: Path, *, allow_partial: 
     versions = {report.get("pydantic_ai_version") for report in reports}
     if len(versions) > 1:
         raise InputError(f"cannot merge runs of different pydantic-ai versions: {sorted(map(str, versions))}")
-    check_shard_set(sources, reports, allow_partial=allow_partial)
+    # A merge of a partial merge is partial too: what the earlier merge lacked is still missing.
+    partial = check_shard_set(sources, reports, allow_partial=allow_partial) or next(
+        (report["partial"] for report in reports if report.get("partial")), None
+    )
     owner: dict[str, Path] = {}
     scenarios: list[dict[str, Any]] = []
     copies: list[tuple[Path, Path]] = []
@@ -299,6 +303,7 @@ def merge_reports(directories: Iterable[Path], out_dir: Path, *, allow_partial: 
         "shard": None,
         "interrupted": any(report.get("interrupted") for report in reports),
         "merged_from": [str(source) for source in sources],
+        "partial": partial,
         "summary": summarize(scenarios, max(float(report["summary"]["duration_s"]) for report in reports)),
         "scenarios": scenarios,
     }

@@ -176,6 +176,7 @@ def _checked(
         scripted=execution.scripted,
         registry=getattr(execution, "registry", None),
         update_golden=options.update_golden,
+        subagent_runs=tuple(getattr(execution, "subagent_runs", ())),
     )
     events = tuple(getattr(execution, "events", ()))
     checks = [*checks, *check_events(events, scenario.expect.events)]
