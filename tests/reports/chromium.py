@@ -13,6 +13,8 @@ The browser reads commands (JSON, each ended by a NUL byte) from its fd 3 and wr
 from __future__ import annotations
 
 import base64
+import contextlib
+import fcntl
 import json
 import os
 import shutil
@@ -58,9 +60,7 @@ class Page:
 
     def evaluate(self, expression: str) -> Any:
         """The value of a JavaScript expression (awaited when it is a promise); a thrown error fails the call."""
-        reply = self.send(
-            "Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True}
-        )
+        reply = self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True})
         if "exceptionDetails" in reply:
             raise BrowserError(f"{expression!r} threw: {reply['exceptionDetails']}")
         return reply["result"].get("value")
@@ -95,8 +95,10 @@ class Chromium:
         replies_read, replies_write = os.pipe()
 
         def wire_pipes() -> None:  # in the child: the protocol's fixed descriptors 3 (in) and 4 (out)
-            os.dup2(commands_read, 3)
-            os.dup2(replies_write, 4)
+            # Moved out of the way first: either pipe end may itself be 3 or 4.
+            reading, writing = (fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in (commands_read, replies_write))
+            os.dup2(reading, 3)
+            os.dup2(writing, 4)
 
         arguments = [
             executable,
@@ -120,8 +122,8 @@ class Chromium:
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            preexec_fn=wire_pipes,  # noqa: PLW1509 - the child needs the pipes at fixed numbers before exec
-            pass_fds=(commands_read, replies_write),
+            preexec_fn=wire_pipes,
+            pass_fds=(3, 4),  # kept open through the exec (the rest are closed after `wire_pipes` runs)
         )
         os.close(commands_read)
         os.close(replies_write)
@@ -130,15 +132,15 @@ class Chromium:
     def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
         self.close()
 
     def close(self) -> None:
         for descriptor in (self._to, self._from):
-            try:
+            with contextlib.suppress(OSError):
                 os.close(descriptor)
-            except OSError:
-                pass
         self._process.terminate()
         try:
             self._process.wait(timeout=10)
@@ -184,7 +186,9 @@ class Chromium:
             details = params.get("exceptionDetails") or {}
             page.console_errors.append(str((details.get("exception") or {}).get("description") or details.get("text")))
         elif method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
-            page.console_errors.append(" ".join(str(arg.get("value", arg.get("description"))) for arg in params["args"]))
+            page.console_errors.append(
+                " ".join(str(arg.get("value", arg.get("description"))) for arg in params["args"])
+            )
         elif method == "Log.entryAdded" and (params.get("entry") or {}).get("level") == "error":
             page.console_errors.append(str(params["entry"].get("text")))
         elif method == "Network.requestWillBeSent":

@@ -7,9 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from typer.testing import CliRunner
-
-from agentrig.cli import app
+from agentrig.cli import main
 from agentrig.runtime.history import jsonio
 
 HOSTILE = "</script><script>window.pwned = 1</script><!-- <b>bold</b>"
@@ -69,10 +67,12 @@ class Runs:
 
 
 def run_cli(*args: str) -> int:
-    result = CliRunner().invoke(app, list(args))
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code
+    """`agentrig ARGS` through the console entry point (one-line errors and their exit codes included)."""
+    try:
+        main(list(args))
+    except SystemExit as exit_:
+        return int(exit_.code or 0)
+    return 0
 
 
 def write_suite(directory: Path, answer: str) -> Path:

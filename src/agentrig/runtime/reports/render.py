@@ -135,14 +135,15 @@ def write_matrix_html(matrix_dir: Path, out_file: Path | None = None) -> Path:
     try:
         with jsonio.open_atomic(out_file) as handle:
             handle.write(page_start(f"agentrig matrix: {', '.join(versions)}"))
-            for number, scenario in enumerate(document.get("scenarios") or ()):
+            scenarios: list[dict[str, Any]] = document.get("scenarios") or []
+            for number, scenario in enumerate(scenarios):
                 name = str(scenario.get("name"))
                 per_version = {
                     version: _version_cell(entries[version].get(name), f"{base}{version}/") for version in versions
                 }
                 diffs = [
                     {"file": f"{base}{relative}", "name": relative, "text": _read_text(matrix_dir / relative)}
-                    for relative in scenario.get("diffs") or ()
+                    for relative in scenario.get("diffs") or []
                 ]
                 handle.write(
                     data_block(f"ar-s{number}", {"scenario": scenario, "versions": per_version, "diffs": diffs})

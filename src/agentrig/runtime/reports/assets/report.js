@@ -1,5 +1,5 @@
 /* agentrig report page: draws the table from the index block and a scenario from its own JSON block, on demand.
-   No network, no library: plain DOM. Data blocks are <script type="application/json" id="ar-sN">. */
+   No network, no library: plain DOM. Each scenario is a JSON script block with the id ar-sN, the table an ar-index block. */
 (function () {
   "use strict";
   var index = JSON.parse(document.getElementById("ar-index").textContent);
