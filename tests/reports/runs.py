@@ -50,7 +50,7 @@ turns:
 """
 
 _GREETING = """\
-name: greeting
+name: ahoy
 tags: [smoke]
 turns:
   - user: Say hello.
@@ -79,7 +79,7 @@ def write_suite(directory: Path, answer: str) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "answering.yaml").write_text(_ANSWERING.replace("ANSWER", answer), encoding="utf-8")
     (directory / "hostile.yaml").write_text(_HOSTILE, encoding="utf-8")
-    (directory / "greeting.yaml").write_text(_GREETING, encoding="utf-8")
+    (directory / "ahoy.yaml").write_text(_GREETING, encoding="utf-8")
     return directory
 
 

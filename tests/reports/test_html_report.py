@@ -78,7 +78,7 @@ def test_a_run_writes_report_html_with_every_scenario_failures_first_in_the_data
     assert index["engine"] == "pydantic-ai"
     assert {row["name"]: row["status"] for row in index["rows"]} == {
         "answering": "failed",
-        "greeting": "passed",
+        "ahoy": "passed",
         "hostile-prompt": "passed",
     }
     assert index["head"]["summary"]["failed"] == 1
@@ -141,7 +141,7 @@ def test_secrets_are_redacted_in_the_page(runs: Runs, tmp_path: Path, monkeypatc
     refresh_secrets()
     run_dir = tmp_path / "run"
     shutil.copytree(runs.candidate, run_dir)
-    for path in (run_dir / "report.json", run_dir / "scenarios" / "greeting" / "history.json"):
+    for path in (run_dir / "report.json", run_dir / "scenarios" / "ahoy" / "history.json"):
         path.write_text(path.read_text(encoding="utf-8").replace("Hello.", f"key {secret}"), encoding="utf-8")
     write_run_html(run_dir, run_dir / "report.html")
     page = _page(run_dir / "report.html")
@@ -151,9 +151,9 @@ def test_secrets_are_redacted_in_the_page(runs: Runs, tmp_path: Path, monkeypatc
 
 def test_no_html_writes_none_and_removes_an_earlier_page(runs: Runs, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    assert run_cli("run", str(runs.scenarios / "greeting.yaml"), "--out", str(out), "-q") == 0
+    assert run_cli("run", str(runs.scenarios / "ahoy.yaml"), "--out", str(out), "-q") == 0
     assert (out / "report.html").is_file()
-    assert run_cli("run", str(runs.scenarios / "greeting.yaml"), "--out", str(out), "-q", "--no-html") == 0
+    assert run_cli("run", str(runs.scenarios / "ahoy.yaml"), "--out", str(out), "-q", "--no-html") == 0
     assert not (out / "report.html").exists()
     assert (out / "report.json").is_file()
 
@@ -164,14 +164,14 @@ def test_report_compares_a_run_with_its_baseline(runs: Runs, tmp_path: Path) -> 
     page = _page(target)
     rows = {row["name"]: row for row in _index(page)["rows"]}
     assert (rows["answering"]["baseline_status"], rows["answering"]["changed"]) == ("passed", True)
-    assert (rows["greeting"]["baseline_status"], rows["greeting"]["changed"]) == ("passed", False)
+    assert (rows["ahoy"]["baseline_status"], rows["ahoy"]["changed"]) == ("passed", False)
     comparison = _scenario(page, "answering")["baseline"]
     assert '-          "content": "The directory is empty."' in comparison["diff"]
     assert '+          "content": "Nothing is here."' in comparison["diff"]
-    assert _scenario(page, "greeting")["baseline"]["diff"] == ""
+    assert _scenario(page, "ahoy")["baseline"]["diff"] == ""
     # The links point at the run's files from where the page was written.
-    assert _scenario(page, "greeting")["files"][0].startswith("../../")
-    assert (target.parent / _scenario(page, "greeting")["files"][0]).is_file()
+    assert _scenario(page, "ahoy")["files"][0].startswith("../../")
+    assert (target.parent / _scenario(page, "ahoy")["files"][0]).is_file()
 
 
 def test_report_of_a_folder_without_report_json_exits_2(tmp_path: Path) -> None:
@@ -190,7 +190,7 @@ def test_merge_writes_the_page_of_the_merged_run(runs: Runs, tmp_path: Path) -> 
         assert code in (0, 1)
     assert run_cli("merge", str(tmp_path / "1"), str(tmp_path / "2"), "--out", str(tmp_path / "all")) == 1
     page = _page(tmp_path / "all" / "report.html")
-    assert sorted(row["name"] for row in _index(page)["rows"]) == ["answering", "greeting", "hostile-prompt"]
+    assert sorted(row["name"] for row in _index(page)["rows"]) == ["ahoy", "answering", "hostile-prompt"]
     assert _scenario(page, "answering")["messages"], "the merged folders' histories are read"
 
 
@@ -244,8 +244,8 @@ def test_a_sub_agent_run_nests_under_the_call_whose_arguments_its_prompt_quotes(
 def test_an_unreadable_file_is_named_on_the_page_not_fatal(runs: Runs, tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     shutil.copytree(runs.candidate, run_dir)
-    (run_dir / "scenarios" / "greeting" / "history.json").write_text("{not json", encoding="utf-8")
+    (run_dir / "scenarios" / "ahoy" / "history.json").write_text("{not json", encoding="utf-8")
     write_run_html(run_dir, run_dir / "report.html")
-    problems = _scenario(_page(run_dir / "report.html"), "greeting")["problems"]
+    problems = _scenario(_page(run_dir / "report.html"), "ahoy")["problems"]
     assert len(problems) == 1
     assert problems[0].startswith("history.json: ")

@@ -95,7 +95,7 @@ def test_the_run_page_loads_from_disk_without_errors_or_requests(browser: Chromi
     try:
         assert page.evaluate("document.querySelector('h1').textContent") == "agentrig: 2 passed, 1 failed, 0 skipped"
         # Failures first: the default order is by status, worst first.
-        assert _visible_names(page) == ["answering", "greeting", "hostile-prompt"]
+        assert _visible_names(page) == ["answering", "ahoy", "hostile-prompt"]
         _assert_stands_alone(page, report)
     finally:
         page.close()
@@ -107,7 +107,7 @@ def test_filters_search_and_sorting_change_the_visible_rows(browser: Chromium, r
         _click_filter(page, "failed")
         assert _visible_names(page) == ["answering"]
         _click_filter(page, "passed")
-        assert sorted(_visible_names(page)) == ["greeting", "hostile-prompt"]
+        assert sorted(_visible_names(page)) == ["ahoy", "hostile-prompt"]
         _click_filter(page, "error")
         assert _visible_names(page) == []
         _click_filter(page, "all")
@@ -121,9 +121,9 @@ def test_filters_search_and_sorting_change_the_visible_rows(browser: Chromium, r
             " box.value = ''; box.dispatchEvent(new Event('input')); })()"
         )
         page.evaluate(SORT_BY_NAME)
-        assert _visible_names(page) == ["answering", "greeting", "hostile-prompt"]
+        assert _visible_names(page) == ["ahoy", "answering", "hostile-prompt"]
         page.evaluate(SORT_BY_NAME)
-        assert _visible_names(page) == ["hostile-prompt", "greeting", "answering"]
+        assert _visible_names(page) == ["hostile-prompt", "answering", "ahoy"]
         assert page.console_errors == []
     finally:
         page.close()
