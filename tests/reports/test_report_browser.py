@@ -79,7 +79,7 @@ def _click_filter(page: Page, key: str) -> None:
 
 def _open(browser: Chromium, path: Path, fragment: str = "") -> Page:
     page = browser.open(path.resolve().as_uri() + fragment)
-    _wait(page, "document.documentElement.dataset.ready === '1'")
+    _wait(page, "document.documentElement.dataset.ready")
     return page
 
 

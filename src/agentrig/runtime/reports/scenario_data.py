@@ -15,6 +15,7 @@ Only the folder's JSON is read, never a live object, so a run, a merged folder a
 from __future__ import annotations
 
 import difflib
+import os
 import re
 from collections import defaultdict, deque
 from collections.abc import Iterator, Mapping
@@ -35,39 +36,68 @@ _SUBAGENT_FILE = re.compile(r"^(?P<spec>.+)\.run(?P<run>\d+)\.history\.json$")
 
 def scenario_payload(run_dir: Path, entry: Mapping[str, Any], files_base: str) -> dict[str, Any]:
     """The page's data for one report entry, read from `run_dir / entry["output_dir"]`."""
-    folder = run_dir / str(entry.get("output_dir") or f"scenarios/{entry['name']}")
+    relative = str(entry.get("output_dir") or f"scenarios/{entry['name']}")
+    folder = run_dir / relative
+    # One directory listing, from which every later read knows what exists: a stat per file would cost more
+    # than reading the small ones (a 2,000-scenario page is written at the end of the run).
+    names = _listing(folder)
     problems: list[str] = []
-    messages = _messages(_read_json(folder / "history.json", problems, optional=True))
-    events = list(_read_events(folder / "events.jsonl", problems))
+    messages = _messages(_read_json(folder, "history.json", names, problems))
+    events = list(_read_events(folder, names, problems))
     _attach_response_usage(messages, events)
-    session = _read_json(folder / "session.json", problems, optional=True)
-    compaction = session.get("compaction") if isinstance(session, dict) else None
-    subagents = _subagents(folder / "subagents", messages, problems)
+    compaction = _compaction(folder, names, problems)
+    subagents = _subagents(folder / "subagents", messages, problems) if "subagents/" in names else []
     streamed = any(event.get("type") == "message_update" for event in events)
-    relative = f"{files_base}{entry.get('output_dir') or 'scenarios/' + str(entry['name'])}"
     return {
         "entry": dict(entry),
         "messages": messages,
-        "compaction": compaction if isinstance(compaction, dict) else None,
+        "compaction": compaction,
         "subagents": subagents,
         "call_outcomes": _call_outcomes(events),
         "events": events[:MAX_EVENTS] if streamed else None,
         "events_total": len(events),
-        "files": _files(folder, relative),
+        "files": _files(folder, names, f"{files_base}{relative}"),
         "problems": problems,
     }
 
 
-def _read_json(path: Path, problems: list[str], *, optional: bool = False) -> Any:
-    if not path.is_file():
-        if not optional:
-            problems.append(f"{path.name}: missing")
+def _listing(folder: Path) -> set[str]:
+    """The names in `folder` (sub-folders with a trailing slash), empty when it is missing."""
+    try:
+        with os.scandir(folder) as entries:
+            return {entry.name + "/" if entry.is_dir(follow_symlinks=False) else entry.name for entry in entries}
+    except OSError:
+        return set()
+
+
+def _read_json(folder: Path, name: str, names: set[str], problems: list[str]) -> Any:
+    if name not in names:
         return None
     try:
-        return jsonio.read_json_file(path)
+        return jsonio.read_json_file(folder / name)
     except AgentrigError as error:
-        problems.append(f"{path.name}: {error.message}")
+        problems.append(f"{name}: {error.message}")
         return None
+
+
+def _compaction(folder: Path, names: set[str], problems: list[str]) -> dict[str, Any] | None:
+    """session.json's compaction record; the session (the whole history again) is parsed only when it has one."""
+    if "session.json" not in names:
+        return None
+    try:
+        data = (folder / "session.json").read_bytes()
+    except OSError as error:
+        problems.append(f"session.json: {error.strerror or error}")
+        return None
+    if b'"compaction"' not in data or b'"compaction": null' in data:
+        return None
+    try:
+        record = jsonio.loads(data, source="session.json")
+    except AgentrigError as error:
+        problems.append(f"session.json: {error.message}")
+        return None
+    compaction = record.get("compaction") if isinstance(record, dict) else None
+    return compaction if isinstance(compaction, dict) else None
 
 
 def _messages(history: Any) -> list[dict[str, Any]]:
@@ -76,18 +106,30 @@ def _messages(history: Any) -> list[dict[str, Any]]:
     return [dict(message) for message in raw if isinstance(message, dict)] if isinstance(raw, list) else []
 
 
-def _read_events(path: Path, problems: list[str]) -> Iterator[dict[str, Any]]:
-    if not path.is_file():
+def _read_events(folder: Path, names: set[str], problems: list[str]) -> Iterator[dict[str, Any]]:
+    if "events.jsonl" not in names:
         return
     try:
-        with path.open("rb") as handle:
-            for number, line in enumerate(handle, 1):
-                if line.strip():
-                    event = jsonio.loads(line, source=f"{path.name}:{number}")
-                    if isinstance(event, dict):
-                        yield event
-    except (AgentrigError, OSError) as error:
-        problems.append(f"{path.name}: {getattr(error, 'message', None) or error}")
+        data = (folder / "events.jsonl").read_bytes()
+    except OSError as error:
+        problems.append(f"events.jsonl: {error.strerror or error}")
+        return
+    lines = data.splitlines()
+    try:  # one parse for the whole log: JSON Lines hold no raw newline inside a value
+        parsed = jsonio.loads(b"[" + b",".join(line for line in lines if line.strip()) + b"]")
+    except AgentrigError:
+        parsed = None
+    if isinstance(parsed, list):
+        yield from (event for event in parsed if isinstance(event, dict))
+        return
+    for number, line in enumerate(lines, 1):  # a broken line: name it, keep the events before it
+        try:
+            event = jsonio.loads(line, source=f"events.jsonl:{number}") if line.strip() else None
+        except AgentrigError as error:
+            problems.append(error.message)
+            return
+        if isinstance(event, dict):
+            yield event
 
 
 def _message_key(message: Any) -> bytes:
@@ -149,13 +191,12 @@ def _first_prompt(messages: list[dict[str, Any]]) -> str:
 
 
 def _subagents(folder: Path, messages: list[dict[str, Any]], problems: list[str]) -> list[dict[str, Any]]:
-    if not folder.is_dir():
-        return []
+    names = _listing(folder)
     runs: list[dict[str, Any]] = []
-    files = sorted(folder.glob("*.history.json"), key=_subagent_order)
+    files = sorted((folder / name for name in names if name.endswith(".history.json")), key=_subagent_order)
     taken: set[str] = set()
     for path in files:
-        run_messages = _messages(_read_json(path, problems))
+        run_messages = _messages(_read_json(folder, path.name, names, problems))
         match = _SUBAGENT_FILE.match(path.name)
         call_id = _calling_tool(_first_prompt(run_messages), messages, taken)
         if call_id:
@@ -177,11 +218,11 @@ def _subagent_order(path: Path) -> tuple[int, str]:
     return (int(match.group("run")) if match else 0, path.name)
 
 
-def _files(folder: Path, relative: str) -> list[str]:
-    if not folder.is_dir():
-        return []
-    found = sorted(path.relative_to(folder).as_posix() for path in folder.rglob("*") if path.is_file())
-    return [f"{relative}/{name}" for name in found]
+def _files(folder: Path, names: set[str], relative: str) -> list[str]:
+    found = [name for name in names if not name.endswith("/")]
+    for sub in (name for name in names if name.endswith("/")):
+        found += [sub + inner for inner in _listing(folder / sub) if not inner.endswith("/")]
+    return [f"{relative}/{name}" for name in sorted(found)]
 
 
 # --------------------------------------------------------------------------------------------
