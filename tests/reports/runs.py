@@ -4,6 +4,7 @@ fail), one streams, one compacts, and one prompt tries to break out of the page'
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,15 +85,15 @@ def write_suite(directory: Path, answer: str) -> Path:
 
 
 def make_runs(root: Path) -> Runs:
-    """The baseline passes everything (its goldens are written by it); the candidate's `answering` fails."""
-    scenarios = write_suite(root / "scenarios", "The directory is empty.")
-    assert run_cli("run", str(scenarios), "--out", str(root / "golden-run"), "--update-golden", "-q") == 0
-    baseline = root / "baseline"
-    assert run_cli("run", str(scenarios), "--out", str(baseline), "-q") == 0
-    write_suite(scenarios, "Nothing is here.")
-    candidate = root / "candidate"
-    assert run_cli("run", str(scenarios), "--out", str(candidate), "-q") == 1
-    return Runs(scenarios=scenarios, baseline=baseline, candidate=candidate)
+    """The baseline passes everything (its goldens are written by it); the candidate's `answering` fails.
+    Run from `root` with relative paths, as a user would: the pages show `scenarios/answering.yaml`."""
+    with contextlib.chdir(root):
+        write_suite(Path("scenarios"), "The directory is empty.")
+        assert run_cli("run", "scenarios", "--out", "golden-run", "--update-golden", "-q") == 0
+        assert run_cli("run", "scenarios", "--out", "baseline", "-q") == 0
+        write_suite(Path("scenarios"), "Nothing is here.")
+        assert run_cli("run", "scenarios", "--out", "candidate", "-q") == 1
+    return Runs(scenarios=root / "scenarios", baseline=root / "baseline", candidate=root / "candidate")
 
 
 def data_blocks(page: str) -> dict[str, object]:

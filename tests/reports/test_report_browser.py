@@ -150,6 +150,11 @@ def test_one_click_on_a_failed_scenario_shows_its_conversation_and_why(browser: 
         assert "1 req · 150 in / 6 out tokens" in detail  # usage per response
         shot = browser_screenshot(page, "report-failed-scenario.png")
         assert shot.stat().st_size > 10_000
+        page.evaluate(
+            "[...document.querySelectorAll('#detail h3')].find(h => h.textContent.startsWith('Conversation'))"
+            ".scrollIntoView()"
+        )
+        browser_screenshot(page, "report-conversation.png")
         assert page.console_errors == []
     finally:
         page.close()
