@@ -214,3 +214,35 @@ def test_the_matrix_page_shows_side_by_side_which_scenario_broke(browser: Chromi
         assert {url.split("#")[0] for url in page.requests} <= {(out / "compatibility.html").resolve().as_uri()}
     finally:
         page.close()
+
+
+def test_compaction_interruption_deferral_and_the_stream_show_in_the_transcript(
+    browser: Chromium, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    chosen = ["compaction_threshold", "abort_partial_text", "deferred_tool", "streamed_deltas"]
+    paths = [str(REPOSITORY / "scenarios" / f"{name}.yaml") for name in chosen]
+    assert run_cli("run", *paths, "--out", str(out), "-q") == 0
+    report = out / "report.html"
+
+    def detail(name: str) -> str:
+        page = _open(browser, report, f"#{name}")
+        try:
+            text = str(
+                _wait(page, "document.querySelector('#detail h2') && document.getElementById('detail').innerText")
+            )
+            assert page.console_errors == []
+            return text
+        finally:
+            page.close()
+
+    compaction = detail("compaction-threshold")
+    assert "Compaction" in compaction
+    assert "the 2 messages above were summarized for the model" in compaction
+    assert "The user is preparing release 2.1" in compaction  # what they were summarized as
+    assert "(summarized for the model)" in compaction
+    interrupted = detail("abort-partial-text")
+    assert "interrupted" in interrupted
+    assert "[INTERRUPTED]" in interrupted
+    assert "deferred then success" in detail("deferred-tool-resume").replace("\n", " ")
+    assert "Event timeline (streamed:" in detail("streamed-deltas")

@@ -154,7 +154,9 @@
       var outcome = ctx.outcomes[part.tool_call_id] || (ctx.last ? "pending" : "unanswered");
       var raw = typeof part.args === "string";
       var node = el("div", { class: "part" }, [
-        el("div", { class: "label" }, ["Tool call ", el("code", { text: part.tool_name }), " ", el("span", { class: "sub", text: part.tool_call_id }), " ", badge(outcome, "o-")]),
+        el("div", { class: "label" }, ["Tool call ", el("code", { text: part.tool_name }), " ", el("span", { class: "sub", text: part.tool_call_id }), " ",
+          // deferred to the host, answered in a later run: both are true, both are shown
+          ctx.deferred[part.tool_call_id] && outcome !== "deferred" ? el("span", null, [badge("deferred", "o-"), " then "]) : null, badge(outcome, "o-")]),
         raw ? el("div", { class: "sub", text: "arguments are not a JSON object (kept as the model wrote them)" }) : null,
         pre(part.args)]);
       (ctx.subagents[part.tool_call_id] || []).forEach(function (run) { node.appendChild(subagentBlock(run, true)); });
@@ -182,6 +184,8 @@
   function conversation(messages, info) {
     var box = el("div");
     var outcomes = callOutcomes(messages, info.events);
+    var deferred = {};
+    Object.keys(info.events || {}).forEach(function (id) { if (info.events[id] === "deferred") deferred[id] = true; });
     var compacted = info.compaction ? info.compaction.compacted_message_count || 0 : 0;
     var turn = 0;
     function turnHeader(t) {
@@ -200,7 +204,7 @@
         box.appendChild(turnHeader(info.turns[turn++]));
       }
       var last = n === messages.length - 1;
-      var ctx = { outcomes: outcomes, subagents: info.subagents, last: last };
+      var ctx = { outcomes: outcomes, subagents: info.subagents, last: last, deferred: deferred };
       var who = m.kind === "request" ? "REQUEST" : "MODEL RESPONSE";
       var msg = el("div", { class: "msg " + m.kind + (n < compacted ? " summarized" : "") }, [
         el("div", { class: "who" }, [who, n < compacted ? " (summarized for the model)" : "", m.usage ? el("span", { class: "usage", text: "  " + usageText(m.usage) }) : null])]);
