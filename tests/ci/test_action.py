@@ -58,7 +58,7 @@ def test_shards_pass_upload_their_output_and_merge_into_one_summary(tmp_path: Pa
         assert with_values == {"name": shard, "path": str(out), "if-no-files-found": "warn"}
         # The page alone is its own artifact, named in the job summary.
         assert page_uses == uses
-        assert page_values == {"name": f"{shard}-html", "path": page, "if-no-files-found": "warn"}
+        assert page_values == {"name": f"html-{shard}", "path": page, "if-no-files-found": "warn"}
 
     result, summary = run(tmp_path, {"command": "merge", "paths": "shard-*", "install": "false"})
 
@@ -94,10 +94,10 @@ def test_a_failing_scenario_still_uploads_and_fails_the_action_with_exit_code_1(
     assert "0 passed, 1 failed" in summary
     assert result.uses == [
         (result.uses[0][0], {"name": "agentrig-shard-1", "path": str(out), "if-no-files-found": "warn"}),
-        (result.uses[0][0], {"name": "agentrig-shard-1-html", "path": page, "if-no-files-found": "warn"}),
+        (result.uses[0][0], {"name": "html-agentrig-shard-1", "path": page, "if-no-files-found": "warn"}),
     ]
     assert "**report.html**: the run in one page" in summary
-    assert "`agentrig-shard-1-html`" in summary
+    assert "`html-agentrig-shard-1`" in summary
 
 
 def test_a_usage_error_fails_with_exit_code_2_and_says_so_in_the_summary(tmp_path: Path) -> None:
