@@ -92,6 +92,7 @@ def browser_figures(executable: str, page_path: Path) -> dict[str, float]:
     """Milliseconds until the page was drawn (its own clock, from navigation start), and to open the heaviest
     scenario's transcript with one click; median of three fresh tabs."""
     drawn: list[float] = []
+    walls: list[float] = []
     opened: list[float] = []
     with Chromium.start(executable) as browser:
         for _ in range(3):
@@ -101,7 +102,7 @@ def browser_figures(executable: str, page_path: Path) -> dict[str, float]:
             while not ready:
                 ready = page.evaluate("document.documentElement.dataset.ready")
             drawn.append(float(ready))
-            wall = (time.perf_counter() - started) * 1000
+            walls.append((time.perf_counter() - started) * 1000)
             click = page.evaluate(
                 "(() => { const rows = [...document.querySelectorAll('#scenarios tbody tr')];"
                 " const row = rows.find(tr => tr.textContent.includes('compaction-threshold'));"
@@ -115,7 +116,7 @@ def browser_figures(executable: str, page_path: Path) -> dict[str, float]:
             page.close()
     return {
         "drawn_ms": sorted(drawn)[1],
-        "tab_open_wall_ms": wall,
+        "tab_open_wall_ms": sorted(walls)[1],
         "open_transcript_ms": sorted(opened)[1],
     }
 
@@ -151,7 +152,7 @@ def main() -> None:
         figures = browser_figures(executable, page)
         print(
             f"browser: drawn {figures['drawn_ms']:.0f} ms after navigation start (median of 3); "
-            f"tab open to drawn, wall {figures['tab_open_wall_ms']:.0f} ms; "
+            f"tab open to drawn, wall {figures['tab_open_wall_ms']:.0f} ms (median); "
             f"one transcript opened in {figures['open_transcript_ms']:.0f} ms"
         )
 
