@@ -33,7 +33,7 @@ PYDANTIC_AI_PACKAGES = frozenset({"pydantic_ai", "pydantic_graph"})
 FRAMEWORK_ALLOWED_UNDER = (RUNTIME / "engine", RUNTIME / "models")
 """The only packages whose modules may import an agent framework."""
 
-RUNTIME_LAYERS = {"history": 0, "models": 1, "engine": 2, "suite": 3, "matrix": 3, "": 3}
+RUNTIME_LAYERS = {"history": 0, "models": 1, "reports": 1, "engine": 2, "suite": 3, "matrix": 3, "": 3}
 """Rank of each runtime sub-package ("" = runtime's flat modules): imports point only to a lower or equal rank."""
 
 MAX_FLAT_RUNTIME_MODULES = 6
@@ -126,6 +126,7 @@ def runtime_layer(module: str) -> str | None:
 PYDANTIC_AI_FREE_IMPORTS = (
     *CANONICAL_LAYER,
     *all_modules("agentrig.scenarios"),
+    *all_modules("agentrig.runtime.reports"),  # report.html reads a run's JSON: any front end may call it
     "agentrig.cli",
     # The loop contract and the engine seam are framework-free: an engine for another framework reuses them.
     "agentrig.runtime.engine.orchestrator",

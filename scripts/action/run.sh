@@ -84,6 +84,11 @@ fi
 
 if [[ -d "$out" ]]; then
   echo "out-dir=$(cd "$out" && pwd)" >> "${GITHUB_OUTPUT:-/dev/null}"
+  page="$out/report.html"
+  [[ "$command" != matrix ]] || page="$out/compatibility.html"
+  if [[ -f "$page" ]]; then
+    echo "report-html=$(cd "$out" && pwd)/$(basename "$page")" >> "${GITHUB_OUTPUT:-/dev/null}"
+  fi
 fi
 if [[ -n "${GITHUB_STEP_SUMMARY:-}" ]]; then
   if [[ "$command" == matrix && -f "$out/compatibility.md" ]]; then

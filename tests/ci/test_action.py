@@ -49,12 +49,16 @@ def test_shards_pass_upload_their_output_and_merge_into_one_summary(tmp_path: Pa
 
         assert result.exit_code == 0
         out = tmp_path / f"shard-{shard}"
-        assert result.outputs == {"exit-code": "0", "out-dir": str(out)}
+        page = str(out / "report.html")
+        assert result.outputs == {"exit-code": "0", "out-dir": str(out), "report-html": page}
         assert (out / "report.json").is_file()
         assert "Install agentrig" not in result.ran  # install: false uses the agentrig on PATH
-        [(uses, with_values)] = result.uses
+        [(uses, with_values), (page_uses, page_values)] = result.uses
         assert uses.startswith("actions/upload-artifact@")
         assert with_values == {"name": shard, "path": str(out), "if-no-files-found": "warn"}
+        # The page alone is its own artifact, named in the job summary.
+        assert page_uses == uses
+        assert page_values == {"name": f"html-{shard}", "path": page, "if-no-files-found": "warn"}
 
     result, summary = run(tmp_path, {"command": "merge", "paths": "shard-*", "install": "false"})
 
@@ -84,19 +88,23 @@ def test_a_failing_scenario_still_uploads_and_fails_the_action_with_exit_code_1(
 
     assert result.exit_code == 1
     out = tmp_path / "project" / "reports" / "shard 1"
-    assert result.outputs == {"exit-code": "1", "out-dir": str(out)}
+    page = str(out / "report.html")
+    assert result.outputs == {"exit-code": "1", "out-dir": str(out), "report-html": page}
     assert "wrong-greeting" in (out / "summary.md").read_text(encoding="utf-8")
     assert "0 passed, 1 failed" in summary
     assert result.uses == [
-        (result.uses[0][0], {"name": "agentrig-shard-1", "path": str(out), "if-no-files-found": "warn"})
+        (result.uses[0][0], {"name": "agentrig-shard-1", "path": str(out), "if-no-files-found": "warn"}),
+        (result.uses[0][0], {"name": "html-agentrig-shard-1", "path": page, "if-no-files-found": "warn"}),
     ]
+    assert "**report.html**: the run in one page" in summary
+    assert "`html-agentrig-shard-1`" in summary
 
 
 def test_a_usage_error_fails_with_exit_code_2_and_says_so_in_the_summary(tmp_path: Path) -> None:
     result, summary = run(tmp_path, {"paths": "no-such-dir", "install": "false"})
 
     assert result.exit_code == 2
-    assert result.outputs == {"exit-code": "2", "out-dir": ""}
+    assert result.outputs == {"exit-code": "2", "out-dir": "", "report-html": ""}
     assert result.uses == []  # nothing to upload
     assert "exited with code 2 before writing a report" in summary
 
@@ -138,7 +146,8 @@ def test_matrix_publishes_compatibility_md_and_fails_with_its_exit_code(tmp_path
         '#!/usr/bin/env bash\nprintf "%s\\n" "$@" > argv.txt\nmkdir -p agentrig-matrix\n'
         # as each version's `agentrig run` would, given the chance
         'if [[ -n "${GITHUB_STEP_SUMMARY:-}" ]]; then echo "## agentrig: 1 passed" >> "$GITHUB_STEP_SUMMARY"; fi\n'
-        'echo "# compatibility: 1 regression" > agentrig-matrix/compatibility.md\nexit 1\n',
+        'echo "# compatibility: 1 regression" > agentrig-matrix/compatibility.md\n'
+        "echo '<!doctype html>' > agentrig-matrix/compatibility.html\nexit 1\n",
         encoding="utf-8",
     )
     shim.chmod(0o755)
@@ -150,10 +159,12 @@ def test_matrix_publishes_compatibility_md_and_fails_with_its_exit_code(tmp_path
     )
 
     assert result.exit_code == 1
-    assert result.outputs == {"exit-code": "1", "out-dir": str(tmp_path / "agentrig-matrix")}
+    page = str(tmp_path / "agentrig-matrix" / "compatibility.html")
+    assert result.outputs == {"exit-code": "1", "out-dir": str(tmp_path / "agentrig-matrix"), "report-html": page}
     argv = (tmp_path / "argv.txt").read_text(encoding="utf-8").split()
     assert argv == ["matrix", "scenarios", "--out", "agentrig-matrix", "--versions", "2.60.0,2.68.0"]
-    assert summary == "# compatibility: 1 regression\n"
+    assert summary.startswith("# compatibility: 1 regression\n\n**compatibility.html**: the run in one page")
+    assert "## agentrig" not in summary
 
 
 @pytest.mark.parametrize(

@@ -72,7 +72,8 @@ def test_a_regression_exits_1_and_names_it(workdir: Path, capsys: pytest.Capture
     assert code == 1, err
     assert "[2/2] pydantic-ai 2.68.0: 0 passed, 1 failed" in err
     assert "regression: a failed on pydantic-ai 2.68.0" in out
-    assert "wrote m/compatibility.md and m/compatibility.json" in out
+    assert "wrote m/compatibility.md, m/compatibility.json and m/compatibility.html" in out
+    assert (workdir / "m" / "compatibility.html").is_file()
     document = json.loads((workdir / "m" / "compatibility.json").read_text(encoding="utf-8"))
     assert document["command"] == "agentrig matrix scenarios --versions 2.38.0,2.68.0 --out m"
     assert document["exit_code"] == 1

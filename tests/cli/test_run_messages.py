@@ -29,7 +29,7 @@ def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, list
 
 
 def _reports_line(out: Path) -> str:
-    return f"reports: {out}/ (report.json, junit.xml, summary.md; per scenario scenarios/NAME/)"
+    return f"reports: {out}/ (report.html, report.json, junit.xml, summary.md; per scenario scenarios/NAME/)"
 
 
 def test_update_golden_names_the_files_it_wrote(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

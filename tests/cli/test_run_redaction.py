@@ -36,7 +36,7 @@ def test_run_outputs_never_contain_the_key(tmp_path: Path, monkeypatch: pytest.M
     result = CliRunner().invoke(app, ["run", str(tmp_path / "leaky.yaml"), "--out", str(out)])
     assert result.exit_code == 0, result.output
     written = [path for path in out.rglob("*") if path.is_file()]
-    assert {path.name for path in written} >= {"report.json", "junit.xml", "summary.md", "history.json", "session.json"}
+    assert {path.name for path in written} >= {"report.json", "report.html", "junit.xml", "summary.md", "history.json"}
     for path in written:
         assert SECRET not in path.read_text(encoding="utf-8"), path
     assert "[REDACTED]" in (out / "scenarios" / "leaky-tool" / "history.json").read_text(encoding="utf-8")

@@ -19,7 +19,8 @@ HELP = (
     "`agentrig run PATHS --out OUT/<version>`.\n\n"
     "OUT/compatibility.md and OUT/compatibility.json give scenario x version results, whether the canonical histories "
     "are identical on every version, how the raw pydantic-ai dumps differ, and the commands that reproduce it; "
-    "OUT/diffs/<scenario>/ holds unified diffs against the first (baseline) version.\n\n"
+    "OUT/diffs/<scenario>/ holds unified diffs against the first (baseline) version; OUT/compatibility.html shows "
+    "it all in a browser, one column per version (docs/report.md).\n\n"
     "Exit codes: 0 no regression; 1 a version fails a scenario that passes on the baseline; 2 usage error; "
     "3 an environment could not be built."
 )
@@ -126,7 +127,7 @@ def register(app: typer.Typer) -> None:
             f"{len(report.scenarios)} scenarios x {len(chosen)} versions: {len(report.regressions)} regression(s); "
             f"canonical histories differ in {canonical_changed}, raw pydantic-ai dumps in {raw_changed}"
         )
-        typer.echo(f"wrote {out / 'compatibility.md'} and {out / 'compatibility.json'}")
+        typer.echo(f"wrote {out / 'compatibility.md'}, {out / 'compatibility.json'} and {out / 'compatibility.html'}")
         for regression in report.regressions:
             typer.echo(f"regression: {regression.scenario} {regression.status} on pydantic-ai {regression.version}")
         # SystemExit, not typer.Exit: `main()` runs click with standalone_mode=False, which returns (drops) a

@@ -146,6 +146,12 @@ def register(app: typer.Typer) -> None:
                 "(docs/tinyagent.md); a scenario it cannot run is an error naming the feature.",
             ),
         ] = "pydantic-ai",
+        html: Annotated[
+            bool,
+            typer.Option(
+                "--html/--no-html", help="Write report.html, the run in one self-contained page (docs/report.md)."
+            ),
+        ] = True,
     ) -> None:
         from agentrig.runtime.suite.options import JOBS_PER_CPU, RunOptions, max_jobs
         from agentrig.runtime.suite.pool import started_pool
@@ -168,6 +174,8 @@ def register(app: typer.Typer) -> None:
             replay_dir=replay,
             default_deps=deps,
             stream=stream,
+            html_report=html,
+            engine=engine,
         )
         execute = _engine(engine)
         # -j N: the workers' forkserver starts importing pydantic-ai now, while this process imports the runner
@@ -189,7 +197,8 @@ def register(app: typer.Typer) -> None:
                 human.write("interrupted: unfinished scenarios are reported as skipped\n")
             if update_golden:
                 human.writelines(line + "\n" for line in _golden_lines(report_entries(suite)))
-            human.write(f"reports: {out}/ (report.json, junit.xml, summary.md; per scenario scenarios/NAME/)\n")
+            files = "report.html, report.json" if html else "report.json"
+            human.write(f"reports: {out}/ ({files}, junit.xml, summary.md; per scenario scenarios/NAME/)\n")
         append_step_summary(out)
         if as_json:
             sys.stdout.flush()

@@ -1,4 +1,5 @@
-"""The report of `agentrig matrix`: `compatibility.json` (format `agentrig.compatibility/1`) and `compatibility.md`.
+"""The report of `agentrig matrix`: `compatibility.json` (format `agentrig.compatibility/1`), `compatibility.md` and
+`compatibility.html` (`agentrig.runtime.reports.render`).
 
 `build_report` compares the per-version run outputs (`agentrig.runtime.matrix.compare`), writes the diffs, the JSON
 document and the markdown page, and returns the `MatrixReport` whose `exit_code` the command exits with.
@@ -24,6 +25,7 @@ from agentrig.runtime.matrix.compare import (
     VersionOutput,
     compare_outputs,
 )
+from agentrig.runtime.reports.render import write_matrix_html
 
 __all__ = ["EVIDENCE_BOUNDARY", "REPORT_FORMAT", "MatrixReport", "build_report", "render_markdown", "report_json"]
 
@@ -94,6 +96,7 @@ def build_report(
     )
     jsonio.write_atomic(out / "compatibility.json", jsonio.dumps(report_json(report), pretty=True))
     jsonio.write_atomic(out / "compatibility.md", render_markdown(report).encode())
+    write_matrix_html(out)  # compatibility.html, from the files just written
     return report
 
 

@@ -77,3 +77,7 @@ class RunOptions:
     """Answer each scenario offline from the recordings here (`--replay`); a changed request fails with a diff."""
     default_deps: str | None = None
     """`module:attribute` building the deps of scenarios with an `agent` and no `deps` of their own (`--deps`)."""
+    html_report: bool = True
+    """Write `report.html` beside report.json (`--no-html` turns it off)."""
+    engine: str = "pydantic-ai"
+    """The engine's name (`--engine`), for the reports."""

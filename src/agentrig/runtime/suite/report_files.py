@@ -1,4 +1,4 @@
-"""A run's three report files, written in one pass over its scenarios: report.json, junit.xml and summary.md.
+"""A run's report files, written in one pass over its scenarios: report.json, junit.xml, summary.md and report.html.
 
     with report_files(out_dir, head) as add:    # head: the report without "scenarios" (its summary included)
         for entry in entries:
@@ -6,7 +6,9 @@
 
 A run never holds its whole report: each scenario's entry goes to the three files as it comes, so 10,000 scenarios
 cost the memory of one (summary.md keeps the details of failed scenarios for its last section, and only those).
-Each file is written atomically when the block ends, and none is replaced if the block raises.
+report.html (`agentrig.runtime.reports.html`) reads each scenario's folder as its entry comes, so the folders must
+be written first (they are). Each file is written atomically when the block ends, and none is replaced if the block
+raises.
 
 JUnit and markdown are rendered from report entries (JSON data), never from live objects, so `merge` renders
 exactly what a single run would have; `render_junit` and `render_summary` render a whole report in memory.
@@ -18,22 +20,25 @@ import contextlib
 import io
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Callable, Generator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from agentrig.runtime.history.jsonio import dumps, open_atomic
 from agentrig.runtime.history.redaction import redact_json
+from agentrig.runtime.reports.html import REPORT_HTML, HtmlReport
 from agentrig.runtime.suite.merge_checks import describe_partial
 
-__all__ = ["describe_check", "render_junit", "render_summary", "report_files", "summary_line"]
+__all__ = ["HtmlOptions", "describe_check", "render_junit", "render_summary", "report_files", "summary_line"]
 
 AddEntry = Callable[[Mapping[str, Any]], dict[str, Any]]
 """Writes one scenario's entry to the report files; returns it as written (redacted)."""
 
 
 @contextlib.contextmanager
-def report_files(out_dir: Path, head: Mapping[str, Any]) -> Generator[AddEntry]:
-    """Write report.json, junit.xml and summary.md of `head` plus the entries added in the block."""
+def report_files(out_dir: Path, head: Mapping[str, Any], *, html: HtmlOptions | None = None) -> Generator[AddEntry]:
+    """Write report.json, junit.xml and summary.md of `head` plus the entries added in the block, and report.html
+    unless `html` is None (then an earlier run's report.html is removed: it would show another run)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     # Redacted as data, before rendering: junit.xml and summary.md show what report.json holds.
     redacted_head: dict[str, Any] = redact_json(dict(head))
@@ -41,8 +46,15 @@ def report_files(out_dir: Path, head: Mapping[str, Any]) -> Generator[AddEntry]:
         open_atomic(out_dir / "report.json") as report,
         open_atomic(out_dir / "junit.xml") as junit,
         open_atomic(out_dir / "summary.md") as summary,
+        _html_file(out_dir, html) as page,
     ):
-        writers = (_ReportJson(report, redacted_head), _JUnit(junit, redacted_head), _Markdown(summary, redacted_head))
+        writers: list[_ReportJson | _JUnit | _Markdown | HtmlReport] = [
+            _ReportJson(report, redacted_head),
+            _JUnit(junit, redacted_head),
+            _Markdown(summary, redacted_head),
+        ]
+        if page is not None and html is not None:
+            writers.append(HtmlReport(page, redacted_head, run_dir=out_dir, engine=html.engine))
 
         def add(entry: Mapping[str, Any]) -> dict[str, Any]:
             redacted: dict[str, Any] = redact_json(dict(entry))
@@ -53,6 +65,24 @@ def report_files(out_dir: Path, head: Mapping[str, Any]) -> Generator[AddEntry]:
         yield add
         for writer in writers:
             writer.finish()
+
+
+@dataclass(frozen=True, slots=True)
+class HtmlOptions:
+    """report.html is written (`agentrig run --no-html` turns it off), with what report.json does not say."""
+
+    engine: str | None = None
+    """The engine that ran the scenarios (`--engine`), shown in the page's header."""
+
+
+@contextlib.contextmanager
+def _html_file(out_dir: Path, html: HtmlOptions | None) -> Generator[IO[bytes] | None]:
+    if html is None:
+        (out_dir / REPORT_HTML).unlink(missing_ok=True)
+        yield None
+        return
+    with open_atomic(out_dir / REPORT_HTML) as handle:
+        yield handle
 
 
 def render_junit(report: Mapping[str, Any]) -> bytes:

@@ -5,6 +5,7 @@
       report.json                       {"format": "agentrig.report/1", ...}   (REPORT_KEYS below)
       junit.xml                         one <testsuite>, one <testcase> per scenario
       summary.md                        a table + failure details (also appended to $GITHUB_STEP_SUMMARY by the CLI)
+      report.html                       the run in one self-contained page (`agentrig.runtime.reports`)
       scenarios/<name>/...              one folder per scenario (`scenario_files`)
 
 A run's three files are written by `report_files`, one scenario at a time: the report is never held whole.
@@ -28,7 +29,7 @@ from agentrig.runtime.history.redaction import redact_json
 from agentrig.runtime.history.run_records import RunError, ScenarioResult, TurnRecord
 from agentrig.runtime.suite.merge_checks import check_shard_set, contained_path
 from agentrig.runtime.suite.outcome import SuiteResult
-from agentrig.runtime.suite.report_files import report_files
+from agentrig.runtime.suite.report_files import HtmlOptions, report_files
 from agentrig.runtime.suite.report_shape import check_report_shape
 from agentrig.runtime.suite.scenario_files import check_json
 
@@ -83,6 +84,7 @@ TURN_KEYS = frozenset(
 CHECK_KEYS = frozenset({"name", "passed", "expected", "actual", "detail", "skipped_reason"})
 ERROR_KEYS = frozenset({"kind", "message"})
 STATUSES = ("passed", "failed", "error", "skipped")
+_HTML = HtmlOptions()
 
 
 # --------------------------------------------------------------------------------------------
@@ -222,9 +224,10 @@ def report_entries(suite: SuiteResult, *, statuses: Collection[str] = STATUSES) 
             yield redact_json(scenario_json(result))
 
 
-def write_reports(out_dir: Path, suite: SuiteResult) -> None:
-    """Write report.json, junit.xml and summary.md for a run, one scenario at a time."""
-    with report_files(out_dir, report_head(suite)) as add:
+def write_reports(out_dir: Path, suite: SuiteResult, *, html: HtmlOptions | None = _HTML) -> None:
+    """Write report.json, junit.xml, summary.md (and report.html unless `html` is None) for a run, one scenario at
+    a time."""
+    with report_files(out_dir, report_head(suite), html=html) as add:
         for result in suite.results:
             add(scenario_json(result))
 
@@ -232,7 +235,7 @@ def write_reports(out_dir: Path, suite: SuiteResult) -> None:
 def write_report_files(out_dir: Path, report: Mapping[str, Any]) -> dict[str, Any]:
     """Write the three report files of a whole report document; returns the document as written (redacted)."""
     head = {key: value for key, value in report.items() if key != "scenarios"}
-    with report_files(out_dir, head) as add:
+    with report_files(out_dir, head, html=_HTML) as add:  # merge: report.html over the merged scenario folders
         scenarios = [add(entry) for entry in report["scenarios"]]
     return {**redact_json(head), "scenarios": scenarios}
 

@@ -23,6 +23,7 @@ from agentrig.runtime.suite import reports
 from agentrig.runtime.suite.options import DEFAULT_OUT_DIR, ExecuteScenario, ExecutionLike, RunOptions, max_jobs
 from agentrig.runtime.suite.outcome import SuiteResult, count_statuses, exit_code_for
 from agentrig.runtime.suite.pool import started_pool
+from agentrig.runtime.suite.report_files import HtmlOptions
 from agentrig.runtime.suite.scenario_files import remove_scenario_folders, write_scenario_outputs
 from agentrig.runtime.suite.scenario_run import engine_for, run_one
 from agentrig.runtime.suite.scenario_store import ScenarioIdentity, ScenarioRef, store_scenarios
@@ -182,5 +183,6 @@ def _run_suite(
         counts=counts,
     )
     if options.out_dir is not None:
-        reports.write_reports(options.out_dir, suite)
+        html = HtmlOptions(engine=options.engine) if options.html_report else None
+        reports.write_reports(options.out_dir, suite, html=html)
     return suite

@@ -1,0 +1,161 @@
+"""report.html at scale: how big the page of a 2,000-scenario run is, how long it takes to write, how much memory
+the writer holds, and how soon a headless Chromium has drawn it from file://.
+
+    PYDANTIC_AI_NO_BANNER=1 .venv/bin/python bench/bench_report_html.py [N]
+
+Runs `scenarios/` once for real folders, then builds a run of N (default 2,000) scenarios from copies of them (one
+in twenty failed), and writes its page through the same writer a run uses (`HtmlReport`, one scenario at a time).
+Prints figures, no assertions: timings belong here, not in tests. The browser part needs Chromium
+(scripts/install_browser.sh); without one it says so and prints the rest.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository root, for `tests.reports`
+
+from tests.reports.chromium import Chromium, find_browser
+
+from agentrig.runtime.history import jsonio
+from agentrig.runtime.reports.html import HtmlReport
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+
+
+def real_run(root: Path) -> Path:
+    out = root / "seed"
+    arguments = ["run", str(REPOSITORY / "scenarios"), "--out", str(out), "-q", "--no-html"]
+    command = [sys.executable, "-c", "from agentrig.cli import main; main()", *arguments]
+    subprocess.run(command, check=False, capture_output=True, cwd=REPOSITORY)
+    if not (out / "report.json").is_file():
+        raise SystemExit(f"the seed run wrote no report: {' '.join(command)}")
+    return out
+
+
+def big_run(seed: Path, root: Path, count: int) -> tuple[Path, dict[str, Any], list[dict[str, Any]]]:
+    """A run folder of `count` scenarios copied round-robin from `seed` (every twentieth marked failed)."""
+    report = jsonio.read_json_file(seed / "report.json")
+    templates = report["scenarios"]
+    run = root / f"run-{count}"
+    entries: list[dict[str, Any]] = []
+    for number in range(count):
+        template = templates[number % len(templates)]
+        name = f"{template['name']}-{number:05d}"
+        shutil.copytree(seed / template["output_dir"], run / "scenarios" / name)
+        entry = {**template, "name": name, "id": f"{template['path']}::{name}", "output_dir": f"scenarios/{name}"}
+        if number % 20 == 7:
+            failed_check = {
+                "name": "turn 1: output.equals",
+                "passed": False,
+                "expected": "yes",
+                "actual": "no",
+                "detail": "--- expected\n+++ actual\n@@ -1 +1 @@\n-yes\n+no\n",
+                "skipped_reason": None,
+            }
+            entry = {**entry, "status": "failed", "checks": [*entry["checks"], failed_check]}
+        entries.append(entry)
+    head = {key: value for key, value in report.items() if key != "scenarios"}
+    head["summary"] = {**head["summary"], "total": count, "failed": count // 20, "passed": count - count // 20}
+    return run, head, entries
+
+
+def write_page(run: Path, head: dict[str, Any], entries: list[dict[str, Any]]) -> tuple[float, int, Path]:
+    """Seconds to write the page and the writer's peak traced memory (bytes), entries fed one at a time."""
+
+    def feed() -> Iterator[dict[str, Any]]:
+        yield from entries
+
+    target = run / "report.html"
+    tracemalloc.start()
+    started = time.perf_counter()
+    with jsonio.open_atomic(target) as handle:
+        page = HtmlReport(handle, head, run_dir=run, engine="pydantic-ai")
+        for entry in feed():
+            page.add(entry)
+        page.finish()
+    elapsed = time.perf_counter() - started
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return elapsed, peak, target
+
+
+def browser_figures(executable: str, page_path: Path) -> dict[str, float]:
+    """Milliseconds until the page was drawn (its own clock, from navigation start), and to open the heaviest
+    scenario's transcript with one click; median of three fresh tabs."""
+    drawn: list[float] = []
+    walls: list[float] = []
+    opened: list[float] = []
+    with Chromium.start(executable) as browser:
+        for _ in range(3):
+            started = time.perf_counter()
+            page = browser.open(page_path.resolve().as_uri())
+            ready = page.evaluate("document.documentElement.dataset.ready")
+            while not ready:
+                ready = page.evaluate("document.documentElement.dataset.ready")
+            drawn.append(float(ready))
+            walls.append((time.perf_counter() - started) * 1000)
+            click = page.evaluate(
+                "(() => { const rows = [...document.querySelectorAll('#scenarios tbody tr')];"
+                " const row = rows.find(tr => tr.textContent.includes('compaction-threshold'));"
+                " const t0 = performance.now(); location.hash = '#' + encodeURIComponent("
+                "row.cells[1].firstChild.firstChild.textContent);"
+                " window.dispatchEvent(new HashChangeEvent('hashchange'));"
+                " return performance.now() - t0; })()"
+            )
+            opened.append(float(click))
+            assert not page.console_errors, page.console_errors
+            page.close()
+    return {
+        "drawn_ms": sorted(drawn)[1],
+        "tab_open_wall_ms": sorted(walls)[1],
+        "open_transcript_ms": sorted(opened)[1],
+    }
+
+
+def main() -> None:
+    count = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
+    with tempfile.TemporaryDirectory(prefix="agentrig-bench-html-") as temp:
+        root = Path(temp)
+        seed = real_run(root)
+        small_run, small_head, small_entries = big_run(seed, root, count // 10)
+        run, head, entries = big_run(seed, root, count)
+        small_seconds, small_peak, _ = write_page(small_run, small_head, small_entries)
+        seconds, peak, page = write_page(run, head, entries)
+        report_json = sum(len(jsonio.dumps(entry)) for entry in entries)
+        size = page.stat().st_size
+        print(f"scenarios: {count}")
+        print(
+            f"report.html: {size / 1e6:.1f} MB ({size / count / 1e3:.1f} kB per scenario; report.json entries "
+            f"{report_json / 1e6:.1f} MB)"
+        )
+        print(
+            f"write: {seconds:.2f} s ({seconds / count * 1e3:.2f} ms per scenario; {count // 10} scenarios: "
+            f"{small_seconds:.2f} s)"
+        )
+        print(
+            f"writer peak memory (tracemalloc, entries excluded): {count // 10} scenarios {small_peak / 1e6:.1f} MB,"
+            f" {count} scenarios {peak / 1e6:.1f} MB ({peak / small_peak:.2f}x for 10x the scenarios)"
+        )
+        executable = find_browser()
+        if executable is None:
+            print("browser: none found (scripts/install_browser.sh); open time not measured")
+            return
+        figures = browser_figures(executable, page)
+        print(
+            f"browser: drawn {figures['drawn_ms']:.0f} ms after navigation start (median of 3); "
+            f"tab open to drawn, wall {figures['tab_open_wall_ms']:.0f} ms (median); "
+            f"one transcript opened in {figures['open_transcript_ms']:.0f} ms"
+        )
+
+
+if __name__ == "__main__":
+    main()
