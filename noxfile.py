@@ -73,10 +73,16 @@ def run_suite(session: nox.Session, out: str) -> None:
 PARALLEL = ("-n", "auto")
 
 
+def install_browser(session: nox.Session) -> None:
+    """Headless Chromium for the report page's browser tests (tests/reports): apt-installed only when none is there."""
+    session.run("sh", "scripts/install_browser.sh", external=True)
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
     """Run the whole pytest suite on the newest pinned pydantic-ai."""
     install_pinned(session, NEWEST)
+    install_browser(session)
     session.run("pytest", *PARALLEL, *session.posargs)
 
 
@@ -95,6 +101,7 @@ def suite(session: nox.Session) -> None:
 def compat(session: nox.Session, pydantic_ai: str) -> None:
     """Run the tests and the scenario suite with its golden histories on one pinned pydantic-ai."""
     install_pinned(session, pydantic_ai)
+    install_browser(session)
     # The JUnit file lets .ci/run close with one line counting every pytest run of the CI sessions.
     session.run("pytest", "-q", *PARALLEL, f"--junitxml=out/pytest-{pydantic_ai}.xml", *session.posargs)
     run_suite(session, f"out/compat-{pydantic_ai}")
