@@ -17,6 +17,7 @@ import typer
 
 if TYPE_CHECKING:
     from agentrig.runtime.history.run_records import ScenarioResult
+    from agentrig.runtime.suite.options import RunOptions
 
 HELP = """Run scenarios and check their expectations.
 
@@ -169,7 +170,7 @@ def register(app: typer.Typer) -> None:
             default_deps=deps,
             stream=stream,
         )
-        execute = _engine(engine)
+        execute = _engine(engine, options)
         # -j N: the workers' forkserver starts importing pydantic-ai now, while this process imports the runner
         # and reads the scenario files (the runner itself would start it 0.2-0.3 s later).
         pool = started_pool(jobs) if jobs > 1 else None
@@ -201,11 +202,20 @@ def register(app: typer.Typer) -> None:
         raise typer.Exit(code=suite.exit_code)
 
 
-def _engine(name: str) -> Any:
+_REAL_MODEL_FLAGS = {"--model": "model", "--record": "record_dir", "--replay": "replay_dir"}
+"""What `--engine tinyagent` cannot do: it runs scripts, never a real model or its recordings (docs/tinyagent.md)."""
+
+
+def _engine(name: str, options: RunOptions) -> Any:
     """The runner's `execute` for `--engine` (None: the default, pydantic-ai)."""
     if name == "pydantic-ai":
         return None
     if name == "tinyagent":
+        given = [flag for flag, value in _REAL_MODEL_FLAGS.items() if getattr(options, value) is not None]
+        if given:  # said once, before the run, not as an error of every scenario
+            from agentrig.errors import UsageError
+
+            raise UsageError(f"--engine tinyagent runs the scenarios' scripts only; drop {' and '.join(given)}")
         from agentrig.runtime.engine.tinyagent_engine.execution import execute_scenario_tinyagent
 
         return execute_scenario_tinyagent
