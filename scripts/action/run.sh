@@ -18,13 +18,19 @@ set -euo pipefail
 python_bin="$(command -v python || command -v python3)"
 
 # Print a variable's words, split the way a shell splits a command line, each ending in NUL; a word holding a file
-# pattern becomes its sorted matches (or stays as it is when nothing matches). Nothing in it is evaluated.
+# pattern becomes its sorted matches (or stays as it is when nothing matches). Nothing in it is evaluated. A value
+# that cannot be split (an unbalanced quote) prints why on stderr and exits 2: never a run with the input dropped.
 # (Plain loops below, no namerefs or mapfile: macOS runners may have bash 3.2.)
 shell_words() {
   "$python_bin" - "$1" <<'PY'
 import glob, os, shlex, sys
 
-for word in shlex.split(os.environ.get(sys.argv[1], "")):
+try:
+    words = shlex.split(os.environ.get(sys.argv[1], ""))
+except ValueError as error:  # shlex says "No closing quotation" / "No escaped character"
+    sys.stderr.write(f"{str(error)[0].lower()}{str(error)[1:]} in {os.environ[sys.argv[1]]!r}")
+    sys.exit(2)
+for word in words:
     matches = sorted(glob.glob(word)) if any(char in word for char in "*?[") else []
     for item in matches or [word]:
         sys.stdout.write(item + "\0")
@@ -37,11 +43,25 @@ usage_error() {  # a mistake in the action's inputs: say so in the log and the j
   exit 2
 }
 
+words_file="$(mktemp)"
+trap 'rm -f "$words_file"' EXIT
+split_input() {  # split_input VARIABLE INPUT: its words into $words_file, or a usage error naming the input
+  local reason
+  if ! reason="$(shell_words "$1" 2>&1 >"$words_file")"; then
+    usage_error "input $2 cannot be split into words: ${reason:-its value is malformed}"
+  fi
+}
+
 command="${INPUT_COMMAND:-run}"
 paths=()
-while IFS= read -r -d '' word; do paths+=("$word"); done < <(shell_words INPUT_PATHS)
+split_input INPUT_PATHS paths
+while IFS= read -r -d '' word; do paths+=("$word"); done <"$words_file"
 extra=()
-while IFS= read -r -d '' word; do extra+=("$word"); done < <(shell_words INPUT_ARGS)
+split_input INPUT_ARGS args
+while IFS= read -r -d '' word; do extra+=("$word"); done <"$words_file"
+for word in ${paths[@]+"${paths[@]}"}; do
+  [[ "$word" != -* ]] || usage_error "input paths holds '$word', an option: give options in input args"
+done
 
 case "$command" in
   run | matrix)
@@ -57,6 +77,11 @@ if [[ "$command" == matrix ]]; then
 else
   out="${INPUT_OUT:-agentrig-out}"
 fi
+# `out` becomes a line of $GITHUB_OUTPUT (out-dir=...) read by the upload step: one line, and a path, never an option.
+case "$out" in
+  *$'\n'* | *$'\r'*) usage_error "input out must be one line (it holds a line break)" ;;
+  -*) usage_error "input out must be a directory, not an option ('$out'): give options in input args" ;;
+esac
 only_for() {  # only_for VALUE INPUT COMMAND: refuse an input the command does not take
   [[ -z "$1" || "$command" == "$3" ]] || usage_error "input $2 is only for command $3"
 }
@@ -83,7 +108,12 @@ else
 fi
 
 if [[ -d "$out" ]]; then
-  echo "out-dir=$(cd "$out" && pwd)" >> "${GITHUB_OUTPUT:-/dev/null}"
+  out_dir="$(cd -- "$out" && pwd)"
+  if [[ "$out_dir" == *$'\n'* || "$out_dir" == *$'\r'* ]]; then  # the working directory's own name, then
+    echo "agentrig action: not setting output out-dir: its path holds a line break" >&2
+  else
+    echo "out-dir=$out_dir" >> "${GITHUB_OUTPUT:-/dev/null}"
+  fi
 fi
 if [[ -n "${GITHUB_STEP_SUMMARY:-}" ]]; then
   if [[ "$command" == matrix && -f "$out/compatibility.md" ]]; then

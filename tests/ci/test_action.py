@@ -171,3 +171,42 @@ def test_inputs_a_command_does_not_take_are_a_usage_error(tmp_path: Path, inputs
     assert result.exit_code == 2
     assert result.outputs["exit-code"] == "2"
     assert summary == f"**agentrig action: {message}**\n"
+
+
+@pytest.mark.parametrize(
+    ("inputs", "message"),
+    [
+        ({"args": '-k "plain'}, "input args cannot be split into words: no closing quotation in '-k \"plain'"),
+        (
+            {"paths": "'my scenarios"},
+            'input paths cannot be split into words: no closing quotation in "\'my scenarios"',
+        ),
+        ({"args": "-x \\"}, "input args cannot be split into words: no escaped character in '-x \\\\'"),
+        ({"out": "reports\nout-dir=/etc"}, "input out must be one line (it holds a line break)"),
+        ({"out": "--help"}, "input out must be a directory, not an option ('--help'): give options in input args"),
+        ({"paths": "scenarios -x"}, "input paths holds '-x', an option: give options in input args"),
+    ],
+    ids=[
+        "unbalanced-quote-in-args",
+        "unbalanced-quote-in-paths",
+        "trailing-escape",
+        "newline-in-out",
+        "out-option",
+        "option-in-paths",
+    ],
+)
+def test_malformed_inputs_fail_the_step_with_one_clear_line_and_run_nothing(
+    tmp_path: Path, inputs: dict[str, str], message: str
+) -> None:
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "scenarios" / "fine.yaml").write_text(FAILING_SCENARIO.replace("Goodbye!", "Hello!"), "utf-8")
+
+    result, summary = run(tmp_path, inputs | {"install": "false"})
+
+    assert result.exit_code == 2
+    # Only the exit code reaches $GITHUB_OUTPUT: no out-dir line, let alone a second line the input smuggled in.
+    assert result.step_outputs["run"] == {"exit-code": "2"}
+    assert result.outputs == {"exit-code": "2", "out-dir": ""}
+    assert result.uses == []
+    assert summary == f"**agentrig action: {message}**\n"
+    assert not (tmp_path / "agentrig-out").exists()  # nothing ran with the input dropped
