@@ -8,6 +8,7 @@
 #   INPUT_PATHS    scenario files or directories (run, matrix; default scenarios) or run output directories (merge),
 #                  split like a shell command line (quotes allowed); a word with * ? [ is expanded as a file pattern
 #   INPUT_K        -k selection (run, matrix)     INPUT_SHARD  --shard K/N (run)    INPUT_JOBS  --jobs N (run, matrix)
+#   INPUT_DURATIONS  --durations REPORT (run, with INPUT_SHARD): shards balanced by an earlier run's durations
 #   INPUT_MODEL    --model provider:name (run)    INPUT_OUT    --out (default agentrig-out; agentrig-matrix for matrix)
 #   INPUT_ARGS     more arguments for the command, split like a shell command line (never evaluated)
 # Writes `out-dir=<absolute output directory>` to $GITHUB_OUTPUT and exits with agentrig's exit code.
@@ -87,11 +88,14 @@ only_for() {  # only_for VALUE INPUT COMMAND: refuse an input the command does n
 }
 only_for "${INPUT_SHARD:-}" shard run
 only_for "${INPUT_MODEL:-}" model run
+only_for "${INPUT_DURATIONS:-}" durations run
+[[ -z "${INPUT_DURATIONS:-}" || -n "${INPUT_SHARD:-}" ]] || usage_error "input durations balances shards: it needs input shard"
 [[ "$command" != merge || -z "${INPUT_K:-}${INPUT_JOBS:-}" ]] || usage_error "inputs k and jobs are not for merge"
 
 argv=(agentrig "$command" "${paths[@]}" --out "$out")
 [[ -z "${INPUT_K:-}" ]] || argv+=(-k "$INPUT_K")
 [[ -z "${INPUT_SHARD:-}" ]] || argv+=(--shard "$INPUT_SHARD")
+[[ -z "${INPUT_DURATIONS:-}" ]] || argv+=(--durations "$INPUT_DURATIONS")
 [[ -z "${INPUT_JOBS:-}" ]] || argv+=(--jobs "$INPUT_JOBS")
 [[ -z "${INPUT_MODEL:-}" ]] || argv+=(--model "$INPUT_MODEL")
 argv+=(${extra[@]+"${extra[@]}"})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -162,8 +163,10 @@ def test_matrix_publishes_compatibility_md_and_fails_with_its_exit_code(tmp_path
         ({"command": "merge", "shard": "1/2"}, "input shard is only for command run"),
         ({"command": "matrix", "model": "openai:gpt-4o"}, "input model is only for command run"),
         ({"command": "deploy"}, "command must be run, merge or matrix, not 'deploy'"),
+        ({"durations": "last/report.json"}, "input durations balances shards: it needs input shard"),
+        ({"command": "merge", "durations": "r.json"}, "input durations is only for command run"),
     ],
-    ids=["shard-with-merge", "model-with-matrix", "unknown-command"],
+    ids=["shard-with-merge", "model-with-matrix", "unknown-command", "durations-without-shard", "durations-merge"],
 )
 def test_inputs_a_command_does_not_take_are_a_usage_error(tmp_path: Path, inputs: dict[str, str], message: str) -> None:
     result, summary = run(tmp_path, inputs | {"install": "false"})
@@ -210,3 +213,21 @@ def test_malformed_inputs_fail_the_step_with_one_clear_line_and_run_nothing(
     assert result.uses == []
     assert summary == f"**agentrig action: {message}**\n"
     assert not (tmp_path / "agentrig-out").exists()  # nothing ran with the input dropped
+
+
+def test_shards_balanced_by_an_earlier_reports_durations_cover_the_suite(tmp_path: Path) -> None:
+    picked = {"paths": str(ROOT / "scenarios"), "k": "text-answer or tool-roundtrip or tool-retry", "install": "false"}
+    result, _ = run(tmp_path, picked | {"out": "earlier"})
+    assert result.exit_code == 0
+
+    names: list[str] = []
+    for shard in ("1", "2"):
+        inputs = picked | {"shard": f"{shard}/2", "durations": "earlier/report.json", "out": f"shard-{shard}"}
+        result, _ = run(tmp_path, inputs)
+        assert result.exit_code == 0
+        report = json.loads((tmp_path / f"shard-{shard}" / "report.json").read_text("utf-8"))
+        assert report["shard"]["plan"].startswith("durations ")
+        names += [entry["name"] for entry in report["scenarios"]]
+
+    earlier = json.loads((tmp_path / "earlier" / "report.json").read_text("utf-8"))
+    assert sorted(names) == sorted(entry["name"] for entry in earlier["scenarios"])

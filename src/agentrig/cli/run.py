@@ -32,6 +32,7 @@ Examples:
     agentrig run                        # every scenario under scenarios/
     agentrig run scenarios -k 'retry and not slow'
     agentrig run -j 4 --shard 2/4 --out out/2   # one CI shard (see agentrig merge)
+    agentrig run --shard 2/4 --durations last/report.json   # shards balanced by time
     agentrig run --update-golden        # accept new golden histories
     agentrig run --stream               # the same scenarios, streamed: same goldens
     agentrig run --model openai:gpt-4o -k smoke # script-only checks are skipped
@@ -105,6 +106,14 @@ def register(app: typer.Typer) -> None:
             str | None,
             typer.Option("--shard", help="Run shard K of N (K/N, 1-based); balanced and stable for a fixed suite."),
         ] = None,
+        durations: Annotated[
+            Path | None,
+            typer.Option(
+                "--durations",
+                help="Balance --shard by the scenario durations in an earlier run's report.json (or its output "
+                "directory); a missing, corrupt or stale file falls back to count with a note.",
+            ),
+        ] = None,
         fail_fast: Annotated[bool, typer.Option("-x", "--exitfirst", help="Stop after the first failure.")] = False,
         out: Annotated[Path, typer.Option("--out", help="Output directory.")] = Path("agentrig-out"),
         model: Annotated[
@@ -160,6 +169,7 @@ def register(app: typer.Typer) -> None:
             keyword=keyword,
             jobs=jobs,
             shard=_parse_shard(shard),
+            durations=durations,
             fail_fast=fail_fast,
             out_dir=out,
             update_golden=update_golden,
@@ -179,7 +189,7 @@ def register(app: typer.Typer) -> None:
         from agentrig.runtime.suite.runner import run_suite
 
         progress = _Progress(human, quiet=quiet)
-        suite = run_suite(options, progress=progress, execute=execute, pool=pool)
+        suite = run_suite(options, progress=progress, execute=execute, pool=pool, note=_note)
         progress.finish()
         if not quiet:
             # What report.json says of them (redacted), read one scenario at a time: a run is never held whole.
@@ -200,6 +210,10 @@ def register(app: typer.Typer) -> None:
         human.write(summary_line(suite.counts) + "\n")
         human.flush()
         raise typer.Exit(code=suite.exit_code)
+
+
+def _note(text: str) -> None:
+    sys.stderr.write(f"agentrig: note: {text}\n")
 
 
 _REAL_MODEL_FLAGS = {"--model": "model", "--record": "record_dir", "--replay": "replay_dir"}
