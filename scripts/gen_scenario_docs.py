@@ -322,11 +322,15 @@ without running anything.
   A file named explicitly on the command line is always read.
 - File names inside a scenario (`system_prompt_file`, `context_file`, `initial_history`,
   `expect.golden`) are relative to the scenario file. Missing files are errors, except a golden
-  file, which `agentrig run --update-golden` writes.
+  file, which `agentrig run --update-golden` writes (a directory in its place is an error).
 - Unknown keys are errors (with a suggestion for typos), and so are duplicate keys. YAML is read
   with the safe loader: no Python object tags. Anchors and aliases work, but a file whose aliases
-  expand to more than a million values (an "alias bomb") or refer to a value containing them is an
-  error at that line.
+  expand to more than a million values (an "alias bomb"), or add more than 16 million characters to
+  the text the file holds (one long string aliased thousands of times), or refer to a value containing
+  them is an error at that line.
+- Every value ends up in a JSON file, so an integer outside the 64-bit range (a 30-digit number) is an
+  error at its line, and a scripted step's token counts are at most a trillion each.
+- A scenario file whose name is not UTF-8 is an error (the reports name every file); rename it.
 
 ## Checking files
 

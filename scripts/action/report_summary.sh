@@ -14,5 +14,6 @@ if [[ "${UPLOAD:-}" == true ]]; then
   printf '\n**%s**: the run in one page (conversations, failed checks, diffs). Download %s, unzip it and open the file in a browser; it needs no server.\n' \
     "$file" "$where" >> "$GITHUB_STEP_SUMMARY"
 else
+  # shellcheck disable=SC2016  # the backticks are markdown for the summary, not a command substitution
   printf '\n**%s** was written to `%s` (upload is off).\n' "$file" "$REPORT_HTML" >> "$GITHUB_STEP_SUMMARY"
 fi

@@ -8,6 +8,7 @@
 #   INPUT_PATHS    scenario files or directories (run, matrix; default scenarios) or run output directories (merge),
 #                  split like a shell command line (quotes allowed); a word with * ? [ is expanded as a file pattern
 #   INPUT_K        -k selection (run, matrix)     INPUT_SHARD  --shard K/N (run)    INPUT_JOBS  --jobs N (run, matrix)
+#   INPUT_DURATIONS  --durations REPORT (run, with INPUT_SHARD): shards balanced by an earlier run's durations
 #   INPUT_MODEL    --model provider:name (run)    INPUT_OUT    --out (default agentrig-out; agentrig-matrix for matrix)
 #   INPUT_ARGS     more arguments for the command, split like a shell command line (never evaluated)
 # Writes `out-dir=<absolute output directory>` to $GITHUB_OUTPUT and exits with agentrig's exit code.
@@ -18,13 +19,19 @@ set -euo pipefail
 python_bin="$(command -v python || command -v python3)"
 
 # Print a variable's words, split the way a shell splits a command line, each ending in NUL; a word holding a file
-# pattern becomes its sorted matches (or stays as it is when nothing matches). Nothing in it is evaluated.
+# pattern becomes its sorted matches (or stays as it is when nothing matches). Nothing in it is evaluated. A value
+# that cannot be split (an unbalanced quote) prints why on stderr and exits 2: never a run with the input dropped.
 # (Plain loops below, no namerefs or mapfile: macOS runners may have bash 3.2.)
 shell_words() {
   "$python_bin" - "$1" <<'PY'
 import glob, os, shlex, sys
 
-for word in shlex.split(os.environ.get(sys.argv[1], "")):
+try:
+    words = shlex.split(os.environ.get(sys.argv[1], ""))
+except ValueError as error:  # shlex says "No closing quotation" / "No escaped character"
+    sys.stderr.write(f"{str(error)[0].lower()}{str(error)[1:]} in {os.environ[sys.argv[1]]!r}")
+    sys.exit(2)
+for word in words:
     matches = sorted(glob.glob(word)) if any(char in word for char in "*?[") else []
     for item in matches or [word]:
         sys.stdout.write(item + "\0")
@@ -37,11 +44,25 @@ usage_error() {  # a mistake in the action's inputs: say so in the log and the j
   exit 2
 }
 
+words_file="$(mktemp)"
+trap 'rm -f "$words_file"' EXIT
+split_input() {  # split_input VARIABLE INPUT: its words into $words_file, or a usage error naming the input
+  local reason
+  if ! reason="$(shell_words "$1" 2>&1 >"$words_file")"; then
+    usage_error "input $2 cannot be split into words: ${reason:-its value is malformed}"
+  fi
+}
+
 command="${INPUT_COMMAND:-run}"
 paths=()
-while IFS= read -r -d '' word; do paths+=("$word"); done < <(shell_words INPUT_PATHS)
+split_input INPUT_PATHS paths
+while IFS= read -r -d '' word; do paths+=("$word"); done <"$words_file"
 extra=()
-while IFS= read -r -d '' word; do extra+=("$word"); done < <(shell_words INPUT_ARGS)
+split_input INPUT_ARGS args
+while IFS= read -r -d '' word; do extra+=("$word"); done <"$words_file"
+for word in ${paths[@]+"${paths[@]}"}; do
+  [[ "$word" != -* ]] || usage_error "input paths holds '$word', an option: give options in input args"
+done
 
 case "$command" in
   run | matrix)
@@ -57,16 +78,24 @@ if [[ "$command" == matrix ]]; then
 else
   out="${INPUT_OUT:-agentrig-out}"
 fi
+# `out` becomes a line of $GITHUB_OUTPUT (out-dir=...) read by the upload step: one line, and a path, never an option.
+case "$out" in
+  *$'\n'* | *$'\r'*) usage_error "input out must be one line (it holds a line break)" ;;
+  -*) usage_error "input out must be a directory, not an option ('$out'): give options in input args" ;;
+esac
 only_for() {  # only_for VALUE INPUT COMMAND: refuse an input the command does not take
   [[ -z "$1" || "$command" == "$3" ]] || usage_error "input $2 is only for command $3"
 }
 only_for "${INPUT_SHARD:-}" shard run
 only_for "${INPUT_MODEL:-}" model run
+only_for "${INPUT_DURATIONS:-}" durations run
+[[ -z "${INPUT_DURATIONS:-}" || -n "${INPUT_SHARD:-}" ]] || usage_error "input durations balances shards: it needs input shard"
 [[ "$command" != merge || -z "${INPUT_K:-}${INPUT_JOBS:-}" ]] || usage_error "inputs k and jobs are not for merge"
 
 argv=(agentrig "$command" "${paths[@]}" --out "$out")
 [[ -z "${INPUT_K:-}" ]] || argv+=(-k "$INPUT_K")
 [[ -z "${INPUT_SHARD:-}" ]] || argv+=(--shard "$INPUT_SHARD")
+[[ -z "${INPUT_DURATIONS:-}" ]] || argv+=(--durations "$INPUT_DURATIONS")
 [[ -z "${INPUT_JOBS:-}" ]] || argv+=(--jobs "$INPUT_JOBS")
 [[ -z "${INPUT_MODEL:-}" ]] || argv+=(--model "$INPUT_MODEL")
 argv+=(${extra[@]+"${extra[@]}"})
@@ -83,11 +112,16 @@ else
 fi
 
 if [[ -d "$out" ]]; then
-  echo "out-dir=$(cd "$out" && pwd)" >> "${GITHUB_OUTPUT:-/dev/null}"
-  page="$out/report.html"
-  [[ "$command" != matrix ]] || page="$out/compatibility.html"
-  if [[ -f "$page" ]]; then
-    echo "report-html=$(cd "$out" && pwd)/$(basename "$page")" >> "${GITHUB_OUTPUT:-/dev/null}"
+  out_dir="$(cd -- "$out" && pwd)"
+  if [[ "$out_dir" == *$'\n'* || "$out_dir" == *$'\r'* ]]; then  # the working directory's own name, then
+    echo "agentrig action: not setting outputs out-dir and report-html: the path holds a line break" >&2
+  else
+    echo "out-dir=$out_dir" >> "${GITHUB_OUTPUT:-/dev/null}"
+    page="$out_dir/report.html"
+    [[ "$command" != matrix ]] || page="$out_dir/compatibility.html"
+    if [[ -f "$page" ]]; then
+      echo "report-html=$page" >> "${GITHUB_OUTPUT:-/dev/null}"
+    fi
   fi
 fi
 if [[ -n "${GITHUB_STEP_SUMMARY:-}" ]]; then

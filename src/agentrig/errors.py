@@ -16,6 +16,7 @@ This module imports nothing outside the standard library.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 EXIT_OK = 0
@@ -50,8 +51,14 @@ class InputError(AgentrigError):
     exit_code = EXIT_USAGE
 
 
+def printable_path(path: str | Path) -> str:
+    """`path` as text any output can hold: a byte of a non-UTF-8 file name (which Python keeps as a lone surrogate,
+    and no terminal, JSON or XML file can write) is shown as `\\xe9`."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
 def _located(path: str | Path | None, line: int | None, column: int | None, field: str | None, message: str) -> str:
-    where = str(path) if path is not None else "<input>"
+    where = printable_path(path) if path is not None else "<input>"
     if line is not None:
         where += f":{line}"
         if column is not None:

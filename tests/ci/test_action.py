@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -173,8 +174,10 @@ def test_matrix_publishes_compatibility_md_and_fails_with_its_exit_code(tmp_path
         ({"command": "merge", "shard": "1/2"}, "input shard is only for command run"),
         ({"command": "matrix", "model": "openai:gpt-4o"}, "input model is only for command run"),
         ({"command": "deploy"}, "command must be run, merge or matrix, not 'deploy'"),
+        ({"durations": "last/report.json"}, "input durations balances shards: it needs input shard"),
+        ({"command": "merge", "durations": "r.json"}, "input durations is only for command run"),
     ],
-    ids=["shard-with-merge", "model-with-matrix", "unknown-command"],
+    ids=["shard-with-merge", "model-with-matrix", "unknown-command", "durations-without-shard", "durations-merge"],
 )
 def test_inputs_a_command_does_not_take_are_a_usage_error(tmp_path: Path, inputs: dict[str, str], message: str) -> None:
     result, summary = run(tmp_path, inputs | {"install": "false"})
@@ -182,3 +185,60 @@ def test_inputs_a_command_does_not_take_are_a_usage_error(tmp_path: Path, inputs
     assert result.exit_code == 2
     assert result.outputs["exit-code"] == "2"
     assert summary == f"**agentrig action: {message}**\n"
+
+
+@pytest.mark.parametrize(
+    ("inputs", "message"),
+    [
+        ({"args": '-k "plain'}, "input args cannot be split into words: no closing quotation in '-k \"plain'"),
+        (
+            {"paths": "'my scenarios"},
+            'input paths cannot be split into words: no closing quotation in "\'my scenarios"',
+        ),
+        ({"args": "-x \\"}, "input args cannot be split into words: no escaped character in '-x \\\\'"),
+        ({"out": "reports\nout-dir=/etc"}, "input out must be one line (it holds a line break)"),
+        ({"out": "--help"}, "input out must be a directory, not an option ('--help'): give options in input args"),
+        ({"paths": "scenarios -x"}, "input paths holds '-x', an option: give options in input args"),
+    ],
+    ids=[
+        "unbalanced-quote-in-args",
+        "unbalanced-quote-in-paths",
+        "trailing-escape",
+        "newline-in-out",
+        "out-option",
+        "option-in-paths",
+    ],
+)
+def test_malformed_inputs_fail_the_step_with_one_clear_line_and_run_nothing(
+    tmp_path: Path, inputs: dict[str, str], message: str
+) -> None:
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "scenarios" / "fine.yaml").write_text(FAILING_SCENARIO.replace("Goodbye!", "Hello!"), "utf-8")
+
+    result, summary = run(tmp_path, inputs | {"install": "false"})
+
+    assert result.exit_code == 2
+    # Only the exit code reaches $GITHUB_OUTPUT: no out-dir line, let alone a second line the input smuggled in.
+    assert result.step_outputs["run"] == {"exit-code": "2"}
+    assert result.outputs == {"exit-code": "2", "out-dir": ""}
+    assert result.uses == []
+    assert summary == f"**agentrig action: {message}**\n"
+    assert not (tmp_path / "agentrig-out").exists()  # nothing ran with the input dropped
+
+
+def test_shards_balanced_by_an_earlier_reports_durations_cover_the_suite(tmp_path: Path) -> None:
+    picked = {"paths": str(ROOT / "scenarios"), "k": "text-answer or tool-roundtrip or tool-retry", "install": "false"}
+    result, _ = run(tmp_path, picked | {"out": "earlier"})
+    assert result.exit_code == 0
+
+    names: list[str] = []
+    for shard in ("1", "2"):
+        inputs = picked | {"shard": f"{shard}/2", "durations": "earlier/report.json", "out": f"shard-{shard}"}
+        result, _ = run(tmp_path, inputs)
+        assert result.exit_code == 0
+        report = json.loads((tmp_path / f"shard-{shard}" / "report.json").read_text("utf-8"))
+        assert report["shard"]["plan"].startswith("durations ")
+        names += [entry["name"] for entry in report["scenarios"]]
+
+    earlier = json.loads((tmp_path / "earlier" / "report.json").read_text("utf-8"))
+    assert sorted(names) == sorted(entry["name"] for entry in earlier["scenarios"])

@@ -60,7 +60,7 @@ def merge(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str]]:
 def test_each_shard_report_records_its_index_and_count(shards: list[Path]) -> None:
     for index, shard in enumerate(shards, start=1):
         report = json.loads((shard / "report.json").read_text(encoding="utf-8"))
-        assert report["shard"] == {"index": index, "count": 4}
+        assert report["shard"] == {"index": index, "count": 4, "plan": "count"}
         assert len(report["scenarios"]) == 3  # 12 scenarios dealt evenly over 4 shards
 
 

@@ -42,6 +42,8 @@ def suite_dir(tmp_path: Path) -> Path:
         (["--model", "nosuchprovider:x"], "nosuchprovider"),
         (["--replay", "no-such-recordings"], "--replay no-such-recordings: no such directory"),
         (["-k", "nothing"], "selects none"),
+        (["--engine", "tinyagent", "--model", "openai:gpt-4o"], "--engine tinyagent runs the scenarios' scripts only"),
+        (["--engine", "tinyagent", "--replay", "."], "drop --replay"),
     ],
 )
 def test_a_usage_error_leaves_the_previous_run_untouched(

@@ -7,11 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from agentrig.cli import app
 from agentrig.runtime.history.jsonio import dumps
 from agentrig.scenarios.schema import scenario_json_schema
+from tests.cli.cli_helpers import run_main
 from tests.cli.test_validate import run_cli_in_subprocess
 
 runner = CliRunner()
@@ -30,6 +32,22 @@ def test_writes_the_schema_to_a_file(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert json.loads(target.read_text(encoding="utf-8")) == scenario_json_schema()
     assert "wrote" in result.output
+
+
+def test_writing_onto_a_directory_is_a_usage_error_and_leaves_it_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "keep.txt").write_text("mine", encoding="utf-8")
+    code, _, err = run_main(capsys, "schema", "-o", str(tmp_path))
+    assert (code, err) == (2, f"agentrig: error: -o {tmp_path}: is a directory; name the file to write\n")
+    assert [p.name for p in tmp_path.iterdir()] == ["keep.txt"]
+
+
+def test_a_path_that_cannot_be_written_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "file").write_text("", encoding="utf-8")
+    code, _, err = run_main(capsys, "schema", "-o", str(tmp_path / "file" / "schema.json"))
+    assert code == 2, err
+    assert f"-o {tmp_path / 'file' / 'schema.json'}: cannot write there (" in err
 
 
 def test_help_shows_the_editor_comment() -> None:

@@ -172,8 +172,8 @@ def test_an_unscripted_sub_agent_is_refused_with_one_line_naming_it(tmp_path: Pa
     assert turn.error is not None
     assert turn.error.kind == "tool_failed"
     assert "tool 'extract_amounts' (call e1)" in turn.error.message
-    assert "agent 'extractor' (model openai:gpt-4o-mini)" in turn.error.message
-    assert "agents:" in turn.error.message
+    assert "ran an agent (model openai:gpt-4o-mini) with no script" in turn.error.message
+    assert f"script it under `agents:` as `{bank}:extractor`" in turn.error.message
     assert {s.tool_call_id: s.status for s in turn.tool_statuses} == {"e1": "failed"}
 
 
@@ -188,7 +188,7 @@ def test_a_scripted_run_refuses_unscripted_models_even_where_requests_are_allowe
     with override_allow_model_requests(True):  # as outside the tests: agentrig sets the guard itself
         turn = run(loaded).turns[0]
     assert turn.error is not None
-    assert "agent 'extractor' (model openai:gpt-4o-mini) sent a model request" in (turn.error.message)
+    assert "ran an agent (model openai:gpt-4o-mini) with no script" in turn.error.message
 
 
 def test_the_test_suite_refuses_real_model_requests() -> None:
@@ -435,4 +435,4 @@ def test_with_a_real_model_sub_agent_scripts_are_ignored_too(
     assert execution.subagent_runs == ()
     turn = only_turn(execution)
     assert turn.error is not None
-    assert "agent 'extractor' (model openai:gpt-4o-mini) sent a model request" in turn.error.message
+    assert f"script it under `agents:` as `{bank}:extractor`" in turn.error.message

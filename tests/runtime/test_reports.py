@@ -230,7 +230,7 @@ def test_merge_of_two_shards_equals_an_unsharded_run(suite_dir: Path, tmp_path: 
     shard_dirs = [tmp_path / f"shard-{index}" for index in (1, 2)]
     for index, directory in enumerate(shard_dirs, start=1):
         run(suite_dir, directory, shard=(index, 2))
-        assert load_report(directory)["shard"] == {"index": index, "count": 2}
+        assert load_report(directory)["shard"] == {"index": index, "count": 2, "plan": "count"}
     merged_dir = tmp_path / "merged"
     merged = merge_reports(shard_dirs, merged_dir)
     expected = load_report(whole)

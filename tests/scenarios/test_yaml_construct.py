@@ -15,15 +15,17 @@ from agentrig.scenarios._yaml_source import parse_yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 
+# Integers past 64 bits are refused (test_yaml_limits.py): every scenario value ends up in a JSON file.
+json_integers = st.integers(min_value=-(2**63), max_value=2**64 - 1)
 scalars = st.one_of(
     st.none(),
     st.booleans(),
-    st.integers(),
+    json_integers,
     st.floats(allow_nan=False),
     st.text(max_size=20),
     st.sampled_from(["yes", "no", "on", "off", "null", "~", "1e3", "0x1F", "0o17", "1_000", "2026-12-02", ".inf"]),
 )
-keys = st.one_of(st.text(max_size=10), st.integers(), st.booleans(), st.sampled_from(["<<", "on", "null", "1"]))
+keys = st.one_of(st.text(max_size=10), json_integers, st.booleans(), st.sampled_from(["<<", "on", "null", "1"]))
 documents = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(keys, inner, max_size=4))
 
 

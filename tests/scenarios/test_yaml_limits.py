@@ -52,3 +52,93 @@ def test_a_recursive_alias_is_rejected(write: WriteFile) -> None:
     with pytest.raises(ScenarioError) as caught:
         load_scenario_file(path)
     assert caught.value.line == 8
+
+
+def _byte_bomb(length: int, uses: int) -> str:
+    """One string of `length` characters, aliased `uses` times in a tool call's args."""
+    return (
+        "name: bytes\n"
+        "turns:\n"
+        "  - user: hi\n"
+        "    model:\n"
+        "      - tool_calls:\n"
+        "          - id: c1\n"
+        "            name: fetch\n"
+        "            args:\n"
+        f'              text: &s "{"x" * length}"\n'
+        f"              copies: [{', '.join(['*s'] * uses)}]\n"
+    )
+
+
+def test_a_byte_bomb_is_rejected_at_load_though_it_has_few_values(write: WriteFile) -> None:
+    # 200 copies of a 100,000-character string: 201 values, 20 million characters in every history and report.
+    path = write("bytes.yaml", _byte_bomb(100_000, 200))
+
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario_file(path)
+
+    error = caught.value
+    assert (error.path, error.line) == (path, 10)  # `copies`: the list that expands past the limit
+    assert error.reason.startswith("the aliases here expand to 20,000,000 characters, the file holds ")
+    assert "\n" not in error.message
+
+
+def test_a_long_string_aliased_a_few_times_still_loads(write: WriteFile) -> None:
+    path = write("bytes.yaml", _byte_bomb(100_000, 20))  # 2 million characters
+    assert load_scenario_file(path)[0].scenario.name == "bytes"
+
+
+HUGE = "100000000000000000000000000000"
+
+
+@pytest.mark.parametrize(
+    ("step", "field"),
+    [
+        (f"text: hi\n        usage: {{input_tokens: {HUGE}}}", "turns[0].model[0].usage.input_tokens"),
+        (f"tool_calls: [{{id: c1, name: fetch, args: {{n: -{HUGE}}}}}]", "turns[0].model[0].tool_calls[0].args.n"),
+        (f"text: hi\n        usage: {{output_tokens: 0x{'f' * 17}}}", "turns[0].model[0].usage.output_tokens"),
+    ],
+)
+def test_an_integer_past_64_bits_is_rejected_at_its_line_and_field(write: WriteFile, step: str, field: str) -> None:
+    path = write("huge.yaml", f"name: huge\nturns:\n  - user: hi\n    model:\n      - {step}\n")
+
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario_file(path)
+
+    error = caught.value
+    assert (error.line, error.field) == (step.count("\n") + 5, field)
+    assert "is out of the 64-bit range JSON files hold" in error.reason
+
+
+def test_the_largest_64_bit_integers_load(write: WriteFile) -> None:
+    args = f"{{low: {-(2**63)}, high: {2**64 - 1}}}"
+    path = write(
+        "edge.yaml",
+        f"name: edge\nturns:\n  - user: hi\n    model:\n      - tool_calls: [{{id: c1, name: f, args: {args}}}]\n",
+    )
+    (loaded,) = load_scenario_file(path)
+    assert loaded.scenario.turns[0].model[0].tool_calls[0].args == {"low": -(2**63), "high": 2**64 - 1}
+
+
+def test_a_token_count_past_a_trillion_is_rejected(write: WriteFile) -> None:
+    # Within 64 bits, but two such requests would overflow the run's usage totals in usage.json and report.json.
+    path = write(
+        "tokens.yaml",
+        "name: t\nturns:\n  - user: hi\n    model:\n      - text: hi\n"
+        "        usage: {input_tokens: 9223372036854775807}\n",
+    )
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario_file(path)
+    assert (caught.value.line, caught.value.field) == (6, "turns[0].model[0].usage.input_tokens")
+    assert "less than or equal to 1000000000000" in caught.value.reason
+
+
+def test_an_integer_key_past_64_bits_is_rejected_too(write: WriteFile) -> None:
+    path = write(
+        "key.yaml",
+        f"name: k\nturns:\n  - user: hi\n    model:\n      - tool_calls: [{{id: c1, name: f, args: {{{HUGE}: x}}}}]\n",
+    )
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario_file(path)
+    assert caught.value.line == 5
+    assert "is out of the 64-bit range" in caught.value.reason

@@ -46,6 +46,33 @@ class _TextPrinter:
             self.ends_with_newline = text.endswith("\n")
 
 
+def _utf8(text: str, what: str) -> str:
+    """`text` from the command line, refused when it is not UTF-8: Python keeps each undecodable byte of argv as a
+    lone surrogate, which no JSON file, session or request can hold (checked before any session is touched)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        byte = ord(text[error.start]) - 0xDC00 if 0xDC80 <= ord(text[error.start]) <= 0xDCFF else None
+        shown = f"byte 0x{byte:02x}" if byte is not None else repr(text[error.start])
+        raise UsageError(f"{what} is not UTF-8 text ({shown} at character {error.start + 1})") from None
+    return text
+
+
+def _read_stdin() -> str:
+    """The prompt on stdin, decoded as UTF-8 whatever the locale says; newlines as text mode reads them."""
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is None:  # a text stream with no bytes under it (an embedding caller's): already text
+        return _utf8(sys.stdin.read(), "the prompt on stdin")
+    data: bytes = buffer.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise UsageError(
+            f"the prompt on stdin is not UTF-8 text (byte 0x{data[error.start]:02x} at byte {error.start + 1})"
+        ) from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
 def register(app: typer.Typer) -> None:
     """Add this verb to the root app."""
 
@@ -92,7 +119,8 @@ def register(app: typer.Typer) -> None:
         from agentrig.runtime.history.run_records import PROVIDER_ERROR_KINDS
         from agentrig.runtime.one_shot import PromptOutcome, PromptRequest, outcome_to_json, run_prompt
 
-        prompt_text = sys.stdin.read() if text == "-" else text
+        prompt_text = _read_stdin() if text == "-" else _utf8(text, "the prompt")
+        system = None if system is None else _utf8(system, "--system")
         if not prompt_text.strip():
             raise UsageError("the prompt is empty" + (" (nothing on stdin)" if text == "-" else ""))
         printer = _TextPrinter()

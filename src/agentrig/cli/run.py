@@ -17,6 +17,7 @@ import typer
 
 if TYPE_CHECKING:
     from agentrig.runtime.history.run_records import ScenarioResult
+    from agentrig.runtime.suite.options import RunOptions
 
 HELP = """Run scenarios and check their expectations.
 
@@ -31,6 +32,7 @@ Examples:
     agentrig run                        # every scenario under scenarios/
     agentrig run scenarios -k 'retry and not slow'
     agentrig run -j 4 --shard 2/4 --out out/2   # one CI shard (see agentrig merge)
+    agentrig run --shard 2/4 --durations last/report.json   # shards balanced by time
     agentrig run --update-golden        # accept new golden histories
     agentrig run --stream               # the same scenarios, streamed: same goldens
     agentrig run --model openai:gpt-4o -k smoke # script-only checks are skipped
@@ -104,6 +106,14 @@ def register(app: typer.Typer) -> None:
             str | None,
             typer.Option("--shard", help="Run shard K of N (K/N, 1-based); balanced and stable for a fixed suite."),
         ] = None,
+        durations: Annotated[
+            Path | None,
+            typer.Option(
+                "--durations",
+                help="Balance --shard by the scenario durations in an earlier run's report.json (or its output "
+                "directory); a missing, corrupt or stale file falls back to count with a note.",
+            ),
+        ] = None,
         fail_fast: Annotated[bool, typer.Option("-x", "--exitfirst", help="Stop after the first failure.")] = False,
         out: Annotated[Path, typer.Option("--out", help="Output directory.")] = Path("agentrig-out"),
         model: Annotated[
@@ -165,6 +175,7 @@ def register(app: typer.Typer) -> None:
             keyword=keyword,
             jobs=jobs,
             shard=_parse_shard(shard),
+            durations=durations,
             fail_fast=fail_fast,
             out_dir=out,
             update_golden=update_golden,
@@ -177,7 +188,7 @@ def register(app: typer.Typer) -> None:
             html_report=html,
             engine=engine,
         )
-        execute = _engine(engine)
+        execute = _engine(engine, options)
         # -j N: the workers' forkserver starts importing pydantic-ai now, while this process imports the runner
         # and reads the scenario files (the runner itself would start it 0.2-0.3 s later).
         pool = started_pool(jobs) if jobs > 1 else None
@@ -186,7 +197,7 @@ def register(app: typer.Typer) -> None:
         from agentrig.runtime.suite.runner import run_suite
 
         progress = _Progress(human, quiet=quiet)
-        suite = run_suite(options, progress=progress, execute=execute, pool=pool)
+        suite = run_suite(options, progress=progress, execute=execute, pool=pool, note=_note)
         progress.finish()
         if not quiet:
             # What report.json says of them (redacted), read one scenario at a time: a run is never held whole.
@@ -210,11 +221,24 @@ def register(app: typer.Typer) -> None:
         raise typer.Exit(code=suite.exit_code)
 
 
-def _engine(name: str) -> Any:
+def _note(text: str) -> None:
+    sys.stderr.write(f"agentrig: note: {text}\n")
+
+
+_REAL_MODEL_FLAGS = {"--model": "model", "--record": "record_dir", "--replay": "replay_dir"}
+"""What `--engine tinyagent` cannot do: it runs scripts, never a real model or its recordings (docs/tinyagent.md)."""
+
+
+def _engine(name: str, options: RunOptions) -> Any:
     """The runner's `execute` for `--engine` (None: the default, pydantic-ai)."""
     if name == "pydantic-ai":
         return None
     if name == "tinyagent":
+        given = [flag for flag, value in _REAL_MODEL_FLAGS.items() if getattr(options, value) is not None]
+        if given:  # said once, before the run, not as an error of every scenario
+            from agentrig.errors import UsageError
+
+            raise UsageError(f"--engine tinyagent runs the scenarios' scripts only; drop {' and '.join(given)}")
         from agentrig.runtime.engine.tinyagent_engine.execution import execute_scenario_tinyagent
 
         return execute_scenario_tinyagent

@@ -34,7 +34,7 @@ def register(app: typer.Typer) -> None:
             typer.Option("--output", "-o", help="Write the schema to this file (atomically) instead of stdout."),
         ] = None,
     ) -> None:
-        from agentrig.errors import InfrastructureError
+        from agentrig.errors import UsageError
         from agentrig.runtime.history.jsonio import write_atomic
         from agentrig.scenarios.schema import STORED_SCHEMA_PATH
 
@@ -42,8 +42,11 @@ def register(app: typer.Typer) -> None:
         if output is None:
             typer.echo(document.decode(), nl=False)
             return
+        # A file error (exit 2), as `convert -o` says it: what to write is the user's choice, not infrastructure.
+        if output.is_dir():
+            raise UsageError(f"-o {output}: is a directory; name the file to write")
         try:
             write_atomic(output, document)
         except OSError as error:
-            raise InfrastructureError(f"cannot write {output}: {error.strerror or error}") from None
+            raise UsageError(f"-o {output}: cannot write there ({error.strerror or error})") from None
         typer.echo(f"wrote {output}", err=True)

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from agentrig.errors import printable_path
+
 if TYPE_CHECKING:
     from agentrig.errors import ScenarioError
     from agentrig.scenarios.loader import FileReport, ScenarioWarning, ValidationReport
@@ -60,7 +62,7 @@ def human_lines(report: ValidationReport) -> list[str]:
     for file in report.files:
         if file.ok:
             count = len(file.scenarios)
-            lines.append(f"ok     {file.path} ({count} scenario{'' if count == 1 else 's'})")
+            lines.append(f"ok     {printable_path(file.path)} ({count} scenario{'' if count == 1 else 's'})")
         lines.extend(f"error  {error.message}" for error in file.errors)
         lines.extend(f"warn   {warning}" for warning in file.warnings)
     lines.append(_summary(report))
@@ -99,7 +101,7 @@ def report_as_json(report: ValidationReport) -> dict[str, Any]:
 
 def _file_as_json(file: FileReport) -> dict[str, Any]:
     return {
-        "path": file.path.as_posix(),
+        "path": printable_path(file.path.as_posix()),
         "valid": file.ok,
         "scenarios": [
             {"name": loaded.name, "id": loaded.id, "index": loaded.index, "line": loaded.line}
@@ -114,7 +116,7 @@ def _problem_as_json(reason: str, problem: ScenarioError | ScenarioWarning) -> d
     return {
         "message": str(problem),
         "reason": reason,
-        "path": None if problem.path is None else Path(problem.path).as_posix(),
+        "path": None if problem.path is None else printable_path(Path(problem.path).as_posix()),
         "line": problem.line,
         "column": problem.column,
         "field": problem.field,

@@ -9,11 +9,12 @@ Only the safe loader is used: no Python object tags, no arbitrary construction.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
@@ -49,8 +50,9 @@ def parse_yaml(text: str, path: Path) -> ParsedYaml:
         # Checked before construction: constructing flattens `<<` merge keys into the node itself.
         _reject_duplicate_keys(root, path)
         if "*" in text:  # without a `*` the document has no alias: nothing can expand or refer to itself
-            _reject_alias_expansion(root, path)
+            _reject_alias_expansion(root, path, written=len(text))
         data = construct_plain(loader, root)
+        _reject_huge_integers(loader, root, data, path)
     except yaml.MarkedYAMLError as error:
         raise _syntax_error(error, path) from None
     except yaml.YAMLError as error:
@@ -103,9 +105,70 @@ def _reject_duplicate_keys(root: Node, path: Path) -> None:
             pending.extend((item, (*field_path, index)) for index, item in enumerate(node.value))
 
 
+_INT_TAG = "tag:yaml.org,2002:int"
+_JSON_INTEGERS = range(-(2**63), 2**64)
+"""The integers every JSON file agentrig writes can hold (orjson's 64-bit range)."""
+
+
+def _reject_huge_integers(loader: yaml.SafeLoader, root: Node, data: Any, path: Path) -> None:
+    """An integer past 64 bits (a 30-digit token count, an argument) is refused here, at its line: every value of a
+    scenario ends up in a JSON file, and the writer would fail at the end of the run. orjson finds one in the
+    constructed data at its own speed; only then is the node tree searched for where it is written."""
+    try:
+        orjson.dumps(data, default=_anything, option=orjson.OPT_NON_STR_KEYS)
+    except orjson.JSONEncodeError as error:
+        if "64-bit" not in str(error):
+            return  # not an integer (nesting past orjson's depth): the validation says what is wrong with it
+        huge = [
+            (node_position(node), node.value, field_path)
+            for node, field_path in _scalars(root)
+            if node.tag == _INT_TAG and loader.construct_yaml_int(node) not in _JSON_INTEGERS
+        ]
+        if huge:
+            (line, column), text, field_path = min(huge, key=lambda found: found[0])  # the first in the file
+            raise ScenarioError(
+                f"the integer {_shorten(str(text))} is out of the 64-bit range JSON files hold",
+                path=path,
+                line=line,
+                column=column,
+                field=format_field_path(field_path) or None,
+            ) from None
+
+
+def _anything(value: object) -> None:
+    """orjson's fallback for what YAML builds and JSON has no type for (bytes, sets): their own checks judge them."""
+
+
+def _shorten(text: str) -> str:
+    return text if len(text) <= 40 else f"{text[:20]}...{text[-10:]} ({len(text)} characters)"
+
+
+def _scalars(root: Node) -> Iterator[tuple[ScalarNode, tuple[PathElement, ...]]]:
+    """Every scalar node (keys included) with its field path (an aliased node once, at its first path)."""
+    seen: set[int] = set()
+    pending: list[tuple[Node, tuple[PathElement, ...]]] = [(root, ())]
+    while pending:
+        node, field_path = pending.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, ScalarNode):
+            yield node, field_path
+        elif isinstance(node, MappingNode):
+            for key, value in node.value:
+                pending.extend(((value, (*field_path, str(key.value))), (key, (*field_path, str(key.value)))))
+        elif isinstance(node, SequenceNode):
+            pending.extend((item, (*field_path, index)) for index, item in enumerate(node.value))
+
+
 MAX_EXPANDED_VALUES = 1_000_000
 """Values a document may hold once its aliases are expanded (validation, JSON export and the run all expand them).
 A few aliased lists nested in each other (an "alias bomb") reach billions while the file stays tiny."""
+
+MAX_ALIASED_CHARACTERS = 16_000_000
+"""Characters the aliases of a document may add to what it holds written out. Counting values is not enough: one
+100 KB string aliased 10,000 times is 10,000 values and a gigabyte of text in every history and report (a "byte
+bomb"), which a run held several times over before failing with no report."""
 
 
 def _children(node: Node) -> list[Node]:
@@ -116,10 +179,12 @@ def _children(node: Node) -> list[Node]:
     return []
 
 
-def _reject_alias_expansion(root: Node, path: Path) -> None:
-    """Count every value as if each alias were written out (each shared node counted once per use, in linear time);
-    the first node past `MAX_EXPANDED_VALUES` or an alias inside its own anchor is a located error."""
-    sizes: dict[int, int] = {}
+def _reject_alias_expansion(root: Node, path: Path, *, written: int) -> None:
+    """Measure every value as if each alias were written out (each shared node measured once, used per alias, in
+    linear time): the first node past `MAX_EXPANDED_VALUES` values, or past `MAX_ALIASED_CHARACTERS` characters
+    more than the file's own `written` characters, or an alias inside its own anchor, is a located error."""
+    max_characters = written + MAX_ALIASED_CHARACTERS
+    sizes: dict[int, tuple[int, int]] = {}  # node -> (values, characters) once expanded
     in_progress: set[int] = set()
     stack: list[tuple[Node, bool]] = [(root, False)]
     while stack:
@@ -127,15 +192,16 @@ def _reject_alias_expansion(root: Node, path: Path) -> None:
         key = id(node)
         if children_done:
             in_progress.discard(key)
-            sizes[key] = 1 + sum(sizes[id(child)] for child in _children(node))
-            if sizes[key] > MAX_EXPANDED_VALUES:
-                line, column = node_position(node)
-                raise ScenarioError(
-                    f"the aliases here expand to more than {MAX_EXPANDED_VALUES:,} values; write the data out",
-                    path=path,
-                    line=line,
-                    column=column,
-                )
+            values, characters = 1, len(node.value) if isinstance(node, ScalarNode) else 0
+            for child in _children(node):
+                child_values, child_characters = sizes[id(child)]
+                values += child_values
+                characters += child_characters
+            sizes[key] = values, characters
+            if values > MAX_EXPANDED_VALUES:
+                raise _expansion_error(node, path, f"more than {MAX_EXPANDED_VALUES:,} values")
+            if characters > max_characters:
+                raise _expansion_error(node, path, f"{characters:,} characters, the file holds {written:,}")
             continue
         if key in sizes:
             continue
@@ -145,6 +211,12 @@ def _reject_alias_expansion(root: Node, path: Path) -> None:
         in_progress.add(key)
         stack.append((node, True))
         stack.extend((child, False) for child in _children(node) if id(child) not in sizes)
+
+
+def _expansion_error(node: Node, path: Path, size: str) -> ScenarioError:
+    line, column = node_position(node)
+    message = f"the aliases here expand to {size}; write the data out"
+    return ScenarioError(message, path=path, line=line, column=column)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

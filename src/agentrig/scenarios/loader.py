@@ -200,6 +200,9 @@ def load_scenario_file(path: Path) -> list[LoadedScenario]:
 
 
 def _load_file(path: Path) -> tuple[list[LoadedScenario], list[ScenarioError]]:
+    if not _is_utf8(path):
+        # report.json, junit.xml and summary.md name every scenario's file, and hold UTF-8 text only.
+        return [], [ScenarioError("the file name is not UTF-8; rename the file (reports name it)", path=path)]
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -254,6 +257,15 @@ def _load_file(path: Path) -> tuple[list[LoadedScenario], list[ScenarioError]]:
     return loaded, sorted(errors, key=lambda e: (e.line or 0, e.column or 0))
 
 
+def _is_utf8(path: Path) -> bool:
+    """The path is text: a non-UTF-8 byte of a file name comes back from the OS as a lone surrogate."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _error_at(node: Node, path: Path, message: str, prefix: tuple[PathElement, ...] = ()) -> ScenarioError:
     line, column = node_position(node)
     return ScenarioError(message, path=path, line=line, column=column, field=format_field_path(prefix) or None)
@@ -282,7 +294,19 @@ def _check_referenced_files(
             )
     warnings: list[ScenarioWarning] = []
     golden = scenario.expect.golden
-    if golden is not None and not (path.parent / golden).is_file():
+    if golden is not None and (path.parent / golden).is_dir():
+        # Neither compared nor written (`--update-golden`): a file error now, not a traceback mid-run.
+        line, column = node_position(find_node(node, ("expect", "golden")).node)
+        errors.append(
+            ScenarioError(
+                f"{path.parent / golden} is a directory; name the golden file",
+                path=path,
+                line=line,
+                column=column,
+                field=format_field_path((*prefix, "expect", "golden")),
+            )
+        )
+    elif golden is not None and not (path.parent / golden).is_file():
         line, column = node_position(find_node(node, ("expect", "golden")).node)
         warnings.append(
             ScenarioWarning(

@@ -38,17 +38,22 @@ class ScriptedToolCall(_Strict):
     """Arguments as a mapping, or as a raw string (to exercise malformed JSON)."""
 
 
+MAX_SCRIPTED_TOKENS = 1_000_000_000_000
+"""A trillion tokens per request, far past any model's window: the sums over a run's requests stay within the 64-bit
+integers usage.json and report.json hold (a 30-digit count is a typo, refused at its line)."""
+
+
 class ScriptedUsage(_Strict):
     """Token usage the scripted response reports. Give it on every step: pydantic-ai's estimate differs
     between versions, so scripts without usage cannot have version-independent usage expectations."""
 
-    input_tokens: int = Field(default=0, ge=0)
+    input_tokens: int = Field(default=0, ge=0, le=MAX_SCRIPTED_TOKENS)
     """Tokens the request consumed (prompt tokens)."""
-    output_tokens: int = Field(default=0, ge=0)
+    output_tokens: int = Field(default=0, ge=0, le=MAX_SCRIPTED_TOKENS)
     """Tokens the response produced (completion tokens)."""
-    cache_read_tokens: int = Field(default=0, ge=0)
+    cache_read_tokens: int = Field(default=0, ge=0, le=MAX_SCRIPTED_TOKENS)
     """Input tokens served from the provider's prompt cache."""
-    cache_write_tokens: int = Field(default=0, ge=0)
+    cache_write_tokens: int = Field(default=0, ge=0, le=MAX_SCRIPTED_TOKENS)
     """Input tokens written to the provider's prompt cache."""
 
 

@@ -6,6 +6,7 @@ The module is imported with the scenario's directory and the current directory i
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import sys
 from collections.abc import Callable, Generator, Sequence
@@ -61,7 +62,14 @@ def resolve_attribute(spec: str, *, search_paths: Sequence[Path], fail: Callable
     with _on_sys_path(search_paths):
         value: Any = _import_module(module_name, fail)
     for attribute in attribute_path.split("."):
-        if attribute not in dir(value):
-            raise fail(f"module {module_name!r} has no attribute {attribute_path!r}")
+        names = dir(value)
+        if attribute not in names:
+            raise fail(f"module {module_name!r} has no attribute {attribute_path!r}{_close_name(attribute, names)}")
         value = getattr(value, attribute)
     return value
+
+
+def _close_name(given: str, names: Sequence[str]) -> str:
+    """`; did you mean 'build_deps'?` for a typo of one of `names` (dunder names are never offered)."""
+    close = difflib.get_close_matches(given, [name for name in names if not name.startswith("__")], n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""

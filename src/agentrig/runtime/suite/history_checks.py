@@ -125,8 +125,14 @@ def check_golden(path: Path, history: Sequence[Message], *, update: bool) -> Che
     if update:
         if existing == actual:
             return Check(name=name, passed=True, expected=str(path), detail="golden unchanged")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, actual)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, actual)
+        except OSError as error:  # a folder in its place, a read-only tree: this scenario's check, not the run's end
+            in_the_way = isinstance(error, (FileExistsError, NotADirectoryError))  # a file where a folder must be
+            reason = "a file is in the way of its folder" if in_the_way else error.strerror or str(error)
+            detail = f"cannot write {path}: {reason}"
+            return Check(name=name, passed=False, expected=str(path), actual="not written", detail=detail)
         return Check(
             name=name, passed=True, expected=str(path), detail=f"golden {'updated' if existing else 'written'}: {path}"
         )

@@ -54,6 +54,15 @@ def check_shard_set(
     if len(counts) > 1:
         raise UsageError(f"merge: the inputs are shards of different counts (of {_indexes(counts)}); merge one run")
     count = counts[0]
+    # Shards dealt by different plans (one job found the durations file, one did not; two different files) overlap
+    # and miss scenarios: the union would look like the suite and not be it. A report from before plans were
+    # recorded dealt by count.
+    plans = sorted({str(report["shard"].get("plan", "count")) for report in reports})
+    if len(plans) > 1:
+        raise UsageError(
+            f"merge: the shards were dealt by different plans ({', '.join(plans)}); give every shard the same"
+            " --durations file (or none)"
+        )
     seen = Counter(index for index, _ in shards)
     repeated = sorted(index for index, times in seen.items() if times > 1)
     if repeated:

@@ -59,6 +59,8 @@ class RunOptions:
     """Worker processes; 1 runs in this process. Capped at `max_jobs()`."""
     shard: tuple[int, int] | None = None
     """(K, N): run only shard K of N (1-based), chosen by a hash of the scenario id."""
+    durations: Path | None = None
+    """An earlier run's report.json (or output directory) whose durations balance the shards (`--durations`)."""
     fail_fast: bool = False
     """Stop scheduling scenarios after the first failure or error."""
     out_dir: Path | None = DEFAULT_OUT_DIR

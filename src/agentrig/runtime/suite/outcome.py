@@ -43,6 +43,8 @@ class SuiteResult:
     interrupted: bool = False
     """Ctrl-C stopped the run; unfinished scenarios are `skipped`."""
     shard: tuple[int, int] | None = None
+    shard_plan: str = "count"
+    """How the shards were dealt: `count`, or `durations <digest>` (`shard_plan`); merge refuses a mix."""
     model: str | None = None
     discovered: int = 0
     """Scenarios found before `-k` and `--shard` selected some."""

@@ -211,7 +211,9 @@ def report_head(suite: SuiteResult) -> dict[str, Any]:
         "pydantic_ai_version": _pydantic_ai_version(),
         "python_version": platform.python_version(),
         "model": suite.model,
-        "shard": None if suite.shard is None else {"index": suite.shard[0], "count": suite.shard[1]},
+        "shard": None
+        if suite.shard is None
+        else {"index": suite.shard[0], "count": suite.shard[1], "plan": suite.shard_plan},
         "interrupted": suite.interrupted,
         "summary": _summary(suite.counts, len(suite.results), suite.duration_s),
     }

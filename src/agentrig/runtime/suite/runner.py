@@ -27,8 +27,15 @@ from agentrig.runtime.suite.report_files import HtmlOptions
 from agentrig.runtime.suite.scenario_files import remove_scenario_folders, write_scenario_outputs
 from agentrig.runtime.suite.scenario_run import engine_for, run_one
 from agentrig.runtime.suite.scenario_store import ScenarioIdentity, ScenarioRef, store_scenarios
-from agentrig.runtime.suite.selection import KeywordExpression, parse_shard, select_scenarios, shard_members
+from agentrig.runtime.suite.selection import (
+    KeywordExpression,
+    parse_shard,
+    select_scenarios,
+    shard_durations,
+    shard_members,
+)
 from agentrig.runtime.suite.sequential import run_sequentially
+from agentrig.runtime.suite.shard_plan import COUNT_PLAN, read_durations
 from agentrig.runtime.suite.spool import Spool, SpoolView
 from agentrig.runtime.suite.workers import run_parallel
 from agentrig.scenarios.loader import LoadedScenario, iter_scenarios
@@ -53,6 +60,9 @@ FAIL_FAST_REASON = "not run: stopped after the first failure (-x)"
 
 Progress = Callable[[int, int, ScenarioResult], None]
 """`progress(done, total, result)` after each scenario finishes."""
+
+Note = Callable[[str], None]
+"""`note(text)`: one line the user should see before the run (e.g. a durations file that cannot be used)."""
 
 
 def _skipped(item: ScenarioRef, reason: str) -> ScenarioResult:
@@ -79,11 +89,12 @@ def run_suite(
     execute: ExecuteScenario | None = None,
     loaded: Sequence[LoadedScenario] | None = None,
     pool: ProcessPoolExecutor | None = None,
+    note: Note | None = None,
 ) -> SuiteResult:
     """Run the selected scenarios and write reports to `options.out_dir` (also after Ctrl-C, then partial).
 
     With `-j N`, `pool` is a `pool.started_pool(N)` the caller started early (the run shuts it down), else the run
-    starts one."""
+    starts one. `note` is told what the user should know before the run starts."""
     started = time.perf_counter()
     refresh_secrets()  # the environment's key values, read once for this run's redaction
     try:
@@ -92,7 +103,7 @@ def run_suite(
         # scenario files, instead of after it.
         if pool is None and options.jobs > 1:
             pool = started_pool(options.jobs)
-        return _run_suite(options, progress, execute, loaded, pool, started)
+        return _run_suite(options, progress, execute, loaded, pool, started, note)
     finally:
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
@@ -108,6 +119,8 @@ def _checked(options: RunOptions) -> RunOptions:
         raise UsageError("--record and --replay cannot be used together")
     if options.record_dir is not None and options.model is None:
         raise UsageError("--record needs --model: the real model whose answers are recorded")
+    if options.durations is not None and options.shard is None:
+        raise UsageError("--durations balances shards: it needs --shard K/N")
     return replace(options, jobs=min(options.jobs, max_jobs()))
 
 
@@ -118,11 +131,17 @@ def _run_suite(
     loaded: Sequence[LoadedScenario] | None,
     pool: ProcessPoolExecutor | None,
     started: float,
+    note: Note | None = None,
 ) -> SuiteResult:
     # Each file parsed once, each scenario detached from its YAML as soon as its file is checked and held as a
     # reference (`scenario_store`): a run of thousands of scenarios holds no parse trees, and a thousand scenarios.
     all_loaded = store_scenarios(loaded if loaded is not None else iter_scenarios(options.paths))
-    selected = select_scenarios(all_loaded, keyword=options.keyword, shard=options.shard)
+    durations = None
+    if options.shard is not None and options.durations is not None:
+        durations = shard_durations(all_loaded, keyword=options.keyword, durations=read_durations(options.durations))
+        if durations.note is not None and note is not None:
+            note(durations.note)
+    selected = select_scenarios(all_loaded, keyword=options.keyword, shard=options.shard, durations=durations)
     if options.keyword and not selected and not options.shard:
         raise UsageError(f"-k {options.keyword!r} selects none of the {len(all_loaded)} scenarios")
     # Everything that can be a usage error is checked before the output directory is cleared.
@@ -178,6 +197,7 @@ def _run_suite(
         duration_s=time.perf_counter() - started,
         interrupted=interrupted,
         shard=options.shard,
+        shard_plan=durations.label if durations is not None else COUNT_PLAN,
         model=options.model,
         discovered=len(all_loaded),
         counts=counts,

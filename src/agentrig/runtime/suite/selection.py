@@ -1,17 +1,19 @@
-"""Which scenarios a run takes: `-k` expressions (like pytest's) and `--shard K/N`."""
+"""Which scenarios a run takes: `-k` expressions (like pytest's) and `--shard K/N` (by count, or by an earlier run's
+durations: `shard_plan`)."""
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
 from agentrig.errors import UsageError
 from agentrig.runtime.suite.scenario_store import ScenarioIdentity
+from agentrig.runtime.suite.shard_plan import Durations, deal_by_durations, for_selection
 
-__all__ = ["MAX_SHARDS", "KeywordExpression", "parse_shard", "select_scenarios", "shard_members"]
+__all__ = ["MAX_SHARDS", "KeywordExpression", "parse_shard", "select_scenarios", "shard_durations", "shard_members"]
 
 _KEYWORD_TOKEN = re.compile(r"\(|\)|[^\s()]+")
 
@@ -131,28 +133,48 @@ def _hash_order(scenario_id: str) -> tuple[bytes, str]:
     return hashlib.sha256(scenario_id.encode("utf-8")).digest(), scenario_id
 
 
-def shard_members(scenario_ids: Iterable[str], shard: tuple[int, int]) -> set[str]:
-    """The ids in shard K of N: every id, ordered by a hash of the id, dealt round-robin over the N shards.
+def shard_members(
+    scenario_ids: Iterable[str], shard: tuple[int, int], durations: Mapping[str, float] | None = None
+) -> set[str]:
+    """The ids in shard K of N: by count, every id ordered by a hash of the id and dealt round-robin over the N
+    shards; with `durations` (seconds per id, `shard_plan`), dealt longest first onto the least-loaded shard.
 
-    Balanced (shard sizes differ by at most one) and stable for a fixed set of ids: every shard of a run
-    computes the same deal, whatever order the files were found in. Adding or removing a scenario moves
-    the ids after it in hash order to other shards (docs/sharding.md explains the trade-off).
+    By count: balanced (shard sizes differ by at most one) and stable for a fixed set of ids: every shard of a run
+    computes the same deal, whatever order the files were found in. Adding or removing a scenario moves the ids
+    after it in hash order to other shards (docs/sharding.md explains the trade-off). By durations: the same for
+    the same durations, so every shard given one file computes one partition.
     """
     index, count = shard
     ordered = sorted(set(scenario_ids), key=_hash_order)
+    if durations:
+        return set(deal_by_durations(ordered, count, durations)[index - 1])
     return set(ordered[index - 1 :: count])
 
 
 def select_scenarios(
-    loaded: Sequence[Identified], *, keyword: str | None, shard: tuple[int, int] | None
+    loaded: Sequence[Identified],
+    *,
+    keyword: str | None,
+    shard: tuple[int, int] | None,
+    durations: Durations | None = None,
 ) -> list[Identified]:
     """The scenarios `-k` keeps and, of those, the ones in `--shard`, sorted by id.
 
     Shards are dealt from what `-k` selected, so `-k smoke --shard K/N` is balanced too (every shard of a run
-    must be given the same paths and `-k`)."""
+    must be given the same paths, `-k` and durations file). `durations` are used as `shard_plan.for_selection`
+    says (the caller gets its note and label there)."""
     expression = KeywordExpression.parse(keyword) if keyword else None
     chosen = [item for item in loaded if expression is None or expression.matches(item.name, item.tags)]
     if shard is not None:
-        members = shard_members((item.id for item in chosen), shard)
+        seconds = durations.seconds if durations is not None else None
+        members = shard_members((item.id for item in chosen), shard, seconds)
         chosen = [item for item in chosen if item.id in members]
     return sorted(chosen, key=lambda item: item.id)
+
+
+def shard_durations(loaded: Sequence[Identified], *, keyword: str | None, durations: Durations) -> Durations:
+    """`durations` as the scenarios `-k` keeps use them (`shard_plan.for_selection`): pass the result to
+    `select_scenarios`, print its note, record its label."""
+    expression = KeywordExpression.parse(keyword) if keyword else None
+    ids = sorted({item.id for item in loaded if expression is None or expression.matches(item.name, item.tags)})
+    return for_selection(ids, durations)

@@ -89,7 +89,7 @@ async def enter_deps(
     field = "deps" if line is not None else "--deps"
 
     def fail(message: str) -> ScenarioError:
-        return ScenarioError(f"{field}: {message}", path=scenario_path, line=line, field=field)
+        return ScenarioError(message, path=scenario_path, line=line, field=field)  # the field is said once, by it
 
     with offline_import(offline):
         target = resolve_attribute(spec, search_paths=search_paths, fail=fail)

@@ -8,11 +8,13 @@ frame of a call of this run is the main agent's call (an inner one belongs to a 
 
 A scripted run sets pydantic-ai's `ALLOW_MODEL_REQUESTS` guard, so an agent with no script (usually a
 sub-agent a tool delegates to) fails with pydantic-ai's `RuntimeError`; the innermost agent on the way
-(`self` of `Agent.run` / `Agent.iter`) is the one that asked, and is named in the error.
+(`self` of `Agent.run` / `Agent.iter`) is the one that asked. The error names it by what `agents:` takes: the
+module attribute(s) holding that very object (`module_attributes`), never pydantic-ai's inferred name.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Container
 from dataclasses import dataclass
 from types import TracebackType
@@ -23,7 +25,7 @@ from pydantic_ai.agent import AbstractAgent
 from agentrig.runtime.history.run_records import RunError
 from agentrig.runtime.models.failures import one_line
 
-__all__ = ["GUARD_MESSAGE", "ToolFailure", "tool_failure", "unscripted_agent"]
+__all__ = ["GUARD_MESSAGE", "ToolFailure", "UnscriptedAgent", "module_attributes", "tool_failure", "unscripted_agent"]
 
 GUARD_MESSAGE = "Model requests are not allowed, since ALLOW_MODEL_REQUESTS is False"
 """pydantic-ai's message when its `ALLOW_MODEL_REQUESTS` guard refuses a request (2.38 and 2.68)."""
@@ -46,34 +48,77 @@ def _frames(traceback: TracebackType | None) -> list[dict[str, Any]]:
     return frames
 
 
-def _describe_agent(agent: Any) -> str:
-    name = getattr(agent, "name", None)
+def _model_label(agent: Any) -> str:
     model: Any = getattr(agent, "model", None)
     model_name = model if isinstance(model, str) else getattr(model, "model_name", None)
     system = getattr(model, "system", None)
     if isinstance(model_name, str) and isinstance(system, str) and ":" not in model_name:
         model_name = f"{system}:{model_name}"
-    label = f"agent {name!r}" if name else "an agent"
-    return label + (f" (model {model_name})" if model_name else "")
+    return f" (model {model_name})" if model_name else ""
 
 
-def unscripted_agent(error: BaseException) -> str | None:
-    """`agent 'name' (model provider:name)` when `error` is the model-request guard refusing an agent."""
-    if not isinstance(error, RuntimeError) or GUARD_MESSAGE not in str(error):
-        return None
+# Modules that hold agents of their own making, never the user's: not offered as what to script.
+_FOREIGN_MODULES = ("agentrig.", "pydantic_ai.", "pydantic.")
+
+
+def module_attributes(agent: object) -> list[str]:
+    """Every `module:attribute` of an imported module that holds `agent` itself: what `agents:` can script.
+
+    pydantic-ai names an unnamed agent after the variable it was run from, often a tool's local variable
+    (`specialist_agent = SPECIALISTS[topic]`), which no scenario can name; several agents commonly share a model
+    string too. Only a module attribute reaches the very object the tool runs, so those are what is offered."""
+    found: list[str] = []
+    for module_name, module in list(sys.modules.items()):
+        if module_name.startswith(_FOREIGN_MODULES):
+            continue
+        namespace = getattr(module, "__dict__", None)
+        if not isinstance(namespace, dict):
+            continue
+        found.extend(f"{module_name}:{name}" for name, value in list(namespace.items()) if value is agent)
+    return sorted(found)
+
+
+def _refused_agent(error: BaseException) -> AbstractAgent[Any, Any] | None:
+    """The innermost agent on the way of `error` (the one whose request the guard refused)."""
     agent: Any = None
     for local in _frames(error.__traceback__):
         candidate = local.get("self")
         if isinstance(candidate, AbstractAgent):
             agent = candidate
-    return _describe_agent(agent)
+    return agent
 
 
-def _guard_message(who: str) -> str:
-    return (
-        f"{who} sent a model request, and a scripted run sends none: give it a script under"
-        " `agents:` (module:attribute) in the scenario"
-    )
+@dataclass(frozen=True, slots=True)
+class UnscriptedAgent:
+    """The model-request guard refused an agent with no script."""
+
+    agent: str
+    """`an agent (model provider:name)`."""
+    remedy: str
+    """What to script it by: its `module:attribute`, or why `agents:` cannot reach it."""
+
+
+def unscripted_agent(error: BaseException) -> UnscriptedAgent | None:
+    """The refused agent when `error` is the model-request guard refusing one, else None."""
+    if not isinstance(error, RuntimeError) or GUARD_MESSAGE not in str(error):
+        return None
+    agent = _refused_agent(error)
+    attributes = module_attributes(agent) if agent is not None else []
+    if attributes:
+        first, *others = attributes
+        also = f" (or as {', '.join(f'`{spec}`' for spec in others)}: the same agent)" if others else ""
+        remedy = f"script it under `agents:` as `{first}`{also}"
+    else:
+        name = getattr(agent, "name", None)
+        called = f" (pydantic-ai calls it {name!r})" if name else ""
+        remedy = (
+            f"no module attribute holds it{called}, so `agents:` (module:attribute) cannot script it:"
+            " make it a module attribute and script that"
+        )
+    return UnscriptedAgent(agent="an agent" + _model_label(agent), remedy=remedy)
+
+
+_NO_REQUESTS = "a scripted run sends no model request"
 
 
 def tool_failure(error: BaseException, call_ids: Container[str]) -> ToolFailure | None:
@@ -84,8 +129,11 @@ def tool_failure(error: BaseException, call_ids: Container[str]) -> ToolFailure 
         tool_name = getattr(ctx, "tool_name", None)
         if isinstance(call_id, str) and call_id in call_ids and "tool_args" in local:
             who = unscripted_agent(error)
-            cause = _guard_message(who) if who is not None else f"{type(error).__name__}: {error}"
-            message = one_line(f"tool {tool_name!r} (call {call_id}) raised {cause}")
+            if who is None:
+                failure = f"raised {type(error).__name__}: {error}"
+            else:
+                failure = f"ran {who.agent} with no script, and {_NO_REQUESTS}: {who.remedy}"
+            message = one_line(f"tool {tool_name!r} (call {call_id}) {failure}")
             return ToolFailure(tool_call_id=call_id, error=RunError(kind="tool_failed", message=message))
     return None
 
@@ -95,4 +143,4 @@ def unscripted_model_error(error: BaseException) -> RunError | None:
     who = unscripted_agent(error)
     if who is None:
         return None
-    return RunError(kind="agent_error", message=_guard_message(who))
+    return RunError(kind="agent_error", message=f"{who.agent} has no script, and {_NO_REQUESTS}: {who.remedy}")

@@ -15,15 +15,15 @@ exported beside the main history (`scenarios/<name>/subagents/<label>.run<N>.his
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from contextlib import ExitStack
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import AsyncExitStack, ExitStack, asynccontextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from pydantic_ai.agent import AbstractAgent
 from pydantic_ai.messages import ModelMessage, ModelResponse
-from pydantic_ai.models import ModelRequestParameters
+from pydantic_ai.models import ModelRequestParameters, StreamedResponse
 from pydantic_ai.settings import ModelSettings
 
 from agentrig.errors import ScenarioError
@@ -56,13 +56,26 @@ def file_label(spec: str) -> str:
     return spec.replace(":", ".")
 
 
+def _run_key(messages: Sequence[ModelMessage]) -> object:
+    """Which run of the agent sent `messages`: pydantic-ai's run id where the version sets one."""
+    if not messages:
+        return 0
+    return messages[-1].run_id or id(messages[0])
+
+
 class _RecordingScript(ScriptedModel):
-    """A scripted model for one sub-agent that keeps, per run, the history it was sent and its last answer."""
+    """A scripted model for one sub-agent that keeps, per run, the history it was sent and its last answer.
+
+    What a request sends is kept before the script answers, so a run the script fails (an `error` step, no step
+    left) is exported too, ending with the request it could not answer; streamed runs (`run_stream`) likewise."""
 
     def __init__(self, spec: str, steps: Sequence[ModelStep]) -> None:
         super().__init__([steps])
         self.spec = spec
         self.runs: dict[object, list[ModelMessage]] = {}
+
+    def _script_error(self, error: ScriptExhausted | ScriptMismatch) -> ScriptExhausted | ScriptMismatch:
+        return type(error)(f"agent {self.spec}: {error}".replace(": turn 1, ", ": "))
 
     async def request(
         self,
@@ -70,13 +83,34 @@ class _RecordingScript(ScriptedModel):
         model_settings: ModelSettings | None,
         model_request_parameters: ModelRequestParameters,
     ) -> ModelResponse:
+        key = _run_key(messages)
+        self.runs[key] = list(messages)
         try:
             response = await super().request(messages, model_settings, model_request_parameters)
         except (ScriptExhausted, ScriptMismatch) as error:
-            raise type(error)(f"agent {self.spec}: {error}".replace(": turn 1, ", ": ")) from None
-        key: object = messages[-1].run_id if messages and messages[-1].run_id else id(messages[0]) if messages else 0
+            raise self._script_error(error) from None
         self.runs[key] = [*messages, response]
         return response
+
+    @asynccontextmanager
+    async def request_stream(
+        self,
+        messages: list[ModelMessage],
+        model_settings: ModelSettings | None,
+        model_request_parameters: ModelRequestParameters,
+        run_context: Any = None,
+    ) -> AsyncGenerator[StreamedResponse]:
+        key = _run_key(messages)
+        self.runs[key] = list(messages)
+        try:
+            opened = super().request_stream(messages, model_settings, model_request_parameters, run_context)
+            stream = await opened.__aenter__()
+        except (ScriptExhausted, ScriptMismatch) as error:
+            raise self._script_error(error) from None
+        async with AsyncExitStack() as stack:
+            stack.push_async_exit(opened)
+            yield stream
+            self.runs[key] = [*messages, stream.get()]
 
 
 class SubAgentScripts:
