@@ -220,7 +220,7 @@ def test_malformed_inputs_fail_the_step_with_one_clear_line_and_run_nothing(
     assert result.exit_code == 2
     # Only the exit code reaches $GITHUB_OUTPUT: no out-dir line, let alone a second line the input smuggled in.
     assert result.step_outputs["run"] == {"exit-code": "2"}
-    assert result.outputs == {"exit-code": "2", "out-dir": ""}
+    assert result.outputs == {"exit-code": "2", "out-dir": "", "report-html": ""}
     assert result.uses == []
     assert summary == f"**agentrig action: {message}**\n"
     assert not (tmp_path / "agentrig-out").exists()  # nothing ran with the input dropped
