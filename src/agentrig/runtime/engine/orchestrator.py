@@ -64,6 +64,7 @@ from agentrig.scenarios.model import Settings
 
 __all__ = [
     "EMPTY_RESPONSE_LIMIT",
+    "EMPTY_RESPONSE_RETRY",
     "INTERRUPTED_MARKER",
     "INTERRUPTED_TOOL_RESULT",
     "Compactor",
@@ -76,6 +77,10 @@ INTERRUPTED_MARKER = "[INTERRUPTED]"
 
 EMPTY_RESPONSE_LIMIT = 2
 """Consecutive empty model responses that stop a turn."""
+
+EMPTY_RESPONSE_RETRY = "Please return text."
+"""The intervention after an empty response: what the model is asked next (pydantic-ai's own output retry
+says this; an engine whose framework does not ask again, tinyagent, sends it as a retry prompt)."""
 
 
 class Compactor(Protocol):
