@@ -86,5 +86,6 @@ class EventingEngine:
             error=error,
             interrupted=attempt.interrupted,
             pending_deferred=attempt.pending_deferred,
+            failed_call=(attempt.failed_call_id, error[1]) if attempt.failed_call_id and error else None,
         )
         return attempt

@@ -153,6 +153,8 @@ class _Run:
         self.judged: set[int] = set()
         """Responses whose batch the tool-calls limit has checked (by id of the message)."""
         self.agent_error: str | None = None
+        self.observer_stopped = False
+        """The orchestrator stopped the run (a guard); such a run reports no instructions, as pydantic-ai's."""
 
     # --- the run ---
 
@@ -254,7 +256,9 @@ class _Run:
             partial_text=self.partial_text,
             failed_call_id=failed_call_id,
             reraise=self.reraise,
-            instructions=self.agent.state.system_prompt or None,
+            # What pydantic-ai reports: the instructions of a run that ended by itself or failed, none of a run
+            # that was cancelled or stopped by a guard.
+            instructions=None if self.interrupted or self.observer_stopped else self.agent.state.system_prompt or None,
         )
 
     def stop(self, error: RunError | None, *, interrupted: bool = False, partial_text: str | None = None) -> None:
@@ -292,6 +296,7 @@ class _Run:
         request = messages[-1] if messages and messages[-1].kind == "request" else Message(kind="request")
         stopped = self.observer.on_model_request(request)
         if stopped is not None:
+            self.observer_stopped = True
             self.stop(RunError(kind=stopped.kind, message=stopped.message))
             raise _Halt(stopped.message)
         limit = self.settings.request_limit
@@ -331,6 +336,7 @@ class _Run:
         response = canonical_messages([message], self.engine.outcomes)[0]
         stopped = self.observer.on_model_response(response)
         if stopped is not None:
+            self.observer_stopped = True
             self.stop(RunError(kind=stopped.kind, message=stopped.message))
         elif _is_empty(response):
             # The contract's intervention; tinyagent's loop ends at a response without tool calls, so the retry

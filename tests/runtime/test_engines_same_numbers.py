@@ -1,0 +1,102 @@
+"""Both engines, one script: the same canonical history, usage (`tool_calls` included), tool statuses and
+event log for every scenario in `scenarios/` that tinyagent runs.
+
+The orchestrator is one piece of code for both engines (the removal contract's loop), so what it records may
+differ only where a framework reports differently; this suite pins that it does not. The one tolerated
+difference is the wording of a usage-limit error (pydantic-ai's text names its docs and changes between
+versions): its kind is compared, its message is not.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentrig.runtime.engine.tinyagent_engine.execution import execute_scenario_tinyagent
+from agentrig.runtime.history import jsonio
+from agentrig.runtime.suite.runner import RunOptions, run_suite
+
+pytest.importorskip("pydantic_ai", reason="the comparison needs the pydantic-ai engine too")
+
+REPO = Path(__file__).resolve().parents[2]
+NOT_RUN = {"output-retry", "own-agent"}
+"""Scenarios naming a user's own pydantic-ai agent: tinyagent does not run them (docs/removal.md)."""
+
+
+def _run(out: Path, execute: Any) -> dict[str, Any]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(REPO)
+        run_suite(RunOptions(paths=(Path("scenarios"),), out_dir=out), execute=execute)
+    report = jsonio.loads((out / "report.json").read_bytes())
+    return {scenario["name"]: scenario for scenario in report["scenarios"]}
+
+
+@pytest.fixture(scope="module")
+def both(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any], Path, dict[str, Any]]:
+    pydantic_ai_out = tmp_path_factory.mktemp("pydantic-ai")
+    tinyagent_out = tmp_path_factory.mktemp("tinyagent")
+    return (
+        pydantic_ai_out,
+        _run(pydantic_ai_out, None),
+        tinyagent_out,
+        _run(tinyagent_out, execute_scenario_tinyagent),
+    )
+
+
+def _comparable_error(error: dict[str, Any] | None) -> Any:
+    if error is None or error.get("kind") != "usage_limit":
+        return error
+    return {"kind": "usage_limit"}
+
+
+def _turn(turn: dict[str, Any]) -> dict[str, Any]:
+    keys = ("usage", "output", "interrupted", "tool_statuses", "compaction", "instructions", "output_type", "prompt")
+    return {**{key: turn.get(key) for key in keys}, "error": _comparable_error(turn.get("error"))}
+
+
+def _events(path: Path) -> list[dict[str, Any]]:
+    events = [jsonio.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
+    for event in events:
+        if event["type"] == "agent_end":
+            event["error"] = _comparable_error(event["error"])
+    return events
+
+
+def test_every_scenario_but_the_pydantic_ai_agents_ran_on_both(
+    both: tuple[Path, dict[str, Any], Path, dict[str, Any]],
+) -> None:
+    _, pydantic_ai, _, tinyagent = both
+    assert set(pydantic_ai) == set(tinyagent)
+    ran = {name for name, scenario in tinyagent.items() if scenario["status"] != "error"}
+    assert ran == set(tinyagent) - NOT_RUN
+    assert all(scenario["status"] == "passed" for scenario in pydantic_ai.values())
+
+
+def test_same_usage_history_statuses_and_events(both: tuple[Path, dict[str, Any], Path, dict[str, Any]]) -> None:
+    pydantic_ai_out, pydantic_ai, tinyagent_out, tinyagent = both
+    compared = 0
+    for name, expected in sorted(pydantic_ai.items()):
+        if name in NOT_RUN:
+            continue
+        actual = tinyagent[name]
+        assert actual["usage"] == expected["usage"], name
+        assert [_turn(t) for t in actual["turns"]] == [_turn(t) for t in expected["turns"]], name
+        folder = Path("scenarios") / name
+        for file in ("history.json", "usage.json"):  # session.json: timestamps and ids differ by nature
+            assert (tinyagent_out / folder / file).read_bytes() == (pydantic_ai_out / folder / file).read_bytes(), (
+                name,
+                file,
+            )
+        assert _events(tinyagent_out / folder / "events.jsonl") == _events(pydantic_ai_out / folder / "events.jsonl"), (
+            name
+        )
+        compared += 1
+    assert compared == len(pydantic_ai) - len(NOT_RUN)
+
+
+def test_tool_calls_count_a_retried_call_once(both: tuple[Path, dict[str, Any], Path, dict[str, Any]]) -> None:
+    # tool-retry: the first call is answered with a retry, the second returns: pydantic-ai counts one tool call.
+    _, pydantic_ai, _, tinyagent = both
+    assert tinyagent["tool-retry"]["usage"]["tool_calls"] == pydantic_ai["tool-retry"]["usage"]["tool_calls"] == 1
