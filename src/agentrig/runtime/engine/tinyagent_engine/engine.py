@@ -58,7 +58,7 @@ from agentrig.runtime.engine.tinyagent_engine.messages import (
     response_usage,
 )
 from agentrig.runtime.engine.tinyagent_engine.script import AbortRequested, ScriptedProviderError, TinyagentScript
-from agentrig.runtime.engine.tinyagent_engine.tools import DEFERRED_PLACEHOLDER, RunAborted, ToolOutcomes
+from agentrig.runtime.engine.tinyagent_engine.tools import DEFERRED_PLACEHOLDER, ToolOutcomes
 from agentrig.runtime.history.canonical import Message, TextPart, ToolReturnPart
 from agentrig.runtime.history.cleanup import merge_consecutive_requests
 from agentrig.runtime.history.events import StreamDelta, StreamListener
@@ -167,9 +167,18 @@ class _Run:
                 agent.append_message(result)
         saved = _Hooks(agent.stream_fn, agent._before_tool_call, agent._after_tool_call, agent._should_stop_after_turn)  # pyright: ignore[reportPrivateUsage]
         agent.stream_fn = self.stream_fn
-        agent._before_tool_call = lambda *a: _chain(self.before_tool_call, saved.before, *a)  # pyright: ignore[reportPrivateUsage]
-        agent._after_tool_call = lambda *a: _chain(self.after_tool_call, saved.after, *a)  # pyright: ignore[reportPrivateUsage]
-        agent._should_stop_after_turn = lambda *a: _chain(self.should_stop, saved.stop, *a)  # pyright: ignore[reportPrivateUsage]
+
+        async def before(*args: Any) -> Any:
+            return await _chain(self.before_tool_call, saved.before, *args)
+
+        async def after(*args: Any) -> Any:
+            return await _chain(self.after_tool_call, saved.after, *args)
+
+        async def should_stop(*args: Any) -> Any:
+            return await _chain(self.should_stop, saved.stop, *args)
+
+        agent._before_tool_call, agent._after_tool_call = before, after  # pyright: ignore[reportPrivateUsage]
+        agent._should_stop_after_turn = should_stop  # pyright: ignore[reportPrivateUsage]
         timer = None
         if self.settings.timeout is not None:
             timer = asyncio.get_running_loop().call_later(self.settings.timeout, self._time_out)
@@ -214,7 +223,9 @@ class _Run:
         if isinstance(last, AssistantMessage) and last.stop_reason in ("error", "aborted"):
             items.pop()  # tinyagent's record of the exception that ended the loop: the engine says why instead
             if self.error is None and not self.interrupted:
-                self.error = RunError(kind="agent_error", message=last.error_message or "the tinyagent run failed")
+                self.error = RunError(
+                    kind="agent_error", message=last.error_message or self.agent_error or "the tinyagent run failed"
+                )
         outcomes = self.engine.outcomes
         deferred_now = {
             item.tool_call_id
@@ -399,8 +410,6 @@ class _Run:
         if self.stopped:
             self.interrupted_request = True
             raise _Halt("stopped")
-        if isinstance(result, ToolResultMessage) and result.is_error and self._aborted_tool(result):
-            raise _Halt("stopped")
         outcomes = self.engine.outcomes
         if outcomes.failure is not None and outcomes.failure[0] == call.id:
             kind = "script_mismatch" if outcomes.mismatch else "tool_failed"
@@ -411,9 +420,6 @@ class _Run:
         if not result.is_error:
             self.tool_calls += 1
         return None
-
-    def _aborted_tool(self, result: ToolResultMessage) -> bool:
-        return _result_text(result) == str(RunAborted("the run was stopped while the tool ran"))
 
     def should_stop(self, *_: Any) -> bool | None:
         return True if self.stopped else None

@@ -118,7 +118,7 @@ def fallback_parsed(message: AssistantMessage, history: Sequence[Message]) -> As
 
 def response_usage(message: AssistantMessage) -> Usage:
     """One model request's usage, from tinyagent's usage object (`input`, `output`, `cache_read`, `cache_write`)."""
-    usage = message.usage or {}
+    usage: dict[str, Any] = dict(message.usage or {})
     return Usage(
         requests=1,
         input_tokens=int(usage.get("input", 0) or 0),
