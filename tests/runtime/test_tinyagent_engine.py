@@ -7,6 +7,7 @@ the engine does not run is an error naming the feature, never a pass.
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +17,7 @@ from typer.testing import CliRunner
 
 from agentrig.cli import app
 from agentrig.runtime.engine.tinyagent_engine.execution import execute_scenario_tinyagent, unsupported_features
-from agentrig.runtime.history.canonical import Message, RetryPromptPart, ToolReturnPart
+from agentrig.runtime.history.canonical import Message, RetryPromptPart, TextPart, ToolReturnPart
 from agentrig.runtime.history.wire import loads_history
 from agentrig.runtime.suite.runner import RunOptions, SuiteResult, run_suite
 from agentrig.scenarios.loader import load_paths
@@ -227,3 +228,58 @@ def test_a_module_importing_tinyagent_too_is_imported_and_judged_by_its_value(tm
     (result,) = suite.results
     assert result.error is not None
     assert "is a int, not a tinyagent Agent" in result.error.message
+
+
+SLOW_TOOL_SCENARIO = """name: slow
+system_prompt: You are terse.
+tools:
+  slow_build:
+    description: Build.
+    results: [{return: built, delay: 60}]
+turns:
+  - user: Build it.
+    model:
+      - tool_calls: [{id: tc_1, name: slow_build, args: {}}]
+        usage: {input_tokens: 10, output_tokens: 2}
+"""
+
+
+def test_a_cancelled_turn_is_saved_interrupted_then_the_cancellation_goes_on(tmp_path: Path) -> None:
+    # Ctrl-C (task cancellation) mid-tool: the orchestrator saves the turn ([INTERRUPTED], the call closed as
+    # interrupted) and re-raises; tinyagent's abort signal ends the tool's wait, so nothing keeps running.
+    from agentrig.runtime.engine.orchestrator import RequestOrchestrator
+    from agentrig.runtime.engine.tinyagent_engine.engine import TinyagentEngine
+    from agentrig.runtime.engine.tinyagent_engine.execution import _scenario_agent  # pyright: ignore[reportPrivateUsage]
+    from agentrig.runtime.engine.tinyagent_engine.script import TinyagentScript
+    from agentrig.runtime.engine.tinyagent_engine.tools import ToolOutcomes
+    from agentrig.runtime.history.sessions import new_session
+
+    path = tmp_path / "slow.yaml"
+    path.write_text(SLOW_TOOL_SCENARIO, encoding="utf-8")
+    (loaded,) = load_paths([path])
+    outcomes = ToolOutcomes()
+    agent, label = _scenario_agent(loaded, outcomes)
+    script = TinyagentScript([turn.model for turn in loaded.scenario.turns])
+    orchestrator = RequestOrchestrator(
+        TinyagentEngine(agent, script, label=label, outcomes=outcomes), new_session(), settings=loaded.scenario.settings
+    )
+
+    async def cancel_mid_tool() -> None:
+        task = asyncio.ensure_future(orchestrator.run("Build it."))
+        while not agent.state.pending_tool_calls:
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await asyncio.sleep(0.05)  # tinyagent's loop task ends once the tool sees the signal
+        assert [t for t in asyncio.all_tasks() if t is not asyncio.current_task()] == []
+
+    asyncio.run(cancel_mid_tool())
+    record = orchestrator.last_record
+    assert record is not None
+    assert record.interrupted
+    history = orchestrator.session.messages
+    assert history[-1].parts == (TextPart(content="[INTERRUPTED]"),)
+    closing = [p for m in history for p in m.parts if isinstance(p, ToolReturnPart)]
+    assert [(p.tool_call_id, p.outcome) for p in closing] == [("tc_1", "interrupted")]
+    assert [(s.tool_call_id, s.status) for s in record.tool_statuses] == [("tc_1", "cancelled")]
