@@ -18,8 +18,6 @@ from agentrig.runtime.engine.tinyagent_engine.execution import execute_scenario_
 from agentrig.runtime.history import jsonio
 from agentrig.runtime.suite.runner import RunOptions, run_suite
 
-pytest.importorskip("pydantic_ai", reason="the comparison needs the pydantic-ai engine too")
-
 REPO = Path(__file__).resolve().parents[2]
 NOT_RUN = {"output-retry", "own-agent"}
 """Scenarios naming a user's own pydantic-ai agent: tinyagent does not run them (docs/removal.md)."""

@@ -38,7 +38,6 @@ from agentrig.runtime.models.stream_fallback import parse_fallback_on_get
 __all__ = ["FALLBACK_ID_PREFIX", "InputPrefix", "RequestModel"]
 
 
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class InputPrefix:
     """Replace the first `replaced_count` messages of every request with `messages` (model input only)."""
