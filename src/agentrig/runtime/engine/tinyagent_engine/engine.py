@@ -40,7 +40,6 @@ from tinyagent import Agent
 from tinyagent.agent_types import (
     AgentToolResult,
     AssistantMessage,
-    AssistantMessageEvent,
     TextContent,
     ToolCallContent,
     ToolLoopControl,
@@ -57,11 +56,12 @@ from agentrig.runtime.engine.tinyagent_engine.messages import (
     invalid_arguments_error,
     response_usage,
 )
+from agentrig.runtime.engine.tinyagent_engine.response_stream import ObservedResponse
 from agentrig.runtime.engine.tinyagent_engine.script import AbortRequested, ScriptedProviderError, TinyagentScript
 from agentrig.runtime.engine.tinyagent_engine.tools import DEFERRED_PLACEHOLDER, ToolOutcomes
 from agentrig.runtime.history.canonical import Message, TextPart, ToolReturnPart
 from agentrig.runtime.history.cleanup import merge_consecutive_requests
-from agentrig.runtime.history.events import StreamDelta, StreamListener
+from agentrig.runtime.history.events import StreamListener
 from agentrig.runtime.history.run_records import RunError
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.models.stops import RunStopped
@@ -150,8 +150,12 @@ class _Run:
         self.tool_calls = 0
         """Calls that returned successfully in this run (pydantic-ai's `tool_calls`, checked by the limit)."""
         self.signal: asyncio.Event | None = None
+        self.response: AssistantMessage | None = None
+        """The newest response, as tinyagent acts on it (its tool-call blocks are the ones its tools get)."""
         self.judged: set[int] = set()
         """Responses whose batch the tool-calls limit has checked (by id of the message)."""
+        self.retry_queued: UserMessage | None = None
+        """The empty-response intervention, while it waits in tinyagent's follow-up queue."""
         self.agent_error: str | None = None
         self.observer_stopped = False
         """The orchestrator stopped the run (a guard); such a run reports no instructions, as pydantic-ai's."""
@@ -218,6 +222,10 @@ class _Run:
         return answers
 
     def _attempt(self) -> Attempt:
+        queue: list[Any] = self.agent._follow_up_queue  # pyright: ignore[reportPrivateUsage]
+        if self.retry_queued is not None and any(item is self.retry_queued for item in queue):
+            # The run stopped before asking again: the intervention must not reach the next request.
+            self.agent._follow_up_queue = [item for item in queue if item is not self.retry_queued]  # pyright: ignore[reportPrivateUsage]
         items = list(self.agent.state.messages)
         last = items[-1] if items else None
         if isinstance(last, AssistantMessage) and last.stop_reason in ("error", "aborted"):
@@ -298,7 +306,7 @@ class _Run:
 
     # --- the model boundary ---
 
-    async def stream_fn(self, model: Any, context: Any, options: Any) -> _ObservedResponse:
+    async def stream_fn(self, model: Any, context: Any, options: Any) -> ObservedResponse:
         self.signal = options.signal
         if self.stopped:
             raise _Halt("stopped")
@@ -336,11 +344,14 @@ class _Run:
         if self.stopped:  # timed out while the model was answering
             raise _Halt("stopped")
         self.observer.on_node()
-        return _ObservedResponse(self, response, messages)
+        return ObservedResponse(
+            response, listener=self.listener, on_response=lambda m: self.response_arrived(m, messages)
+        )
 
     def response_arrived(self, message: AssistantMessage, history: list[Message]) -> AssistantMessage:
         """The complete response, before tinyagent acts on it (see the module docstring)."""
         message = fallback_parsed(message, history)
+        self.response = message
         usage = response_usage(message)
         self.usage = self.usage + usage
         self.engine._last_usage = usage  # pyright: ignore[reportPrivateUsage]
@@ -376,7 +387,7 @@ class _Run:
     def before_tool_call(self, call: ToolCallContent, tool: Any, args: Any) -> ToolLoopControl | None:
         if self.stopped:
             raise _Halt("stopped")
-        message = self._response_of(call)
+        message = self.response if self.response is not None and call in self.response.content else None
         limit = self.settings.tool_calls_limit
         if message is not None and id(message) not in self.judged:
             self.judged.add(id(message))
@@ -400,12 +411,6 @@ class _Run:
             )
         return None
 
-    def _response_of(self, call: ToolCallContent) -> AssistantMessage | None:
-        for item in reversed(self.agent.state.messages):
-            if isinstance(item, AssistantMessage):
-                return item if any(block is call for block in item.content) else None
-        return None
-
     def after_tool_call(self, call: ToolCallContent, result: ToolResultMessage) -> ToolLoopControl | None:
         if self.stopped:
             self.interrupted_request = True
@@ -423,61 +428,6 @@ class _Run:
 
     def should_stop(self, *_: Any) -> bool | None:
         return True if self.stopped else None
-
-
-class _ObservedResponse:
-    """The script's response stream, reported to the orchestrator as tinyagent consumes it."""
-
-    def __init__(self, run: _Run, inner: Any, history: list[Message]) -> None:
-        self._run = run
-        self._inner = inner
-        self._history = history
-        self._iterator: Any = None
-        self._final: AssistantMessage | None = None
-        self._opened = False
-        self._named: set[str] = set()
-
-    async def result(self) -> AssistantMessage:
-        if self._final is None:
-            self._final = self._run.response_arrived(await self._inner.result(), self._history)
-        return self._final
-
-    def __aiter__(self) -> _ObservedResponse:
-        return self
-
-    async def __anext__(self) -> AssistantMessageEvent:
-        if self._iterator is None:
-            self._iterator = self._inner.__aiter__()
-        event: AssistantMessageEvent = await self._iterator.__anext__()
-        listener = self._run.listener
-        if listener is not None and event.type != "done":
-            if not self._opened:
-                self._opened = True
-                listener.on_stream_open()
-            delta = self._delta(event)
-            if delta is not None:
-                listener.on_stream_delta(delta)
-        if event.type == "done":
-            await self.result()
-        return event
-
-    def _delta(self, event: AssistantMessageEvent) -> StreamDelta | None:
-        index = event.content_index or 0
-        if event.type == "text_delta" and event.delta:
-            return StreamDelta(part_index=index, kind="text", delta=event.delta)
-        if event.type == "thinking_delta" and event.delta:
-            return StreamDelta(part_index=index, kind="thought", delta=event.delta)
-        if event.type == "tool_call_delta" and event.tool_call is not None:
-            call_id = event.tool_call.id or ""
-            first = call_id not in self._named
-            self._named.add(call_id)
-            if not event.delta and not first:
-                return None
-            name = event.tool_call.name if first else None
-            return StreamDelta(
-                part_index=index, kind="tool-call", delta=event.delta or "", tool_call_id=call_id, tool_name=name
-            )
-        return None
 
 
 def _result_text(item: ToolResultMessage) -> str:
