@@ -98,3 +98,45 @@ def test_tool_calls_count_a_retried_call_once(both: tuple[Path, dict[str, Any], 
     # tool-retry: the first call is answered with a retry, the second returns: pydantic-ai counts one tool call.
     _, pydantic_ai, _, tinyagent = both
     assert tinyagent["tool-retry"]["usage"]["tool_calls"] == pydantic_ai["tool-retry"]["usage"]["tool_calls"] == 1
+
+
+LIMIT_SCENARIO = """name: limit
+system_prompt: You are terse.
+settings: {{{limit}}}
+tools:
+  fetch:
+    description: Fetch.
+    parameters: {{type: object, properties: {{url: {{type: string}}}}, required: [url]}}
+    results: [{{return: page}}]
+turns:
+  - user: Fetch it.
+    model:
+      - tool_calls: [{{id: tc_1, name: fetch, args: {{url: a}}}}]
+        usage: {{input_tokens: 40, output_tokens: 10}}
+      - tool_calls: [{{id: tc_2, name: fetch, args: {{url: b}}}}]
+        usage: {{input_tokens: 60, output_tokens: 10}}
+      - text: Done.
+        usage: {{input_tokens: 80, output_tokens: 2}}
+    expect:
+      error: {{kind: usage_limit}}
+"""
+
+
+@pytest.mark.parametrize(
+    "limit",
+    ["request_limit: 1", "output_tokens_limit: 15", "input_tokens_limit: 50", "total_tokens_limit: 60"],
+)
+def test_usage_limits_stop_both_engines_at_the_same_point(tmp_path: Path, limit: str) -> None:
+    # scenarios/ has only the tool-calls limit; the request and token limits are checked at other points of
+    # the loop (before a request; inside it, after the response: pydantic-ai marks that response interrupted).
+    (tmp_path / "limit.yaml").write_text(LIMIT_SCENARIO.format(limit=limit), encoding="utf-8")
+    runs: dict[str, Path] = {}
+    for name, execute in (("pydantic-ai", None), ("tinyagent", execute_scenario_tinyagent)):
+        out = tmp_path / name
+        run_suite(RunOptions(paths=(tmp_path / "limit.yaml",), out_dir=out), execute=execute)
+        (scenario,) = jsonio.loads((out / "report.json").read_bytes())["scenarios"]
+        assert scenario["status"] == "passed", (name, scenario["checks"])
+        runs[name] = out / "scenarios" / "limit"
+    for file in ("history.json", "usage.json"):
+        assert (runs["tinyagent"] / file).read_bytes() == (runs["pydantic-ai"] / file).read_bytes(), file
+    assert _events(runs["tinyagent"] / "events.jsonl") == _events(runs["pydantic-ai"] / "events.jsonl")

@@ -33,7 +33,7 @@ import asyncio
 import inspect
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from tinyagent import Agent
@@ -154,6 +154,8 @@ class _Run:
         """The newest response, as tinyagent acts on it (its tool-call blocks are the ones its tools get)."""
         self.judged: set[int] = set()
         """Responses whose batch the tool-calls limit has checked (by id of the message)."""
+        self.limit_response: AssistantMessage | None = None
+        """The response that went over a token limit (kept, marked `interrupted`)."""
         self.retry_queued: UserMessage | None = None
         """The empty-response intervention, while it waits in tinyagent's follow-up queue."""
         self.agent_error: str | None = None
@@ -246,6 +248,9 @@ class _Run:
             item for item in items if not (isinstance(item, ToolResultMessage) and item.tool_call_id in deferred_now)
         ]
         messages = canonical_messages(items, outcomes)
+        if self.limit_response is not None:  # the run stopped right after it: it is the last response
+            last = max(i for i, message in enumerate(messages) if message.kind == "response")
+            messages[last] = replace(messages[last], state="interrupted")
         if self.interrupted_request and messages and messages[-1].kind == "response" and messages[-1].tool_calls:
             messages.append(Message(kind="request", state="interrupted"))
         added = messages[len(self.request.history) :]
@@ -355,6 +360,11 @@ class _Run:
         usage = response_usage(message)
         self.usage = self.usage + usage
         self.engine._last_usage = usage  # pyright: ignore[reportPrivateUsage]
+        if self._token_limit_exceeded():
+            # pydantic-ai checks token limits inside the model request: the response is kept but marked
+            # `interrupted`, and the run never hands it to tool execution (nor to the observer).
+            self.limit_response = message
+            return message
         response = canonical_messages([message], self.engine.outcomes)[0]
         stopped = self.observer.on_model_response(response)
         if stopped is not None:
@@ -367,11 +377,11 @@ class _Run:
                 "role": "user",
                 "content": [{"type": "text", "text": EMPTY_RESPONSE_RETRY, "agentrig": {"retry": True}}],
             }
-            self.agent.follow_up(UserMessage.model_validate(retry))
-        self._check_token_limits()
+            self.retry_queued = UserMessage.model_validate(retry)
+            self.agent.follow_up(self.retry_queued)
         return message
 
-    def _check_token_limits(self) -> None:
+    def _token_limit_exceeded(self) -> bool:
         usage, settings = self.usage, self.settings
         for name, limit, value in (
             ("input_tokens_limit", settings.input_tokens_limit, usage.input_tokens),
@@ -380,7 +390,8 @@ class _Run:
         ):
             if limit is not None and value > limit:
                 self.stop(RunError(kind="usage_limit", message=f"Exceeded the {name} of {limit} ({name[:-6]}={value})"))
-                return
+                return True
+        return False
 
     # --- tinyagent's tool hooks ---
 
