@@ -283,3 +283,38 @@ def test_a_cancelled_turn_is_saved_interrupted_then_the_cancellation_goes_on(tmp
     closing = [p for m in history for p in m.parts if isinstance(p, ToolReturnPart)]
     assert [(p.tool_call_id, p.outcome) for p in closing] == [("tc_1", "interrupted")]
     assert [(s.tool_call_id, s.status) for s in record.tool_statuses] == [("tc_1", "cancelled")]
+
+
+STOPPING_AGENT = """from tinyagent import Agent, AgentOptions
+
+
+def build() -> Agent:
+    # Gives up after an empty response (a user's own rule); otherwise tinyagent's loop ends as it does.
+    agent = Agent(AgentOptions(should_stop_after_turn=lambda message, *rest: not message.content))
+    agent.set_system_prompt("You are terse.")
+    return agent
+"""
+
+STOPPING_SCENARIO = """name: stopping
+agent: stopping_app:build
+turns:
+  - user: Hi.
+    model: [{empty: true}]
+  - user: Hello?
+    model: [{text: Hello.}]
+"""
+
+
+def test_an_intervention_the_agent_stopped_before_never_reaches_a_later_turn(tmp_path: Path) -> None:
+    # The user's own hook ends the run after an empty response, before the queued "Please return text." is
+    # sent: it must not be sent after the next turn's answer instead.
+    (tmp_path / "stopping_app.py").write_text(STOPPING_AGENT, encoding="utf-8")
+    (tmp_path / "stopping.yaml").write_text(STOPPING_SCENARIO, encoding="utf-8")
+    suite = run_suite(
+        RunOptions(paths=(tmp_path / "stopping.yaml",), out_dir=tmp_path / "out"), execute=execute_scenario_tinyagent
+    )
+    (result,) = suite.results
+    assert result.turns[1].error is None
+    assert result.turns[1].output == "Hello."
+    history = _written_history(tmp_path / "out", "stopping")
+    assert not any(isinstance(p, RetryPromptPart) for m in history for p in m.parts)
