@@ -60,7 +60,6 @@ from agentrig.runtime.engine.tinyagent_engine.response_stream import ObservedRes
 from agentrig.runtime.engine.tinyagent_engine.script import AbortRequested, ScriptedProviderError, TinyagentScript
 from agentrig.runtime.engine.tinyagent_engine.tools import DEFERRED_PLACEHOLDER, ToolOutcomes
 from agentrig.runtime.history.canonical import Message, TextPart, ToolReturnPart
-from agentrig.runtime.history.cleanup import merge_consecutive_requests
 from agentrig.runtime.history.events import StreamListener
 from agentrig.runtime.history.run_records import RunError
 from agentrig.runtime.history.usage import Usage
@@ -78,11 +77,18 @@ def _is_empty(message: Message) -> bool:
     return not message.tool_calls and not any(isinstance(p, TextPart) and p.content.strip() for p in message.parts)
 
 
-def _model_input(messages: list[Message], compacted: CompactedInput | None) -> list[Message]:
-    """What the model is sent: the compaction's summary instead of the messages it replaces."""
-    if compacted is None or compacted.replaced_count > len(messages):
+def _model_input(
+    messages: list[Message], history: Sequence[Message], compacted: CompactedInput | None
+) -> list[Message]:
+    """What the model is sent: the compaction's summary instead of the messages it replaces. When the agent's
+    own `transform_context` already changed those messages (its own compaction), the agent's input stands."""
+    if compacted is None or messages[: compacted.replaced_count] != list(history[: compacted.replaced_count]):
         return messages
-    return merge_consecutive_requests([*compacted.messages, *messages[compacted.replaced_count :]])
+    head, tail = list(compacted.messages), messages[compacted.replaced_count :]
+    if head and tail and head[-1].kind == "request" and tail[0].kind == "request":
+        # Never two requests in a row: the summary's request and the next one are sent as one (as on pydantic-ai).
+        return [*head[:-1], head[-1].with_parts([*head[-1].parts, *tail[0].parts]), *tail[1:]]
+    return [*head, *tail]
 
 
 async def _chain(ours: Callable[..., Any], own: Callable[..., Any] | None, *args: Any) -> Any:
@@ -101,7 +107,8 @@ class TinyagentEngine:
         self.script = script
         self._label = label
         self.outcomes = outcomes
-        self._last_usage: Usage | None = None
+        self.last_usage: Usage | None = None
+        """The newest response's usage, until the event log takes it."""
 
     @property
     def label(self) -> str:
@@ -114,7 +121,7 @@ class TinyagentEngine:
 
     def take_usage(self) -> Usage | None:
         """The latest response's usage, once (the event log's `message_end`)."""
-        usage, self._last_usage = self._last_usage, None
+        usage, self.last_usage = self.last_usage, None
         return usage
 
     async def attempt(self, request: AttemptRequest, observer: TurnObserver) -> Attempt:
@@ -332,7 +339,7 @@ class _Run:
         tools = [tool.name for tool in context.tools or ()]
         try:
             response = await self.engine.script.respond(
-                _model_input(messages, self.request.compacted_input),
+                _model_input(messages, self.request.history, self.request.compacted_input),
                 tools=tools,
                 instructions=context.system_prompt or "",
                 signal=options.signal,
@@ -359,7 +366,7 @@ class _Run:
         self.response = message
         usage = response_usage(message)
         self.usage = self.usage + usage
-        self.engine._last_usage = usage  # pyright: ignore[reportPrivateUsage]
+        self.engine.last_usage = usage
         if self._token_limit_exceeded():
             # pydantic-ai checks token limits inside the model request: the response is kept but marked
             # `interrupted`, and the run never hands it to tool execution (nor to the observer).
