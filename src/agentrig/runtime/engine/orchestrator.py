@@ -22,8 +22,9 @@ canonical messages.
 Decisions (tested in tests/runtime/test_orchestrator.py):
 
 - Empty responses: the intervention after the first one is a retry prompt, `EMPTY_RESPONSE_RETRY` ("Please
-  return text."): pydantic-ai sends it itself (its output retry), the tinyagent engine sends the same words. A second consecutive empty response stops the turn with
-  `unexpected_model_behavior`, whatever `output_retries` allows, so the outcome does not depend on settings.
+  return text."): pydantic-ai sends it itself (its output retry), the tinyagent engine sends the same words.
+  A second consecutive empty response stops the turn with `unexpected_model_behavior`, whatever
+  `output_retries` allows, so the outcome does not depend on settings.
 - Unfinished tool calls are never deleted from the history: calls an abort, a timeout, a guard or an error
   left without an answer get a `ToolReturnPart(outcome='interrupted')` (the failing call of a YAML `fail`
   gets `outcome='failed'`), so the registry (cancelled / failed) and the parts agree and the history shows
