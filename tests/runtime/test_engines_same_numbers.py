@@ -1,10 +1,10 @@
 """Both engines, one script: the same canonical history, usage (`tool_calls` included), tool statuses and
-event log for every scenario in `scenarios/` that tinyagent runs.
+event log for every scenario in `scenarios/` that tinyagent runs, and for the limits `scenarios/` does not cover.
 
 The orchestrator is one piece of code for both engines (the removal contract's loop), so what it records may
 differ only where a framework reports differently; this suite pins that it does not. The one tolerated
-difference is the wording of a usage-limit error (pydantic-ai's text names its docs and changes between
-versions): its kind is compared, its message is not.
+difference is the pointer to pydantic-ai's docs that newer pydantic-ai versions append to a usage-limit or
+retry-budget error (". Consider raising the limit, or see the docs ..."): the message is compared without it.
 """
 
 from __future__ import annotations
@@ -44,9 +44,9 @@ def both(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]
 
 
 def _comparable_error(error: dict[str, Any] | None) -> Any:
-    if error is None or error.get("kind") != "usage_limit":
-        return error
-    return {"kind": "usage_limit"}
+    if error is None:
+        return None
+    return {**error, "message": str(error["message"]).split(". Consider raising")[0]}
 
 
 def _turn(turn: dict[str, Any]) -> dict[str, Any]:
@@ -137,6 +137,43 @@ def test_usage_limits_stop_both_engines_at_the_same_point(tmp_path: Path, limit:
         (scenario,) = jsonio.loads((out / "report.json").read_bytes())["scenarios"]
         assert scenario["status"] == "passed", (name, scenario["checks"])
         runs[name] = out / "scenarios" / "limit"
+    for file in ("history.json", "usage.json"):
+        assert (runs["tinyagent"] / file).read_bytes() == (runs["pydantic-ai"] / file).read_bytes(), file
+    assert _events(runs["tinyagent"] / "events.jsonl") == _events(runs["pydantic-ai"] / "events.jsonl")
+
+
+RETRIES_SCENARIO = """name: retries
+system_prompt: You are terse.
+settings: {{tool_retries: {budget}}}
+tools:
+  fetch:
+    description: Fetch.
+    parameters: {{type: object, properties: {{url: {{type: string}}}}, required: [url]}}
+    results: [{{call: 1, retry: try again}}, {{call: 2, retry: again}}, {{return: page}}]
+turns:
+  - user: Fetch it.
+    model:
+      - tool_calls: [{{id: tc_1, name: fetch, args: {{url: a}}}}]
+      - tool_calls: [{{id: tc_2, name: fetch, args: {{url: a}}}}]
+      - tool_calls: [{{id: tc_3, name: fetch, args: {{url: a}}}}]
+      - text: Done.
+"""
+
+
+@pytest.mark.parametrize("budget", [1, 2])
+def test_a_tools_retry_budget_is_the_same_on_both_engines(tmp_path: Path, budget: int) -> None:
+    # Two retries in a row: over a budget of 1 the run ends (unexpected_model_behavior), within 2 it goes on.
+    (tmp_path / "retries.yaml").write_text(RETRIES_SCENARIO.format(budget=budget), encoding="utf-8")
+    runs: dict[str, Path] = {}
+    reports: dict[str, Any] = {}
+    for name, execute in (("pydantic-ai", None), ("tinyagent", execute_scenario_tinyagent)):
+        out = tmp_path / name
+        run_suite(RunOptions(paths=(tmp_path / "retries.yaml",), out_dir=out), execute=execute)
+        (reports[name],) = jsonio.loads((out / "report.json").read_bytes())["scenarios"]
+        runs[name] = out / "scenarios" / "retries"
+    errors = [_comparable_error(reports[name]["turns"][0]["error"]) for name in runs]
+    assert errors[0] == errors[1]
+    assert (errors[0] or {}).get("kind") == ("unexpected_model_behavior" if budget == 1 else None)
     for file in ("history.json", "usage.json"):
         assert (runs["tinyagent"] / file).read_bytes() == (runs["pydantic-ai"] / file).read_bytes(), file
     assert _events(runs["tinyagent"] / "events.jsonl") == _events(runs["pydantic-ai"] / "events.jsonl")

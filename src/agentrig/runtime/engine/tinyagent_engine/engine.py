@@ -364,6 +364,7 @@ class _Run:
         """The complete response, before tinyagent acts on it (see the module docstring)."""
         message = fallback_parsed(message, history)
         self.response = message
+        self.engine.outcomes.next_step()
         usage = response_usage(message)
         self.usage = self.usage + usage
         self.engine.last_usage = usage
@@ -422,6 +423,8 @@ class _Run:
                 raise _Halt("tool calls limit")
         invalid = invalid_arguments_error(call)
         if invalid is not None:
+            if not self.engine.outcomes.may_retry(call.name or ""):
+                self._retries_exhausted()
             self.engine.outcomes.retried.add(call.id or "")
             self.engine.outcomes.retry_details[call.id or ""] = invalid
             return ToolLoopControl(
@@ -434,6 +437,8 @@ class _Run:
             self.interrupted_request = True
             raise _Halt("stopped")
         outcomes = self.engine.outcomes
+        if outcomes.exhausted is not None:
+            self._retries_exhausted()
         if outcomes.failure is not None and outcomes.failure[0] == call.id:
             kind = "script_mismatch" if outcomes.mismatch else "tool_failed"
             self.stop(RunError(kind=kind, message=outcomes.failure[1]))
@@ -443,6 +448,15 @@ class _Run:
         if not result.is_error:
             self.tool_calls += 1
         return None
+
+    def _retries_exhausted(self) -> None:
+        """A tool asked for one retry more than its budget: pydantic-ai ends the run before the step's results."""
+        name, budget = self.engine.outcomes.exhausted or ("", 0)
+        self.interrupted_request = True
+        self.stop(
+            RunError(kind="unexpected_model_behavior", message=f"Tool {name!r} exceeded max retries count of {budget}")
+        )
+        raise _Halt("retries exhausted")
 
     def should_stop(self, *_: Any) -> bool | None:
         return True if self.stopped else None

@@ -86,7 +86,7 @@ def _scenario_agent(loaded: LoadedScenario, outcomes: ToolOutcomes) -> tuple[Age
     agent = Agent(AgentOptions())
     agent.set_model(SCRIPT_MODEL)
     agent.set_system_prompt(loaded.system_prompt_text() or "")
-    agent.set_tools(yaml_tools(scenario.tools, ToolCallCounts(), outcomes))
+    agent.set_tools(yaml_tools(scenario.tools, ToolCallCounts(), outcomes, tool_retries=scenario.settings.tool_retries))
     return agent, f"tinyagent agent with {len(scenario.tools)} YAML tool(s)"
 
 

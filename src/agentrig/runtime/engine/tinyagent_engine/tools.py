@@ -57,9 +57,31 @@ class ToolOutcomes:
     failure: tuple[str, str] | None = None
     """(tool_call_id, message) of this run's `fail`, or of a call no rule matched (`script_mismatch`)."""
     mismatch: bool = False
+    max_retries: dict[str, int] = field(default_factory=dict[str, int])
+    """Each YAML tool's retry budget (its `retries`, else `settings.tool_retries`)."""
+    retries_before: dict[str, int] = field(default_factory=dict[str, int])
+    """pydantic-ai's count: the steps in a row, up to the current one, in which the tool was retried."""
+    retried_in_step: set[str] = field(default_factory=set[str])
+    exhausted: tuple[str, int] | None = None
+    """(tool name, budget) of a retry over the budget: the run ends (`unexpected_model_behavior`)."""
 
     def begin_run(self) -> None:
-        self.failure, self.mismatch = None, False
+        self.failure, self.mismatch, self.exhausted = None, False, None
+        self.retries_before, self.retried_in_step = {}, set()
+
+    def next_step(self) -> None:
+        """A new model response: tools retried in the step before carry their count on, the others start over."""
+        self.retries_before = {name: self.retries_before.get(name, 0) + 1 for name in self.retried_in_step}
+        self.retried_in_step = set()
+
+    def may_retry(self, tool_name: str) -> bool:
+        """Whether the tool may ask the model to retry once more (pydantic-ai's per-tool `max_retries`)."""
+        self.retried_in_step.add(tool_name)
+        budget = self.max_retries.get(tool_name, 1)
+        if self.retries_before.get(tool_name, 0) >= budget:
+            self.exhausted = self.exhausted or (tool_name, budget)
+            return False
+        return True
 
 
 async def _wait(seconds: float, signal: asyncio.Event | None) -> None:
@@ -73,8 +95,13 @@ async def _wait(seconds: float, signal: asyncio.Event | None) -> None:
     raise RunAborted("the run was stopped while the tool ran")
 
 
-def yaml_tools(specs: Mapping[str, ToolSpec], counts: ToolCallCounts, outcomes: ToolOutcomes) -> list[AgentTool]:
-    """One `AgentTool` per YAML tool, answering from its rules."""
+def yaml_tools(
+    specs: Mapping[str, ToolSpec], counts: ToolCallCounts, outcomes: ToolOutcomes, *, tool_retries: int
+) -> list[AgentTool]:
+    """One `AgentTool` per YAML tool, answering from its rules (`tool_retries`: the default retry budget)."""
+    outcomes.max_retries.update(
+        (name, spec.retries if spec.retries is not None else tool_retries) for name, spec in specs.items()
+    )
 
     def executor(name: str, spec: ToolSpec) -> Any:
         async def execute(tool_call_id: str, args: dict[str, Any], signal: Any, on_update: Any) -> AgentToolResult:
@@ -91,6 +118,8 @@ def yaml_tools(specs: Mapping[str, ToolSpec], counts: ToolCallCounts, outcomes: 
                 outcomes.deferred.add(tool_call_id)
                 return AgentToolResult(content=[TextContent(text=DEFERRED_PLACEHOLDER)])
             if result.retry is not None:
+                if not outcomes.may_retry(name):
+                    raise ToolFailed(f"Tool {name!r} exceeded max retries count of {outcomes.max_retries[name]}")
                 outcomes.retried.add(tool_call_id)
                 raise _ToolRetry(result.retry)
             if result.fail is not None:
