@@ -249,13 +249,10 @@ def adapters(session: nox.Session, pydantic_ai: str) -> None:
 
 @nox.session
 def tunacode(session: nox.Session) -> None:
-    """tunacode's own `load_session` reads what `agentrig convert --to tinyagent` writes, and the session a
-    tunacode-style agent leaves on the tinyagent engine (tests/history/test_tunacode_loader.py)."""
+    """tunacode's own `load_session` reads what `agentrig convert --to tinyagent` writes (tests/history)."""
     # tunacode-cli is no agentrig dependency (it pins rich<15 and click<8.2): installed here only, with the newest pin.
     session.install("-e", ".[dev]", *pins(NEWEST), "tunacode-cli>=0.2.3,<0.3")
-    # Only the module that needs tunacode: the rest of tests/history runs in every test session already.
-    loader_tests = "tests/history/test_tunacode_loader.py"
-    session.run("pytest", "-q", "-rs", "-p", "no:cacheprovider", loader_tests, *session.posargs)
+    session.run("pytest", "-q", "-rs", "-p", "no:cacheprovider", "tests/history", *session.posargs)
 
 
 @nox.session
