@@ -33,7 +33,7 @@ import asyncio
 import inspect
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tinyagent import Agent
@@ -59,14 +59,23 @@ from agentrig.runtime.engine.tinyagent_engine.messages import (
 from agentrig.runtime.engine.tinyagent_engine.response_stream import ObservedResponse
 from agentrig.runtime.engine.tinyagent_engine.script import AbortRequested, ScriptedProviderError, TinyagentScript
 from agentrig.runtime.engine.tinyagent_engine.tools import DEFERRED_PLACEHOLDER, ToolOutcomes
-from agentrig.runtime.history.canonical import Message, TextPart, ToolReturnPart
+from agentrig.runtime.history.canonical import Message, TextPart, ToolCallPart, ToolReturnPart
 from agentrig.runtime.history.events import StreamListener
 from agentrig.runtime.history.run_records import RunError
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.models.stops import RunStopped
 from agentrig.scenarios.model import Settings
 
-__all__ = ["TinyagentEngine"]
+__all__ = ["DeferredCalls", "TinyagentEngine"]
+
+
+@dataclass(frozen=True, slots=True)
+class DeferredCalls:
+    """A run's output when it ended waiting for the host: the shape of pydantic-ai's `DeferredToolRequests`
+    (`calls`, `approvals`), so a turn records it the same way on both engines."""
+
+    calls: list[ToolCallPart]
+    approvals: list[ToolCallPart] = field(default_factory=list[ToolCallPart])
 
 
 class _Halt(Exception):
@@ -271,7 +280,10 @@ class _Run:
         )
         self.agent.replace_messages(items)
         pending = bool(deferred_now) and self.error is None and not self.interrupted
-        output = None
+        output: Any = None
+        if pending:  # what the run hands the host: the calls it waits for (pydantic-ai's DeferredToolRequests)
+            calls = [call for message in messages for call in message.tool_calls if call.tool_call_id in deferred_now]
+            output = DeferredCalls(calls=calls)
         if self.error is None and not self.interrupted and not pending and messages and messages[-1].kind == "response":
             output = "".join(p.content for p in messages[-1].parts if isinstance(p, TextPart))
         failed_call_id = (
