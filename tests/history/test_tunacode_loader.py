@@ -76,3 +76,39 @@ def test_tunacode_reads_the_fixture_it_wrote(storage: Path) -> None:
     original = json.loads((DATA / "tunacode_session.json").read_bytes())
     session = _tunacode_load(original, storage)
     assert len(session.conversation.messages) == len(original["messages"])
+
+
+def test_tunacode_loads_the_session_a_tunacode_style_agent_leaves(
+    storage: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A tinyagent agent built as tunacode builds one runs a multi-turn session with an abort and a compaction
+    # on the tinyagent engine; the session file it leaves, converted, is read by tunacode's own loader.
+    from agentrig.runtime.engine.tinyagent_engine.execution import execute_scenario_tinyagent
+    from agentrig.runtime.suite.runner import RunOptions, run_suite
+
+    monkeypatch.chdir(Path(__file__).parents[2] / "examples")
+    out = tmp_path / "out"
+    options = RunOptions(paths=(Path("tinyagent_app/tunacode_session.yaml"),), out_dir=out)
+    (result,) = run_suite(options, execute=execute_scenario_tinyagent).results
+    assert result.status == "passed", [c for c in result.checks if not c.passed] or result.error
+    assert [turn.interrupted for turn in result.turns] == [False, True, False, False]
+    session_file = out / "scenarios" / result.name / "session.json"
+    converted_file = tmp_path / "converted.json"
+    converted_run = runner.invoke(app, ["convert", str(session_file), "--to", "tinyagent", "-o", str(converted_file)])
+    assert converted_run.exit_code == 0, converted_run.output
+    converted = json.loads(converted_file.read_bytes())
+    session = _tunacode_load(converted, storage)
+    ours = load_session(session_file)
+    assert [m.model_dump(exclude_none=True) for m in session.conversation.messages] == converted["messages"]
+    texts = [
+        getattr(block, "text", None)
+        for m in session.conversation.messages
+        if m.role == "assistant"
+        for block in m.content
+    ]
+    assert "[INTERRUPTED] Announcing 2.1.0, with a faster sta" in texts
+    assert session.compaction.compaction_count == 1
+    assert ours.compaction is not None
+    assert session.compaction.summary == ours.compaction.summary
+    assert session.usage.session_total_usage.input == ours.session_total_usage.input_tokens == 620
+    assert session.current_model == "openrouter:openai/gpt-4.1-mini"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agentrig.runtime.history.events import Event
-from agentrig.runtime.models.scripted_stream import json_fragments, word_chunks
+from agentrig.runtime.models.stream_chunks import json_fragments, word_chunks
 from agentrig.scenarios.loader import LoadedScenario, load_paths
 from tests.runtime.engine_helpers import execute, load_yaml
 

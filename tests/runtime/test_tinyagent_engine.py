@@ -7,6 +7,7 @@ the engine does not run is an error naming the feature, never a pass.
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from pathlib import Path
@@ -16,31 +17,16 @@ from typer.testing import CliRunner
 
 from agentrig.cli import app
 from agentrig.runtime.engine.tinyagent_engine.execution import execute_scenario_tinyagent, unsupported_features
-from agentrig.runtime.history.canonical import Message, RetryPromptPart, ToolReturnPart
+from agentrig.runtime.history.canonical import Message, RetryPromptPart, TextPart, ToolReturnPart
 from agentrig.runtime.history.wire import loads_history
 from agentrig.runtime.suite.runner import RunOptions, SuiteResult, run_suite
 from agentrig.scenarios.loader import load_paths
+from agentrig.scenarios.model import ModelStep, SubAgentScript
 
 REPO = Path(__file__).resolve().parents[2]
 
-# The scenarios whose history, expectations and invariants are the same on tinyagent as on pydantic-ai.
-SAME_ON_BOTH = {
-    "context-length-error",
-    "rate-limit-error",
-    "empty-args",
-    "history-roundtrip",
-    "legacy-history",
-    "max-iterations",
-    "multi-turn-usage",
-    "prune-old-tool-outputs",
-    "resume-pydantic-ai-2.38-dump",
-    "resume-stored-history",
-    "session-resume",
-    "text-answer",
-    "thought-capture",
-    "tool-failure",
-    "tool-retry",
-}
+# The only scenarios tinyagent does not run: they name a user's own pydantic-ai agent (docs/removal.md).
+NOT_RUN = {"output-retry", "own-agent"}
 
 
 @pytest.fixture(scope="module")
@@ -69,22 +55,27 @@ def test_docs_removal_md_is_generated_from_this_run(run_out: tuple[SuiteResult, 
     assert checked.returncode == 0, checked.stderr
 
 
-def test_supported_scenarios_pass_with_the_pydantic_ai_goldens(suite: SuiteResult) -> None:
+def test_every_scenario_passes_with_the_pydantic_ai_goldens(suite: SuiteResult) -> None:
     results = {result.name: result for result in suite.results}
-    for name in SAME_ON_BOTH:
-        result = results[name]
+    assert len(results) > len(NOT_RUN)
+    for name, result in results.items():
+        if name in NOT_RUN:
+            continue
         failed = [check.name for check in result.checks if not check.passed]
         assert result.status == "passed", (name, result.error, failed)
         assert any(check.name.endswith("golden") and check.passed for check in result.checks), name
 
 
-def test_every_other_scenario_is_an_error_naming_what_the_engine_does_not_run(suite: SuiteResult) -> None:
+def test_a_pydantic_ai_agent_is_an_error_naming_it(suite: SuiteResult) -> None:
     for result in suite.results:
-        if result.name in SAME_ON_BOTH:
+        if result.name not in NOT_RUN:
             continue
         assert result.status == "error", result.name
         assert result.error is not None
-        assert result.error.message.startswith("the tinyagent engine does not run "), result.error.message
+        assert result.error.message == (
+            "the tinyagent engine does not run a user's own pydantic-ai agent"
+            " (`agent: examples.myapp.agents:build_agent`)"
+        )
 
 
 def _written_history(out: Path, name: str) -> list[Message]:
@@ -105,10 +96,13 @@ def test_retries_and_failures_map_through_the_canonical_layer(run_out: tuple[Sui
 
 def test_unsupported_features_are_named() -> None:
     loaded = {item.scenario.name: item for item in load_paths([REPO / "scenarios"])}
-    assert unsupported_features(loaded["text-answer"].scenario) == []
-    assert unsupported_features(loaded["timeout"].scenario) == ["usage limits and timeouts"]
-    assert unsupported_features(loaded["malformed-json-args"].scenario) == [
-        "turn 1: tool arguments that are not a JSON object (tinyagent keeps only objects)"
+    assert all(unsupported_features(item.scenario) == [] for item in loaded.values())
+    with_pydantic_ai_parts = loaded["text-answer"].scenario.model_copy(
+        update={"deps": "myapp.deps:make", "agents": {"myapp.sub:agent": SubAgentScript(model=(ModelStep(text="x"),))}}
+    )
+    assert unsupported_features(with_pydantic_ai_parts) == [
+        "scripted sub-agents (`agents:`: pydantic-ai agents a tool delegates to)",
+        "`deps:` (pydantic-ai's RunContext dependencies; a tinyagent tool receives none)",
     ]
 
 
@@ -200,3 +194,127 @@ def test_instructions_are_checked_on_the_tinyagent_engine_too(tmp_path: Path, wo
     assert result.status == status, [c for c in result.checks if not c.passed] or result.error
     names = [check.name for check in result.checks]
     assert "turn 1, step 1: input.instructions_contain" in names
+
+
+PYDANTIC_AI_MODULE = """from pydantic_ai import Agent
+
+raise RuntimeError("the module was imported")  # a provider model built here would ask for its API key first
+agent = Agent("openai:gpt-4o")
+"""
+
+
+def test_a_pydantic_ai_agent_module_is_refused_before_it_is_imported(tmp_path: Path) -> None:
+    (tmp_path / "pai_app.py").write_text(PYDANTIC_AI_MODULE, encoding="utf-8")
+    scenario = tmp_path / "own.yaml"
+    scenario.write_text("name: own\nagent: pai_app:agent\nturns:\n  - user: hi\n    model: [{text: hi}]\n")
+    suite = run_suite(RunOptions(paths=(scenario,), out_dir=None), execute=execute_scenario_tinyagent)
+    (result,) = suite.results
+    assert result.status == "error"
+    assert result.error is not None
+    assert (
+        result.error.message
+        == "the tinyagent engine does not run a user's own pydantic-ai agent (`agent: pai_app:agent`)"
+    )
+    assert "pai_app" not in sys.modules
+
+
+def test_a_module_importing_tinyagent_too_is_imported_and_judged_by_its_value(tmp_path: Path) -> None:
+    # A module that uses both frameworks is not refused on sight: the value it names decides.
+    pytest.importorskip("pydantic_ai")
+    (tmp_path / "both_app.py").write_text("import tinyagent\nimport pydantic_ai\nagent = 42\n", encoding="utf-8")
+    scenario = tmp_path / "both.yaml"
+    scenario.write_text("name: both\nagent: both_app:agent\nturns:\n  - user: hi\n    model: [{text: hi}]\n")
+    suite = run_suite(RunOptions(paths=(scenario,), out_dir=None), execute=execute_scenario_tinyagent)
+    (result,) = suite.results
+    assert result.error is not None
+    assert "is a int, not a tinyagent Agent" in result.error.message
+
+
+SLOW_TOOL_SCENARIO = """name: slow
+system_prompt: You are terse.
+tools:
+  slow_build:
+    description: Build.
+    results: [{return: built, delay: 60}]
+turns:
+  - user: Build it.
+    model:
+      - tool_calls: [{id: tc_1, name: slow_build, args: {}}]
+        usage: {input_tokens: 10, output_tokens: 2}
+"""
+
+
+def test_a_cancelled_turn_is_saved_interrupted_then_the_cancellation_goes_on(tmp_path: Path) -> None:
+    # Ctrl-C (task cancellation) mid-tool: the orchestrator saves the turn ([INTERRUPTED], the call closed as
+    # interrupted) and re-raises; tinyagent's abort signal ends the tool's wait, so nothing keeps running.
+    from agentrig.runtime.engine.orchestrator import RequestOrchestrator
+    from agentrig.runtime.engine.tinyagent_engine.engine import TinyagentEngine
+    from agentrig.runtime.engine.tinyagent_engine.execution import _scenario_agent  # pyright: ignore[reportPrivateUsage]
+    from agentrig.runtime.engine.tinyagent_engine.script import TinyagentScript
+    from agentrig.runtime.engine.tinyagent_engine.tools import ToolOutcomes
+    from agentrig.runtime.history.sessions import new_session
+
+    path = tmp_path / "slow.yaml"
+    path.write_text(SLOW_TOOL_SCENARIO, encoding="utf-8")
+    (loaded,) = load_paths([path])
+    outcomes = ToolOutcomes()
+    agent, label = _scenario_agent(loaded, outcomes)
+    script = TinyagentScript([turn.model for turn in loaded.scenario.turns])
+    orchestrator = RequestOrchestrator(
+        TinyagentEngine(agent, script, label=label, outcomes=outcomes), new_session(), settings=loaded.scenario.settings
+    )
+
+    async def cancel_mid_tool() -> None:
+        task = asyncio.ensure_future(orchestrator.run("Build it."))
+        while not agent.state.pending_tool_calls:
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await asyncio.sleep(0.05)  # tinyagent's loop task ends once the tool sees the signal
+        assert [t for t in asyncio.all_tasks() if t is not asyncio.current_task()] == []
+
+    asyncio.run(cancel_mid_tool())
+    record = orchestrator.last_record
+    assert record is not None
+    assert record.interrupted
+    history = orchestrator.session.messages
+    assert history[-1].parts == (TextPart(content="[INTERRUPTED]"),)
+    closing = [p for m in history for p in m.parts if isinstance(p, ToolReturnPart)]
+    assert [(p.tool_call_id, p.outcome) for p in closing] == [("tc_1", "interrupted")]
+    assert [(s.tool_call_id, s.status) for s in record.tool_statuses] == [("tc_1", "cancelled")]
+
+
+STOPPING_AGENT = """from tinyagent import Agent, AgentOptions
+
+
+def build() -> Agent:
+    # Gives up after an empty response (a user's own rule); otherwise tinyagent's loop ends as it does.
+    agent = Agent(AgentOptions(should_stop_after_turn=lambda message, *rest: not message.content))
+    agent.set_system_prompt("You are terse.")
+    return agent
+"""
+
+STOPPING_SCENARIO = """name: stopping
+agent: stopping_app:build
+turns:
+  - user: Hi.
+    model: [{empty: true}]
+  - user: Hello?
+    model: [{text: Hello.}]
+"""
+
+
+def test_an_intervention_the_agent_stopped_before_never_reaches_a_later_turn(tmp_path: Path) -> None:
+    # The user's own hook ends the run after an empty response, before the queued "Please return text." is
+    # sent: it must not be sent after the next turn's answer instead.
+    (tmp_path / "stopping_app.py").write_text(STOPPING_AGENT, encoding="utf-8")
+    (tmp_path / "stopping.yaml").write_text(STOPPING_SCENARIO, encoding="utf-8")
+    suite = run_suite(
+        RunOptions(paths=(tmp_path / "stopping.yaml",), out_dir=tmp_path / "out"), execute=execute_scenario_tinyagent
+    )
+    (result,) = suite.results
+    assert result.turns[1].error is None
+    assert result.turns[1].output == "Hello."
+    history = _written_history(tmp_path / "out", "stopping")
+    assert not any(isinstance(p, RetryPromptPart) for m in history for p in m.parts)

@@ -152,8 +152,9 @@ def register(app: typer.Typer) -> None:
             str,
             typer.Option(
                 "--engine",
-                help="pydantic-ai, or tinyagent: run self-contained scripted scenarios through tinyagent's Agent "
-                "(docs/tinyagent.md); a scenario it cannot run is an error naming the feature.",
+                help="pydantic-ai, or tinyagent: run the scripts through tinyagent's Agent (the scenario's tools or "
+                "your own tinyagent agent; docs/tinyagent.md); a scenario naming pydantic-ai's own objects is an "
+                "error naming them.",
             ),
         ] = "pydantic-ai",
         html: Annotated[

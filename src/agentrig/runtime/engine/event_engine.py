@@ -8,19 +8,30 @@ become `message_update`s; the `Attempt` the engine returns closes the run with `
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from agentrig.runtime.engine.seam import Attempt, AttemptRequest, Engine, TurnObserver
 from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.events import EventLog, StreamDelta
+from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.models.stops import RunStopped
-from agentrig.runtime.models.usage_tap import UsageTap
 
-__all__ = ["EventingEngine"]
+__all__ = ["EventingEngine", "UsageSource"]
+
+
+class UsageSource(Protocol):
+    """Where each response's usage comes from (`models.usage_tap.UsageTap` for pydantic-ai, the tinyagent
+    engine itself for tinyagent): a protocol, so this module imports no agent framework."""
+
+    def take_usage(self) -> Usage | None:
+        """The latest response's usage, once."""
+        ...
 
 
 class _EventObserver:
     """The orchestrator's observer, with events on the side (a `TurnObserver` and a `StreamListener`)."""
 
-    def __init__(self, inner: TurnObserver, log: EventLog, tap: UsageTap | None) -> None:
+    def __init__(self, inner: TurnObserver, log: EventLog, tap: UsageSource | None) -> None:
         self.inner = inner
         self.log = log
         self.tap = tap
@@ -50,7 +61,7 @@ class EventingEngine:
     """Runs `inner` and records its runs in `log`; `tap` (the inner engine's model, if it is one) gives
     each response's usage."""
 
-    def __init__(self, inner: Engine, log: EventLog, *, tap: UsageTap | None = None) -> None:
+    def __init__(self, inner: Engine, log: EventLog, *, tap: UsageSource | None = None) -> None:
         self.inner = inner
         self.log = log
         self.tap = tap
@@ -75,5 +86,6 @@ class EventingEngine:
             error=error,
             interrupted=attempt.interrupted,
             pending_deferred=attempt.pending_deferred,
+            failed_call=(attempt.failed_call_id, error[1]) if attempt.failed_call_id and error else None,
         )
         return attempt

@@ -1,7 +1,8 @@
 """`RequestOrchestrator`: every agent run goes through it, in the removal contract's loop sequence.
 
 It knows no agent framework: running the agent is the engine's job (`seam.Engine`; `PydanticAIEngine`
-drives pydantic-ai), which reports each model request and response back here as canonical messages.
+drives pydantic-ai, `TinyagentEngine` tinyagent), which reports each model request and response back here as
+canonical messages.
 
     run(prompt)
       1. request_id: uuid4 hex, first 8 chars, on the runtime state
@@ -20,9 +21,10 @@ drives pydantic-ai), which reports each model request and response back here as 
 
 Decisions (tested in tests/runtime/test_orchestrator.py):
 
-- Empty responses: pydantic-ai itself answers the first empty response with an output retry ("Please
-  return text."); that retry is the intervention. A second consecutive empty response stops the turn with
-  `unexpected_model_behavior`, whatever `output_retries` allows, so the outcome does not depend on settings.
+- Empty responses: the intervention after the first one is a retry prompt, `EMPTY_RESPONSE_RETRY` ("Please
+  return text."): pydantic-ai sends it itself (its output retry), the tinyagent engine sends the same words.
+  A second consecutive empty response stops the turn with `unexpected_model_behavior`, whatever
+  `output_retries` allows, so the outcome does not depend on settings.
 - Unfinished tool calls are never deleted from the history: calls an abort, a timeout, a guard or an error
   left without an answer get a `ToolReturnPart(outcome='interrupted')` (the failing call of a YAML `fail`
   gets `outcome='failed'`), so the registry (cancelled / failed) and the parts agree and the history shows
@@ -64,6 +66,7 @@ from agentrig.scenarios.model import Settings
 
 __all__ = [
     "EMPTY_RESPONSE_LIMIT",
+    "EMPTY_RESPONSE_RETRY",
     "INTERRUPTED_MARKER",
     "INTERRUPTED_TOOL_RESULT",
     "Compactor",
@@ -76,6 +79,10 @@ INTERRUPTED_MARKER = "[INTERRUPTED]"
 
 EMPTY_RESPONSE_LIMIT = 2
 """Consecutive empty model responses that stop a turn."""
+
+EMPTY_RESPONSE_RETRY = "Please return text."
+"""The intervention after an empty response: what the model is asked next (pydantic-ai's own output retry
+says this; an engine whose framework does not ask again, tinyagent, sends it as a retry prompt)."""
 
 
 class Compactor(Protocol):

@@ -248,8 +248,12 @@ class EventLog:
         error: tuple[str, str] | None = None,
         interrupted: bool = False,
         pending_deferred: bool = False,
+        failed_call: tuple[str, str] | None = None,
     ) -> None:
-        """The run is over: close what is open (from the final history `messages`), then `agent_end`."""
+        """The run is over: close what is open (from the final history `messages`), then `agent_end`.
+
+        `failed_call` is (tool_call_id, error) of the call whose failure ended the run: it ran and failed, though
+        no framework sent its result back (pydantic-ai raised; tinyagent's loop ended on it)."""
         if self._message_open:  # the stream broke off: the message ends with what had arrived
             self._message_open = False
             partial = "".join(self._streamed_text)
@@ -265,6 +269,8 @@ class EventLog:
         for call_id in list(self._open_calls):
             if call_id in answers:
                 self._end_call(call_id, *answers[call_id])
+            elif failed_call is not None and call_id == failed_call[0]:
+                self._end_call(call_id, "failed", failed_call[1])
             else:
                 self._end_call(call_id, "deferred" if pending_deferred else "not_run", None)
         if self._turn_open:

@@ -21,7 +21,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["FallbackToolCall", "ParsedText", "parse_fallback_tool_calls"]
+__all__ = ["FALLBACK_ID_PREFIX", "FallbackToolCall", "ParsedText", "parse_fallback_tool_calls"]
+
+FALLBACK_ID_PREFIX = "fallback_"
+"""Starts the id of every tool call parsed from text (`fallback_<n>`)."""
 
 _TAGGED = re.compile(r"<tool_call>\s*(?P<body>.*?)\s*</tool_call>", re.DOTALL)
 _FENCED = re.compile(r"```(?:json)?[ \t]*\n(?P<body>.*?)\n?```", re.DOTALL)

@@ -32,12 +32,10 @@ from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 
-from agentrig.runtime.models.fallback_parsing import parse_fallback_tool_calls
+from agentrig.runtime.models.fallback_parsing import FALLBACK_ID_PREFIX, parse_fallback_tool_calls
 from agentrig.runtime.models.stream_fallback import parse_fallback_on_get
 
 __all__ = ["FALLBACK_ID_PREFIX", "InputPrefix", "RequestModel"]
-
-FALLBACK_ID_PREFIX = "fallback_"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -3,10 +3,16 @@
 The attribute is an `Agent` or a zero-argument factory returning one. The engine keeps the agent's own
 system prompt, tools and hooks, and only answers its model calls from the scenario's script (its
 `stream_fn`, restored after the run), as the pydantic-ai engine swaps in the scripted model.
+
+A module that is a pydantic-ai agent's is refused before it is imported: its source is read (not run) and
+one that imports pydantic-ai and not tinyagent is named as such, so the reason is the same one line whether
+pydantic-ai is installed or not, and importing it cannot fail first (a provider model built at import time
+asks for its API key).
 """
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import importlib
 import sys
@@ -41,6 +47,33 @@ def _on_sys_path(paths: Sequence[Path]) -> Generator[None]:
                 sys.path.remove(path)
 
 
+def _module_file(module_name: str, search: Sequence[Path]) -> Path | None:
+    """The source file of `module_name` on `search` then `sys.path`, found without importing anything."""
+    parts = module_name.split(".")
+    for base in [*search, *(Path(entry) for entry in sys.path if entry)]:
+        stem = base.joinpath(*parts)
+        for candidate in (stem.with_suffix(".py"), stem / "__init__.py"):
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+def imports_pydantic_ai_only(path: Path) -> bool:
+    """Whether the module at `path` imports pydantic-ai (or pydantic-graph) and no tinyagent: a pydantic-ai
+    agent's module. Unreadable or unparsable source says nothing (False): the import will tell."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        return False
+    imported: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported.update(alias.name.partition(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            imported.add(node.module.partition(".")[0])
+    return bool(imported & {"pydantic_ai", "pydantic_graph"}) and "tinyagent" not in imported
+
+
 def load_tinyagent_agent(loaded: LoadedScenario) -> Agent:
     """The tinyagent `Agent` the scenario's `agent:` names; errors name the file, line and field."""
     spec = loaded.scenario.agent or ""
@@ -51,6 +84,9 @@ def load_tinyagent_agent(loaded: LoadedScenario) -> Agent:
     # Said the same way whether pydantic-ai is installed (the agent loads) or not (its module fails to import).
     pydantic_agent = EngineUnsupported(f"{UNSUPPORTED_PREFIX}a user's own pydantic-ai agent (`agent: {spec}`)")
     module_name, _, attribute_path = spec.partition(":")
+    source = _module_file(module_name, [loaded.base_dir, Path.cwd()])
+    if source is not None and imports_pydantic_ai_only(source):
+        raise pydantic_agent
     with _on_sys_path([loaded.base_dir, Path.cwd()]):
         try:
             value: Any = importlib.import_module(module_name)

@@ -1,0 +1,290 @@
+"""A scenario's script as tinyagent's model: each model call answers with the next step of the current turn.
+
+tinyagent's model hook is a stream function, `stream_fn(model, context, options) -> StreamResponse`, whose
+response is a stream of `AssistantMessageEvent`s ending in `done`. A step becomes one `AssistantMessage`
+(thought, text and tool calls, in that order, with the step's usage), delivered:
+
+- plain: a single `done` event;
+- streamed (`stream: true`): `start`, then per part `*_start` / `*_delta`... / `*_end` (text and thoughts in
+  word chunks or the step's `chunks`, tool-call arguments in JSON fragments: `models/stream_chunks`, as the
+  pydantic-ai script cuts them), then `done`.
+
+The other step kinds are what a provider would do: `error` raises `ScriptedProviderError`, `delay` waits
+(cut short when tinyagent's abort signal is set), `abort` raises `AbortRequested` without answering, and
+`summary` answers only a compaction summarize request (`summarize`). Steps and mismatches are counted as
+the pydantic-ai `ScriptedModel` counts them, so both engines report the same script errors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from tinyagent.agent_types import (
+    AssistantMessage,
+    AssistantMessageEvent,
+    Model,
+    TextContent,
+    ThinkingContent,
+    ToolCallContent,
+)
+
+from agentrig.runtime.engine.tinyagent_engine.input_checks import input_checks
+from agentrig.runtime.history.canonical import Message, TextPart
+from agentrig.runtime.history.run_records import Check, RunError
+from agentrig.runtime.models.stops import ScriptExhausted, ScriptMismatch
+from agentrig.runtime.models.stream_chunks import arguments_text, fragment_size, json_fragments, word_chunks
+from agentrig.scenarios.model import ModelStep, ScriptedError
+
+__all__ = [
+    "SCRIPT_MODEL",
+    "AbortRequested",
+    "ScriptedProviderError",
+    "TinyagentScript",
+    "assistant_message",
+    "object_arguments",
+]
+
+SCRIPT_MODEL = Model(provider="agentrig", id="agentrig-script", api="scripted")
+"""The model a scripted tinyagent run names (the pydantic-ai script's name, `agentrig-script`)."""
+
+_ZERO_COST = {"input": 0.0, "output": 0.0, "cache_read": 0.0, "cache_write": 0.0, "total": 0.0}
+
+_STATUS = {"context_length": 400, "rate_limit": 429, "server_error": 500, "auth": 401}
+_DEFAULT_MESSAGES = {
+    "context_length": "This model's maximum context length is exceeded. Please reduce the length of the messages.",
+    "rate_limit": "Rate limit reached for requests. Please try again later.",
+    "server_error": "The server had an error while processing your request.",
+    "auth": "Incorrect API key provided.",
+    "connection": "Connection error.",
+}
+
+
+class ScriptedProviderError(Exception):
+    """A scripted `error` step: the provider failure, already classified."""
+
+    def __init__(self, error: ScriptedError) -> None:
+        message = error.message or _DEFAULT_MESSAGES[error.kind]
+        status = _STATUS.get(error.kind)
+        line = f"HTTP {status} from {SCRIPT_MODEL.id}: {message}" if status else f"{SCRIPT_MODEL.id}: {message}"
+        super().__init__(line)
+        self.error = RunError(kind=error.kind, message=line)
+
+
+class AbortRequested(Exception):
+    """A scripted `abort` step: the run is cancelled while the model writes `partial_text`."""
+
+    def __init__(self, partial_text: str | None, where: str) -> None:
+        super().__init__(f"{where}: aborted")
+        self.partial_text = partial_text
+
+
+def object_arguments(raw: str) -> dict[str, Any] | None:
+    """Raw-string arguments as the canonical reader reads them: "" and a JSON object are an object."""
+    if not raw.strip():
+        return {}
+    try:
+        parsed = json.loads(raw)
+    except ValueError:
+        return None
+    return parsed if isinstance(parsed, dict) else None
+
+
+def _usage(step: ModelStep) -> dict[str, Any]:
+    usage = step.usage
+    inputs, outputs = (usage.input_tokens, usage.output_tokens) if usage else (0, 0)
+    return {
+        "input": inputs,
+        "output": outputs,
+        "cache_read": usage.cache_read_tokens if usage else 0,
+        "cache_write": usage.cache_write_tokens if usage else 0,
+        "total_tokens": inputs + outputs,
+        "cost": dict(_ZERO_COST),
+    }
+
+
+def _tool_call(call_id: str, name: str, args: dict[str, Any] | str) -> ToolCallContent:
+    if isinstance(args, dict):
+        return ToolCallContent(id=call_id, name=name, arguments=dict(args))
+    parsed = object_arguments(args)
+    if parsed is not None:
+        return ToolCallContent(id=call_id, name=name, arguments=parsed)
+    # tinyagent keeps arguments that are no JSON object as its `partial_json` (the raw text a provider streamed).
+    return ToolCallContent(id=call_id, name=name, arguments={}, partial_json=args)
+
+
+def assistant_message(step: ModelStep, model: Model = SCRIPT_MODEL) -> AssistantMessage:
+    """The `AssistantMessage` a response step stands for (an `empty` step: no content)."""
+    content: list[Any] = []
+    if step.thought is not None:
+        content.append(ThinkingContent(thinking=step.thought))
+    if step.text is not None:
+        content.append(TextContent(text=step.text))
+    content.extend(_tool_call(c.id, c.name, c.args) for c in step.tool_calls)
+    return AssistantMessage(
+        content=content,
+        stop_reason="tool_calls" if step.tool_calls else "stop",
+        api=model.api,
+        provider=model.provider,
+        model=model.id,
+        usage=_usage(step),
+    )
+
+
+class _Events:
+    """tinyagent's `StreamResponse` for a scripted answer: its events, then its final message."""
+
+    def __init__(self, events: list[AssistantMessageEvent], message: AssistantMessage) -> None:
+        self._events = iter(events)
+        self._message = message
+
+    async def result(self) -> AssistantMessage:
+        return self._message
+
+    def __aiter__(self) -> AsyncIterator[AssistantMessageEvent]:
+        return self
+
+    async def __anext__(self) -> AssistantMessageEvent:
+        try:
+            return next(self._events)
+        except StopIteration:
+            raise StopAsyncIteration from None
+
+
+def _streamed_events(message: AssistantMessage, chunks: Sequence[str] | None) -> list[AssistantMessageEvent]:
+    """The events a provider streams for `message`: each part opened, filled by deltas, closed."""
+    partial = message.model_copy(update={"content": []})
+    events = [AssistantMessageEvent(type="start", partial=partial.model_copy(deep=True))]
+    for index, block in enumerate(message.content):
+        partial.content.append(block)
+        snapshot = partial.model_copy(deep=True)
+        if isinstance(block, ThinkingContent):
+            kind, pieces = "thinking", word_chunks(block.thinking or "")
+        elif isinstance(block, TextContent):
+            kind, pieces = "text", list(chunks) if chunks is not None else word_chunks(block.text or "")
+        elif isinstance(block, ToolCallContent):
+            raw = block.partial_json if block.partial_json is not None else arguments_text(block.arguments)
+            kind, pieces = "tool_call", json_fragments(raw, size=fragment_size(raw)) if raw else [""]
+        else:
+            continue
+        events.append(AssistantMessageEvent(type=f"{kind}_start", partial=snapshot, content_index=index))  # type: ignore[arg-type]
+        events.extend(
+            AssistantMessageEvent(
+                type=f"{kind}_delta",  # type: ignore[arg-type]
+                partial=snapshot,
+                content_index=index,
+                delta=piece,
+                tool_call=block if isinstance(block, ToolCallContent) else None,
+            )
+            for piece in pieces
+        )
+        events.append(AssistantMessageEvent(type=f"{kind}_end", partial=snapshot, content_index=index))  # type: ignore[arg-type]
+    events.append(AssistantMessageEvent(type="done", message=message))
+    return events
+
+
+class TinyagentScript:
+    """The scenario's steps, turn by turn, answering tinyagent's model calls (see the module docstring)."""
+
+    def __init__(self, turns: Sequence[Sequence[ModelStep]], *, stream: bool = False) -> None:
+        self._turns = tuple(tuple(steps) for steps in turns)
+        self.stream = stream
+        self._turn = 0
+        self._step = 0
+        self._checks: list[Check] = []
+
+    def begin_turn(self, index: int) -> None:
+        self._turn, self._step, self._checks = index, 0, []
+
+    def take_checks(self) -> tuple[Check, ...]:
+        return tuple(self._checks)
+
+    def finish_turn(self) -> ScriptMismatch | None:
+        """The mismatch to report when the turn ended with steps unused (the pydantic-ai script's words)."""
+        left = self._steps()[self._step :]
+        if not left:
+            return None
+        return ScriptMismatch(
+            f"turn {self._turn + 1}: {len(left)} scripted step(s) left unused, from step {self._step + 1}"
+            f" ({_describe(left[0])}); the run ended before asking for them"
+        )
+
+    def _steps(self) -> tuple[ModelStep, ...]:
+        return self._turns[self._turn] if self._turn < len(self._turns) else ()
+
+    def _next(self, *, summarizing: bool) -> tuple[str, ModelStep]:
+        steps = self._steps()
+        where = f"turn {self._turn + 1}, step {self._step + 1}"
+        if self._step >= len(steps):
+            raise ScriptExhausted(f"{where}: the script has no response left (the turn has {len(steps)} step(s))")
+        step = steps[self._step]
+        if step.error is None and summarizing != (step.summary is not None):
+            asked = "a compaction summary" if summarizing else "a normal response"
+            raise ScriptMismatch(f"{where}: the model was asked for {asked} but the step is {_describe(step)}")
+        self._step += 1
+        return where, step
+
+    async def _before_answer(self, step: ModelStep, where: str, signal: asyncio.Event | None) -> None:
+        if step.delay:
+            await _sleep(step.delay, signal)
+        if step.abort:
+            raise AbortRequested(step.text, where)
+        if step.error is not None:
+            raise ScriptedProviderError(step.error)
+
+    async def respond(
+        self, context_messages: Sequence[Message], *, tools: Sequence[str], instructions: str, signal: Any
+    ) -> _Events:
+        """Answer one model call whose input is `context_messages` (canonical) with the next step."""
+        where, step = self._next(summarizing=False)
+        if step.expect_input is not None:
+            self._checks.extend(
+                input_checks(step.expect_input, context_messages, tools, instructions=instructions, where=where)
+            )
+        await self._before_answer(step, where, signal)
+        message = assistant_message(step)
+        done = [AssistantMessageEvent(type="done", message=message)]
+        return _Events(_streamed_events(message, step.chunks) if self.stream else done, message)
+
+    async def summarize(self, transcript: str) -> str:
+        """A compaction's summarize request: the next step must be a `summary` (or an `error`)."""
+        where, step = self._next(summarizing=True)
+        if step.expect_input is not None:
+            request = [Message.request(TextPart(content=transcript))]
+            self._checks.extend(input_checks(step.expect_input, request, (), instructions="", where=where))
+        await self._before_answer(step, where, None)
+        return step.summary or ""
+
+
+async def _sleep(seconds: float, signal: asyncio.Event | None) -> None:
+    """Wait `seconds`, or less when tinyagent's abort signal is set meanwhile."""
+    if signal is None:
+        await asyncio.sleep(seconds)
+        return
+    try:
+        await asyncio.wait_for(signal.wait(), timeout=seconds)
+    except TimeoutError:
+        return
+
+
+def _shorten(text: str, limit: int = 60) -> str:
+    folded = " ".join(text.split())
+    return folded if len(folded) <= limit else folded[: limit - 3] + "..."
+
+
+def _describe(step: ModelStep) -> str:
+    if step.error is not None:
+        return f"error {step.error.kind}"
+    if step.empty:
+        return "empty"
+    if step.summary is not None:
+        return f"summary {json.dumps(_shorten(step.summary))}"
+    pieces = ["abort"] if step.abort else []
+    if step.thought is not None:
+        pieces.append(f"thought {json.dumps(_shorten(step.thought))}")
+    if step.text is not None:
+        pieces.append(f"text {json.dumps(_shorten(step.text))}")
+    pieces.extend(f"tool call {call.name}" for call in step.tool_calls)
+    return ", ".join(pieces)

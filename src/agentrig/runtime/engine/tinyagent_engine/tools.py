@@ -1,0 +1,146 @@
+"""A scenario's YAML tools as tinyagent `AgentTool`s, with the outcomes of the pydantic-ai engine's rules.
+
+The rules (`tool_rules`) are shared; where tinyagent has no word for an outcome, the tool tells the engine
+through `ToolOutcomes`, and the engine writes the canonical part pydantic-ai would have written:
+
+- `retry`: tinyagent has only error results; the call's id is remembered and its error result becomes a
+  retry prompt in the canonical history (and in what the model is shown);
+- `fail`: the loop contract ends the turn (`tool_failed`); tinyagent hands the error to the model, so the
+  engine's `after_tool_call` hook ends the loop after the batch;
+- `defer`: the call is left to the host; tinyagent answers every call in the turn it was made, so the
+  engine drops the placeholder result and ends the run with the call open;
+- a structured `return`: the model reads its JSON text (tinyagent results are text blocks), the history
+  keeps the value.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from tinyagent.agent_types import AgentTool, AgentToolResult, TextContent
+
+from agentrig.runtime.engine.tool_rules import ToolCallCounts, describe_args, matching_result
+from agentrig.scenarios.tool_model import ToolSpec
+
+__all__ = ["DEFERRED_PLACEHOLDER", "RunAborted", "ToolFailed", "ToolOutcomes", "yaml_tools"]
+
+DEFERRED_PLACEHOLDER = "deferred to the host"
+"""The text of the placeholder result a deferred call gets inside tinyagent's loop (never kept)."""
+
+
+class ToolFailed(Exception):
+    """A YAML `fail` rule, or no rule matching: the loop contract ends the turn."""
+
+
+class _ToolRetry(Exception):
+    """A YAML `retry` rule: the model is told why and may try again."""
+
+
+class RunAborted(Exception):
+    """tinyagent's abort signal was set while the tool waited: the run is being stopped."""
+
+
+@dataclass(slots=True)
+class ToolOutcomes:
+    """What the YAML tools did that tinyagent's messages do not say (per scenario: ids are unique)."""
+
+    retried: set[str] = field(default_factory=set[str])
+    returned: dict[str, Any] = field(default_factory=dict[str, Any])
+    """Structured `return` values, by call id (the model read their JSON text)."""
+    retry_details: dict[str, Any] = field(default_factory=dict[str, Any])
+    """A retry prompt's content when it is not the error text (validation errors of malformed arguments)."""
+    deferred: set[str] = field(default_factory=set[str])
+    failure: tuple[str, str] | None = None
+    """(tool_call_id, message) of this run's `fail`, or of a call no rule matched (`script_mismatch`)."""
+    mismatch: bool = False
+    max_retries: dict[str, int] = field(default_factory=dict[str, int])
+    """Each YAML tool's retry budget (its `retries`, else `settings.tool_retries`)."""
+    retries_before: dict[str, int] = field(default_factory=dict[str, int])
+    """pydantic-ai's count: the steps in a row, up to the current one, in which the tool was retried."""
+    retried_in_step: set[str] = field(default_factory=set[str])
+    exhausted: tuple[str, int] | None = None
+    """(tool name, budget) of a retry over the budget: the run ends (`unexpected_model_behavior`)."""
+
+    def begin_run(self) -> None:
+        self.failure, self.mismatch, self.exhausted = None, False, None
+        self.retries_before, self.retried_in_step = {}, set()
+
+    def next_step(self) -> None:
+        """A new model response: tools retried in the step before carry their count on, the others start over."""
+        self.retries_before = {name: self.retries_before.get(name, 0) + 1 for name in self.retried_in_step}
+        self.retried_in_step = set()
+
+    def may_retry(self, tool_name: str) -> bool:
+        """Whether the tool may ask the model to retry once more (pydantic-ai's per-tool `max_retries`)."""
+        self.retried_in_step.add(tool_name)
+        budget = self.max_retries.get(tool_name, 1)
+        if self.retries_before.get(tool_name, 0) >= budget:
+            self.exhausted = self.exhausted or (tool_name, budget)
+            return False
+        return True
+
+
+async def _wait(seconds: float, signal: asyncio.Event | None) -> None:
+    if signal is None:
+        await asyncio.sleep(seconds)
+        return
+    try:
+        await asyncio.wait_for(signal.wait(), timeout=seconds)
+    except TimeoutError:
+        return
+    raise RunAborted("the run was stopped while the tool ran")
+
+
+def yaml_tools(
+    specs: Mapping[str, ToolSpec], counts: ToolCallCounts, outcomes: ToolOutcomes, *, tool_retries: int
+) -> list[AgentTool]:
+    """One `AgentTool` per YAML tool, answering from its rules (`tool_retries`: the default retry budget)."""
+    outcomes.max_retries.update(
+        (name, spec.retries if spec.retries is not None else tool_retries) for name, spec in specs.items()
+    )
+
+    def executor(name: str, spec: ToolSpec) -> Any:
+        async def execute(tool_call_id: str, args: dict[str, Any], signal: Any, on_update: Any) -> AgentToolResult:
+            ordinal = counts.next_ordinal(name)
+            result = matching_result(spec, args, ordinal)
+            if result is None:
+                message = f"tool {name!r} call #{ordinal} with args {describe_args(args)}: no result rule matches"
+                outcomes.failure = outcomes.failure or (tool_call_id, message)
+                outcomes.mismatch = True
+                raise ToolFailed(message)
+            if result.delay:
+                await _wait(result.delay, signal)
+            if result.defer:
+                outcomes.deferred.add(tool_call_id)
+                return AgentToolResult(content=[TextContent(text=DEFERRED_PLACEHOLDER)])
+            if result.retry is not None:
+                if not outcomes.may_retry(name):
+                    raise ToolFailed(f"Tool {name!r} exceeded max retries count of {outcomes.max_retries[name]}")
+                outcomes.retried.add(tool_call_id)
+                raise _ToolRetry(result.retry)
+            if result.fail is not None:
+                message = f"tool {name!r} call #{ordinal} failed: {result.fail}"
+                outcomes.failure = outcomes.failure or (tool_call_id, message)
+                raise ToolFailed(message)
+            value = result.return_
+            if isinstance(value, str):
+                return AgentToolResult(content=[TextContent(text=value)])
+            outcomes.returned[tool_call_id] = value
+            return AgentToolResult(content=[TextContent(text=json.dumps(value))])
+
+        return execute
+
+    return [
+        AgentTool(
+            name=name,
+            description=spec.description,
+            parameters=dict(spec.parameters),
+            label=name,
+            execute=executor(name, spec),
+        )
+        for name, spec in specs.items()
+    ]
