@@ -19,7 +19,7 @@ os.environ.setdefault("TYPER_USE_RICH", "0")
 import typer  # must follow the environment default above
 
 from agentrig import __version__
-from agentrig.cli import check, convert, diff, matrix, merge, prompt, run, schema, validate
+from agentrig.cli import check, convert, diff, matrix, merge, prompt, run, scaffold, schema, validate
 from agentrig.errors import EXIT_INTERRUPTED, AgentrigError
 
 EXIT_CODES_HELP = (
@@ -69,6 +69,7 @@ _VERBS = {
     "prompt": prompt,
     "matrix": matrix,
     "merge": merge,
+    "scaffold": scaffold,
 }
 
 app = _new_app()
