@@ -21,6 +21,7 @@ import yaml
 from agentrig.errors import UsageError
 from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.usage import Usage
+from agentrig.runtime.history.wire import dumps_history
 from agentrig.runtime.scaffold.document import (
     ToolResults,
     description,
@@ -34,7 +35,6 @@ from agentrig.runtime.scaffold.document import (
 from agentrig.runtime.scaffold.source import Source, read_source
 from agentrig.runtime.scaffold.tools import yaml_tools
 from agentrig.runtime.scaffold.turns import ScriptTurn, Unreplayable, plan_turns
-from agentrig.runtime.suite.history_checks import canonical_golden_bytes
 
 __all__ = ["ScaffoldOptions", "ScaffoldResult", "Unreplayable", "scaffold"]
 
@@ -96,7 +96,8 @@ def scaffold(options: ScaffoldOptions) -> ScaffoldResult:
     golden_path = options.output.parent / golden_relative if with_golden else None
     if golden_path is not None:
         history = golden_history(source.messages, options.tool_results)
-        _write(golden_path, canonical_golden_bytes(history))
+        # The bytes `check_golden` compares (`canonical_golden_bytes`): pretty canonical JSON, no run ids.
+        _write(golden_path, dumps_history(history, pretty=True))
     _write(options.output, text.encode())
     tools = tuple(document.get("tools", {})) or tuple(dict.fromkeys(c.tool_name for t in turns for c in t.calls))
     return ScaffoldResult(
