@@ -145,6 +145,9 @@ def _document(
         document["agent"] = options.agent
     elif source.instructions:
         document["system_prompt"] = source.instructions
+    streak = max(turn.retry_streak for turn in turns)
+    if not own_agent and streak > 1:  # the default budget is one retry; the source needed more
+        document["settings"] = {"tool_retries": streak}
     if not own_agent:
         answered = [
             (call, normalized_part(answer, options.tool_results)) for turn in turns for call, answer in turn.answers

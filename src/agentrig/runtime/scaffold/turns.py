@@ -65,6 +65,8 @@ class ScriptTurn:
     """The recorded usage of each step."""
     last_response: Message | None = None
     """The turn's final model response."""
+    retry_streak: int = 0
+    """The most model requests in a row that retried one tool (pydantic-ai's per-tool retry count)."""
 
     @property
     def usage(self) -> Usage | None:
@@ -82,6 +84,7 @@ class _Walk:
     pending: list[ToolCallPart] = field(default_factory=list[ToolCallPart])
     pending_at: int = -1
     previous: str | None = None  # kind of the last message that counted
+    streaks: dict[str, int] = field(default_factory=dict[str, int])  # the turn's consecutive retries, per tool
 
 
 def plan_turns(
@@ -134,6 +137,7 @@ def _request(walk: _Walk, index: int, message: Message) -> None:
     if texts:
         _close_turn(walk, index)
         walk.turns.append(ScriptTurn(user=texts[0], message_index=index))
+        walk.streaks = {}
         walk.previous = "request"
     elif results:
         if walk.previous != "response":
@@ -169,6 +173,7 @@ def _results(walk: _Walk, index: int, results: list[Answer]) -> None:
         _check_answer(walk, index, call, result)
         answered.append(result.tool_call_id)
         turn.answers.append((call, result))
+    _count_retries(walk, turn, results)
     expected = [call.tool_call_id for call in walk.pending]
     if answered != expected:
         raise Unreplayable(
@@ -177,6 +182,14 @@ def _results(walk: _Walk, index: int, results: list[Answer]) -> None:
             f"the results answer {answered} but the calls were {expected}; a run answers each call once, in order",
         )
     walk.pending = []
+
+
+def _count_retries(walk: _Walk, turn: ScriptTurn, results: list[Answer]) -> None:
+    """pydantic-ai counts, per tool, the run steps in a row in which it was retried (a step without a retry of
+    it starts again from zero); a run fails once the count passes the tool's budget."""
+    retried = {r.tool_name for r in results if isinstance(r, RetryPromptPart) and r.tool_call_id and r.tool_name}
+    walk.streaks = {name: walk.streaks.get(name, 0) + 1 for name in retried}
+    turn.retry_streak = max([turn.retry_streak, *walk.streaks.values()])
 
 
 def _check_answer(walk: _Walk, index: int, call: ToolCallPart, result: Answer) -> None:
