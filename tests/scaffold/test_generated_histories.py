@@ -36,9 +36,15 @@ from tests.runtime.history_strategies import json_objects, json_values, texts
 from tests.scaffold.replay import failures, run_scenario, scaffold_to
 
 _TOOLS = ("bash", "read_file", "search")
+
+
 # Words with any characters around them: a prompt or answer is never blank (a blank answer is the empty-response
 # case the orchestrator intervenes on, which a real history never shows as a final answer).
-_words = st.builds(lambda head, word, tail: f"{head}{word}{tail}", texts, st.sampled_from(["go", "ok", "yes"]), texts)
+def _around(head: str, word: str, tail: str) -> str:
+    return f"{head}{word}{tail}"
+
+
+_words = st.builds(_around, texts, st.sampled_from(["go", "ok", "yes"]), texts)
 
 
 @st.composite
