@@ -16,8 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
 from agentrig.errors import UsageError
 from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.usage import Usage
@@ -92,7 +90,7 @@ def scaffold(options: ScaffoldOptions) -> ScaffoldResult:
         f"source: {source.path.name}  sha256: {source.sha256}  messages: {len(source.messages)}"
     )
     text = dump_yaml(document, header)
-    _validate(text)
+    _validate(document)
     golden_path = options.output.parent / golden_relative if with_golden else None
     if golden_path is not None:
         history = golden_history(source.messages, options.tool_results)
@@ -149,10 +147,10 @@ def _document(
     if not own_agent and streak > 1:  # the default budget is one retry; the source needed more
         document["settings"] = {"tool_retries": streak}
     if not own_agent:
-        answered = [
-            (call, normalized_part(answer, options.tool_results)) for turn in turns for call, answer in turn.answers
-        ]
-        masked_turns = [_with_answers(turn, answered) for turn in turns]
+        masked = {
+            id(call): normalized_part(answer, options.tool_results) for turn in turns for call, answer in turn.answers
+        }
+        masked_turns = [_with_answers(turn, masked) for turn in turns]
         tools = yaml_tools(masked_turns, source.tool_schemas)
         if tools:
             document["tools"] = tools
@@ -168,24 +166,25 @@ def _document(
     return document
 
 
-def _with_answers(turn: ScriptTurn, answered: list[Any]) -> ScriptTurn:
-    by_call = {id(call): answer for call, answer in answered}
+def _with_answers(turn: ScriptTurn, answers: dict[int, Any]) -> ScriptTurn:
+    """The turn with its answers replaced by `answers` (by the id of the call they answer)."""
     return ScriptTurn(
         user=turn.user,
         message_index=turn.message_index,
         steps=turn.steps,
         calls=turn.calls,
-        answers=[(call, by_call.get(id(call), answer)) for call, answer in turn.answers],
+        answers=[(call, answers.get(id(call), answer)) for call, answer in turn.answers],
         usages=turn.usages,
         last_response=turn.last_response,
     )
 
 
-def _validate(text: str) -> None:
-    """The written scenario must load: a scaffold that writes an invalid file is a bug, never the user's."""
+def _validate(document: dict[str, Any]) -> None:
+    """The scenario must be valid: a scaffold that writes an invalid file is a bug, never the user's. (That the
+    YAML text loads back to this document is `dump_yaml`'s promise, tested with generated strings.)"""
     from agentrig.scenarios.model import Scenario
 
-    Scenario.model_validate(yaml.safe_load(text))
+    Scenario.model_validate(document)
 
 
 def _write(path: Path, data: bytes) -> None:
