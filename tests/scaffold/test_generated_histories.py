@@ -5,7 +5,7 @@ The conversations: one to three turns; each a user message, then model steps of 
 text and one to three tool calls (ids unique, JSON-object arguments), each call answered by a result (any JSON
 value) or a retry message, then a final answer of an optional thought and a text. Written as a canonical
 history, a pydantic-ai dump of the installed version (with per-response usage), an agentrig session file or
-tinyagent messages.
+tinyagent messages; scripted whole or from the last one or two turns on (`--last-turns`).
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def _step(draw: st.DrawFn, ids: itertools.count[int]) -> tuple[Message, Message]
     """A response with tool calls and the request answering them."""
     parts: list[Part] = []
     if draw(st.booleans()):
-        parts.append(ThoughtPart(content=draw(_words)))
+        parts.append(ThoughtPart(content=draw(_words), signature=draw(st.none() | _words)))
     if draw(st.booleans()):
         parts.append(TextPart(content=draw(texts)))
     answers: list[Part] = []
@@ -104,10 +104,13 @@ def _write(directory: Path, form: str, messages: list[Message], usages: list[tup
     messages=conversations(),
     form=st.sampled_from(["canonical", "pydantic-ai", "session", "tinyagent"]),
     usage=st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 1_000)), min_size=20, max_size=20),
+    last_turns=st.none() | st.integers(1, 2),
 )
-def test_a_generated_conversation_replays_exactly(messages: list[Message], form: str, usage: list[Any]) -> None:
+def test_a_generated_conversation_replays_exactly(
+    messages: list[Message], form: str, usage: list[Any], last_turns: int | None
+) -> None:
     with tempfile.TemporaryDirectory() as directory:
         source = _write(Path(directory), form, messages, usage)
-        written = scaffold_to(source, Path(directory) / "suite")
+        written = scaffold_to(source, Path(directory) / "suite", last_turns=last_turns)
         result = run_scenario(written.scenario_path)
         assert result.status == "passed", (form, failures(result))

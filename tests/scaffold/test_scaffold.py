@@ -196,6 +196,22 @@ def test_masking_with_the_agent_needs_check_calls(dump: Path, tmp_path: Path) ->
     assert run_scenario(written.scenario_path).status == "passed"
 
 
+def test_last_turns_resumes_from_the_conversation_before_them(dump: Path, tmp_path: Path) -> None:
+    written = scaffold_to(dump, tmp_path, last_turns=1, tool_results="mask")
+    scenario = _load(written.scenario_path)
+    assert scenario["initial_history"] == "histories/conversation.json"
+    assert [turn["user"] for turn in scenario["turns"]] == ["And to yen?\nJust the number."]
+    assert scenario["tools"]["convert"]["results"] == [
+        {"when": {"amount": 10, "currency": "JPY"}, "retry": UNKNOWN_YEN}
+    ]
+    assert scenario["expect"]["usage"] == {"requests": 2, "input_tokens": 440, "output_tokens": 19}
+    earlier = jsonio.read_json_file(tmp_path / "histories" / "conversation.json")["messages"]
+    assert len(earlier) == 4
+    assert "10.0" not in jsonio.dumps(earlier).decode().replace("10 EUR is 10.0 USD.", "")  # masked there too
+    result = run_scenario(written.scenario_path)
+    assert result.status == "passed", failures(result)
+
+
 # --- the command ---
 
 

@@ -26,7 +26,9 @@ def test_strings_and_values_come_back_unchanged(user: str, text: str, args: dict
         "name": "round-trip",
         "description": text,
         "tools": {"probe": {"results": [{"when": args, "return": result}]}},
-        "turns": [{"user": user, "model": [{"text": text, "tool_calls": [{"id": "c1", "name": "probe", "args": args}]}]}],
+        "turns": [
+            {"user": user, "model": [{"text": text, "tool_calls": [{"id": "c1", "name": "probe", "args": args}]}]}
+        ],
     }
     with tempfile.TemporaryDirectory() as directory:
         path = Path(directory) / "s.yaml"

@@ -71,6 +71,14 @@ def register(app: typer.Typer) -> None:
                 help="keep the tool results' contents, mask them ([MASKED]) or drop them (null) in the files.",
             ),
         ] = ToolResultContents.keep,
+        last_turns: Annotated[
+            int | None,
+            typer.Option(
+                "--last-turns",
+                help="Script only the last N turns; the conversation before them is resumed from"
+                " (initial_history, written to histories/NAME.json beside FILE). A long session replays faster.",
+            ),
+        ] = None,
         force: Annotated[bool, typer.Option("--force", help="Overwrite an existing scenario file.")] = False,
     ) -> None:
         from agentrig.runtime.scaffold import ScaffoldOptions
@@ -85,6 +93,7 @@ def register(app: typer.Typer) -> None:
                 check=check.value,
                 tool_results=tool_results.value,
                 force=force,
+                last_turns=last_turns,
             )
         )
         typer.echo(

@@ -60,6 +60,9 @@ class ScaffoldOptions:
     """`mask` or `drop` the tool results' contents in the files written (data a team must not commit)."""
     force: bool = False
     """Overwrite an existing scenario file."""
+    last_turns: int | None = None
+    """Script only the last N turns; the conversation before them becomes the scenario's `initial_history`
+    (a long session replays in a fraction of the time: each scripted request pays for the whole history)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -82,18 +85,33 @@ def scaffold(options: ScaffoldOptions) -> ScaffoldResult:
     own_agent = options.agent is not None
     turns = plan_turns(source.messages, source.response_usage, path=source.path, own_agent=own_agent)
     name = options.name or _name_from(options.source)
+    start = 0
+    if options.last_turns is not None and options.last_turns < len(turns):
+        turns = turns[-options.last_turns :]
+        start = turns[0].message_index
+    earlier = golden_history(source.messages[:start], options.tool_results, scripted=False)
+    history = [*earlier, *golden_history(source.messages[start:], options.tool_results)]
     golden_relative = f"golden/{name}.json"
     with_golden = not own_agent or options.check == "results"
-    document = _document(source, turns, options, name=name, golden=golden_relative if with_golden else None)
+    document = _document(
+        source,
+        turns,
+        options,
+        name=name,
+        golden=golden_relative if with_golden else None,
+        initial_history=f"histories/{name}.json" if earlier else None,
+        history=history,
+    )
     header = (
         f"Scaffolded by `agentrig scaffold` from {source.path.name}\n"
         f"source: {source.path.name}  sha256: {source.sha256}  messages: {len(source.messages)}"
     )
     text = dump_yaml(document, header)
     _validate(document)
+    if earlier:  # the conversation before the scripted turns, resumed from (masked like the rest)
+        _write(options.output.parent / "histories" / f"{name}.json", dumps_history(earlier, pretty=True))
     golden_path = options.output.parent / golden_relative if with_golden else None
     if golden_path is not None:
-        history = golden_history(source.messages, options.tool_results)
         # The bytes `check_golden` compares (`canonical_golden_bytes`): pretty canonical JSON, no run ids.
         _write(golden_path, dumps_history(history, pretty=True))
     _write(options.output, text.encode())
@@ -121,6 +139,8 @@ def _check_options(options: ScaffoldOptions) -> None:
             f"--tool-results {options.tool_results} with --agent needs --check calls: the agent's real tools"
             " return the real contents, which a masked golden history cannot match"
         )
+    if options.last_turns is not None and options.last_turns < 1:
+        raise UsageError(f"--last-turns {options.last_turns}: expected 1 or more")
     if options.output.is_dir():
         raise UsageError(f"-o {options.output}: is a directory; name the scenario file to write")
     if options.output.exists() and options.output.resolve() == options.source.resolve():
@@ -135,7 +155,14 @@ def _name_from(path: Path) -> str:
 
 
 def _document(
-    source: Source, turns: list[ScriptTurn], options: ScaffoldOptions, *, name: str, golden: str | None
+    source: Source,
+    turns: list[ScriptTurn],
+    options: ScaffoldOptions,
+    *,
+    name: str,
+    golden: str | None,
+    initial_history: str | None,
+    history: list[Any],
 ) -> dict[str, Any]:
     own_agent = options.agent is not None
     document: dict[str, Any] = {"name": name, "description": description(source), "tags": ["scaffolded"]}
@@ -143,6 +170,8 @@ def _document(
         document["agent"] = options.agent
     elif source.instructions:
         document["system_prompt"] = source.instructions
+    if initial_history is not None:
+        document["initial_history"] = initial_history
     streak = max(turn.retry_streak for turn in turns)
     if not own_agent and streak > 1:  # the default budget is one retry; the source needed more
         document["settings"] = {"tool_retries": streak}
@@ -159,7 +188,7 @@ def _document(
     usages = [turn.usage for turn in turns]
     if all(usage is not None for usage in usages):
         expect["usage"] = usage_expectation(Usage.total(u for u in usages if u is not None))
-    expect["invariants"] = kept_invariants(golden_history(source.messages, options.tool_results))
+    expect["invariants"] = kept_invariants(history)
     if golden is not None:
         expect["golden"] = golden
     document["expect"] = expect

@@ -45,18 +45,19 @@ MASKED = "[MASKED]"
 """What a masked tool result's content becomes (`--tool-results mask`)."""
 
 
-def golden_history(messages: Sequence[Message], tool_results: ToolResults) -> list[Message]:
-    """The canonical history a faithful replay of `messages` ends with."""
+def golden_history(messages: Sequence[Message], tool_results: ToolResults, *, scripted: bool = True) -> list[Message]:
+    """The canonical history a faithful replay of `messages` ends with (`scripted=False`: as a resumed
+    `initial_history` keeps them, thoughts with their signatures)."""
     result: list[Message] = []
     for message in sanitize_history_for_resume(messages):
-        parts = tuple(normalized_part(part, tool_results) for part in message.parts)
+        parts = tuple(normalized_part(part, tool_results, scripted=scripted) for part in message.parts)
         result.append(Message(kind=message.kind, parts=parts))
     return result
 
 
-def normalized_part(part: Any, tool_results: ToolResults) -> Any:
-    """A part as the replay leaves it: a thought without its signature, a tool result masked when asked."""
-    if isinstance(part, ThoughtPart) and (part.signature is not None or part.provider_name is not None):
+def normalized_part(part: Any, tool_results: ToolResults, *, scripted: bool = True) -> Any:
+    """A part as the replay leaves it: a scripted thought without its signature, a tool result masked when asked."""
+    if scripted and isinstance(part, ThoughtPart) and (part.signature is not None or part.provider_name is not None):
         return ThoughtPart(content=part.content)  # a scripted thought carries no provider signature
     if isinstance(part, ToolReturnPart) and tool_results != "keep":
         return dataclasses.replace(part, content=MASKED if tool_results == "mask" else None)
