@@ -7,10 +7,13 @@ usage, as a real application stores it. The promise (issue 23): the scenario is 
 Run:
 
     PYDANTIC_AI_NO_BANNER=1 .venv/bin/python bench/bench_scaffold.py [--messages 10000] [--repeat 3] [--run]
+        [--last-turns N]
 
 Prints the median wall and CPU time of scaffolding (reading the source, planning, writing YAML and the golden),
 the files' sizes and, with --run, the time `agentrig run` takes to replay the scenario offline. A script, not
-a test: timings never gate the test suite.
+a test: timings never gate the test suite. Replaying every turn of a long session is slow (each scripted request
+makes pydantic-ai walk the whole history: 500 messages took 19 s, 1,000 took 139 s on the shared 2-core machine);
+`--last-turns N` scripts only the last N turns and resumes from the rest.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--run", action="store_true", help="also replay the scenario with the real runner")
+    parser.add_argument("--last-turns", type=int, default=None, help="script only the last N turns")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as temporary:
         directory = Path(temporary)
@@ -57,7 +61,7 @@ def main() -> None:
         output = directory / "suite" / "replay.yaml"
         for _ in range(args.repeat):
             wall, cpu = time.perf_counter(), time.process_time()
-            result = scaffold(ScaffoldOptions(source=source, output=output, force=True))
+            result = scaffold(ScaffoldOptions(source=source, output=output, force=True, last_turns=args.last_turns))
             walls.append(time.perf_counter() - wall)
             cpus.append(time.process_time() - cpu)
         golden = result.golden_path
