@@ -14,6 +14,7 @@ from agentrig.errors import UsageError
 from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import Message, TextPart, ToolCallPart, ToolReturnPart
 from agentrig.runtime.history.redaction import refresh_secrets
+from agentrig.runtime.scaffold import Unreplayable
 from agentrig.scenarios.schema import STORED_SCHEMA_PATH
 from tests.cli.cli_helpers import run_main
 from tests.scaffold import shop
@@ -242,6 +243,15 @@ def test_a_source_it_cannot_replay_exits_2_naming_the_message_and_writes_nothing
         f"agentrig: error: {source}: messages[1]: tool call(s) 'c1' have no recorded result (the conversation"
         " stopped before they ran); a scripted run would run them\n"
     )
+    assert not (tmp_path / "suite").exists()
+
+
+@pytest.mark.parametrize("parts", [(), (TextPart(content=" \n"),)])
+def test_an_empty_response_is_refused(parts: tuple[TextPart, ...], tmp_path: Path) -> None:
+    history = [Message.request(TextPart(content="Hello?")), Message.response(*parts)]
+    source = write_dump(tmp_path / "blank.json", history)
+    with pytest.raises(Unreplayable, match=r"messages\[1\]: an empty response"):
+        scaffold_to(source, tmp_path / "suite")
     assert not (tmp_path / "suite").exists()
 
 

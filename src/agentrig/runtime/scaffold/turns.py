@@ -229,6 +229,13 @@ def _response(walk: _Walk, index: int, message: Message, usage: Usage | None) ->
         raise Unreplayable(walk.path, index, "the history starts with a model response; a turn starts with the user")
     if walk.previous == "response":
         raise Unreplayable(walk.path, index, "two model responses in a row; each step answers one request")
+    if all(isinstance(part, TextPart) and not part.content.strip() for part in message.parts):
+        raise Unreplayable(
+            walk.path,
+            index,
+            "an empty response (no parts, or blank text only); agentrig's loop answers one with an empty-response"
+            " intervention, so a replay cannot end the same way",
+        )
     turn = walk.turns[-1]
     turn.steps.append(_step(walk.path, index, message, usage))
     turn.usages.append(usage)
@@ -289,8 +296,6 @@ def _step(path: Path, index: int, message: Message, usage: Usage | None) -> dict
             calls.append({"id": part.tool_call_id, "name": part.tool_name, "args": part.args})
     if calls:
         step["tool_calls"] = calls
-    if not message.parts:
-        step["empty"] = True
     if usage is not None:
         step["usage"] = _usage_json(usage)
     return step
