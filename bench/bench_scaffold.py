@@ -29,11 +29,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_history import generate_history  # noqa: E402
+from bench_history import generate_history
 
-from agentrig.runtime.history import jsonio  # noqa: E402
-from agentrig.runtime.models.conversion import dump_pydantic_ai_json  # noqa: E402
-from agentrig.runtime.scaffold import ScaffoldOptions, scaffold  # noqa: E402
+from agentrig.runtime.history import jsonio
+from agentrig.runtime.models.conversion import dump_pydantic_ai_json
+from agentrig.runtime.scaffold import ScaffoldOptions, scaffold
 
 
 def write_source(directory: Path, message_count: int) -> Path:

@@ -106,8 +106,8 @@ def scaffold(options: ScaffoldOptions) -> ScaffoldResult:
         f"Scaffolded by `agentrig scaffold` from {source.path.name}\n"
         f"source: {source.path.name}  sha256: {source.sha256}  messages: {len(source.messages)}"
     )
+    _validate(document, source.path)
     text = dump_yaml(document, header)
-    _validate(document)
     if earlier:  # the conversation before the scripted turns, resumed from (masked like the rest)
         _write(options.output.parent / "histories" / f"{name}.json", dumps_history(earlier, pretty=True))
     golden_path = options.output.parent / golden_relative if with_golden else None
@@ -115,7 +115,7 @@ def scaffold(options: ScaffoldOptions) -> ScaffoldResult:
         # The bytes `check_golden` compares (`canonical_golden_bytes`): pretty canonical JSON, no run ids.
         _write(golden_path, dumps_history(history, pretty=True))
     _write(options.output, text.encode())
-    tools = tuple(document.get("tools", {})) or tuple(dict.fromkeys(c.tool_name for t in turns for c in t.calls))
+    tools = tuple(dict.fromkeys(call.tool_name for turn in turns for call in turn.calls))
     return ScaffoldResult(
         scenario_path=options.output,
         golden_path=golden_path,
@@ -208,12 +208,22 @@ def _with_answers(turn: ScriptTurn, answers: dict[int, Any]) -> ScriptTurn:
     )
 
 
-def _validate(document: dict[str, Any]) -> None:
-    """The scenario must be valid: a scaffold that writes an invalid file is a bug, never the user's. (That the
-    YAML text loads back to this document is `dump_yaml`'s promise, tested with generated strings.)"""
+def _validate(document: dict[str, Any], source: Path) -> None:
+    """The scenario must be valid before anything is written; what the format cannot hold (a tool name it does
+    not accept, say) is named in one line. (That the YAML text loads back to this document is `dump_yaml`'s
+    promise, tested with generated strings.)"""
+    from pydantic import ValidationError
+
     from agentrig.scenarios.model import Scenario
 
-    Scenario.model_validate(document)
+    try:
+        Scenario.model_validate(document)
+    except ValidationError as error:
+        first = error.errors(include_url=False)[0]
+        where = ".".join(str(step) for step in first.get("loc", ()))
+        raise Unreplayable(
+            source, -1, f"the scenario would be invalid at {where}: {first.get('msg', 'invalid')}"
+        ) from None
 
 
 def _write(path: Path, data: bytes) -> None:

@@ -55,8 +55,6 @@ class Source:
     """The agent's instructions (or system prompt) as the source recorded them."""
     tool_schemas: Mapping[str, Mapping[str, Any]] = field(default_factory=dict[str, Mapping[str, Any]])
     """JSON Schemas of the tools the model was offered, by name, when the source recorded them."""
-    kind: str = "history"
-    """What the file was: `recording`, `session` or `history`."""
 
 
 def read_source(path: Path) -> Source:
@@ -75,14 +73,12 @@ def read_source(path: Path) -> Source:
     responses = sum(1 for m in messages if m.kind == "response")
     usages = _raw_usages(raw_messages, responses, path)
     instructions = _raw_instructions(raw_messages) or _system_prompt(messages)
-    kind = "session" if isinstance(data, dict) and "format" not in data else "history"
     return Source(
         path=path,
         sha256=digest,
         messages=messages,
         response_usage=usages,
         instructions=redact(instructions) if instructions else None,
-        kind=kind,
     )
 
 
@@ -189,5 +185,4 @@ def _from_recording(path: Path, digest: str) -> Source:
         response_usage=usages,
         instructions=redact(instructions) if instructions else None,
         tool_schemas=tools,
-        kind="recording",
     )

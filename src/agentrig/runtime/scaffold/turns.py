@@ -42,7 +42,8 @@ class Unreplayable(InputError):
     """The source holds something a scenario cannot replay; the message names the file, the message and why."""
 
     def __init__(self, path: Path, index: int, reason: str) -> None:
-        super().__init__(f"{path}: messages[{index}]: {reason}")
+        # index -1: nothing in one message, the scenario as a whole
+        super().__init__(f"{path}: messages[{index}]: {reason}" if index >= 0 else f"{path}: {reason}")
         self.index = index
         self.reason = reason
 
