@@ -33,7 +33,7 @@ from bench_history import generate_history
 
 from agentrig.runtime.history import jsonio
 from agentrig.runtime.models.conversion import dump_pydantic_ai_json
-from agentrig.runtime.scaffold import ScaffoldOptions, scaffold
+from agentrig.runtime.scaffold import ScaffoldOptions, ScaffoldResult, scaffold
 
 
 def write_source(directory: Path, message_count: int) -> Path:
@@ -47,7 +47,7 @@ def write_source(directory: Path, message_count: int) -> Path:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="Benchmark agentrig scaffold on a long session.")
     parser.add_argument("--messages", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--run", action="store_true", help="also replay the scenario with the real runner")
@@ -59,11 +59,14 @@ def main() -> None:
         walls: list[float] = []
         cpus: list[float] = []
         output = directory / "suite" / "replay.yaml"
-        for _ in range(args.repeat):
+        options = ScaffoldOptions(source=source, output=output, force=True, last_turns=args.last_turns)
+        results: list[ScaffoldResult] = []
+        for _ in range(max(1, args.repeat)):
             wall, cpu = time.perf_counter(), time.process_time()
-            result = scaffold(ScaffoldOptions(source=source, output=output, force=True, last_turns=args.last_turns))
+            results.append(scaffold(options))
             walls.append(time.perf_counter() - wall)
             cpus.append(time.process_time() - cpu)
+        result = results[-1]
         golden = result.golden_path
         assert golden is not None
         print(f"source: {args.messages} messages, {source.stat().st_size / 1e6:.1f} MB (pydantic-ai dump)")
