@@ -14,7 +14,11 @@ from agentrig.errors import UsageError
 from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import Message, TextPart, ToolCallPart, ToolReturnPart
 from agentrig.runtime.history.redaction import refresh_secrets
+from agentrig.runtime.history.sessions import new_session
+from agentrig.runtime.history.tinyagent_export import session_to_tinyagent_json
 from agentrig.runtime.scaffold import Unreplayable
+from agentrig.runtime.suite.options import RunOptions
+from agentrig.runtime.suite.runner import run_suite
 from agentrig.scenarios.schema import STORED_SCHEMA_PATH
 from tests.cli.cli_helpers import run_main
 from tests.scaffold import shop
@@ -210,6 +214,22 @@ def test_last_turns_resumes_from_the_conversation_before_them(dump: Path, tmp_pa
     assert len(earlier) == 4
     assert "10.0" not in jsonio.dumps(earlier).decode().replace("10 EUR is 10.0 USD.", "")  # masked there too
     result = run_scenario(written.scenario_path)
+    assert result.status == "passed", failures(result)
+
+
+def test_a_tunacode_session_replays(tmp_path: Path) -> None:
+    session = new_session(working_directory="/work", messages=shop_history())
+    source = tmp_path / "tunacode.json"
+    jsonio.write_atomic(source, jsonio.dumps(session_to_tinyagent_json(session)))
+    assert "role" in jsonio.read_json_file(source)["messages"][0]  # tinyagent messages, not canonical ones
+    written = scaffold_to(source, tmp_path / "suite")
+    result = run_scenario(written.scenario_path)
+    assert result.status == "passed", failures(result)
+
+
+def test_the_scenario_replays_streamed_too(dump: Path, tmp_path: Path) -> None:
+    written = scaffold_to(dump, tmp_path)
+    (result,) = run_suite(RunOptions(paths=(written.scenario_path,), out_dir=None, stream=True)).results
     assert result.status == "passed", failures(result)
 
 
