@@ -6,6 +6,7 @@ The tool reads `RATES` at call time, so a test changes the agent's behaviour wit
 
 from __future__ import annotations
 
+from pydantic import BaseModel
 from pydantic_ai import Agent, ModelRetry
 
 RATES: dict[str, float] = {"USD": 1.0, "GBP": 0.85}
@@ -23,5 +24,24 @@ def build_agent() -> Agent[None, str]:
         if rate is None:
             raise ModelRetry(f"unknown currency {currency!r}; use one of {sorted(RATES)}")
         return round(amount * rate, 2)
+
+    return agent
+
+
+class Quote(BaseModel):
+    """A structured answer: the converted amount."""
+
+    amount: float
+    currency: str
+
+
+def build_quote_agent() -> Agent[None, Quote]:
+    """The converter answering with a `Quote` (pydantic-ai's output tool, `final_result`)."""
+    agent = Agent(None, output_type=Quote, instructions="Quote the converted amount.")
+
+    @agent.tool_plain
+    def convert(amount: float, currency: str) -> float:  # pyright: ignore[reportUnusedFunction]
+        """Convert an amount in euro to another currency."""
+        return round(amount * RATES[currency], 2)
 
     return agent

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,9 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
+from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelResponse
+from pydantic_ai.messages import ToolCallPart as PydanticToolCallPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from agentrig.errors import UsageError
 from agentrig.runtime.history import jsonio
@@ -230,6 +234,28 @@ def test_a_tunacode_session_replays(tmp_path: Path) -> None:
 def test_the_scenario_replays_streamed_too(dump: Path, tmp_path: Path) -> None:
     written = scaffold_to(dump, tmp_path)
     (result,) = run_suite(RunOptions(paths=(written.scenario_path,), out_dir=None, stream=True)).results
+    assert result.status == "passed", failures(result)
+
+
+def test_a_structured_output_is_expected_as_json(tmp_path: Path) -> None:
+    # The source: a real pydantic-ai run of the quote agent, stored as applications store it.
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:
+            convert = PydanticToolCallPart(tool_name="convert", args={"amount": 5, "currency": "GBP"})
+            return ModelResponse(parts=[convert])
+        output = PydanticToolCallPart(tool_name=info.output_tools[0].name, args={"amount": 4.25, "currency": "GBP"})
+        return ModelResponse(parts=[output])
+
+    run = asyncio.run(shop.build_quote_agent().run("5 EUR in GBP?", model=FunctionModel(respond)))
+    source = tmp_path / "quote.json"
+    source.write_bytes(ModelMessagesTypeAdapter.dump_json(run.all_messages()))
+
+    with pytest.raises(Unreplayable, match="an output tool ended the run"):
+        scaffold_to(source, tmp_path / "yaml")
+    written = scaffold_to(source, tmp_path / "suite", agent="tests.scaffold.shop:build_quote_agent")
+    (turn,) = _load(written.scenario_path)["turns"]
+    assert turn["expect"]["output"] == {"json_equals": {"amount": 4.25, "currency": "GBP"}}
+    result = run_scenario(written.scenario_path)
     assert result.status == "passed", failures(result)
 
 
