@@ -118,14 +118,20 @@ VALIDATION_ERRORS_SCRIPT: list[list[ModelResponsePart]] = [
 ]
 
 
-def run_validation_errors() -> list[ModelMessage]:
-    """History of a run whose tool call misses both required arguments once."""
+def validation_errors_agent() -> Agent[None, str]:
+    """An agent whose typed tool rejects a call that misses both required arguments."""
     agent = Agent(model_from_script(VALIDATION_ERRORS_SCRIPT))
 
     @agent.tool_plain
     def add(a: int, b: int) -> int:  # pyright: ignore[reportUnusedFunction]
         return a + b
 
+    return agent
+
+
+def run_validation_errors() -> list[ModelMessage]:
+    """History of a run whose tool call misses both required arguments once."""
+    agent = validation_errors_agent()
     result = asyncio.run(agent.run("add"))
     assert result.output == "3", result.output
     return result.all_messages()

@@ -19,7 +19,7 @@ os.environ.setdefault("TYPER_USE_RICH", "0")
 import typer  # must follow the environment default above
 
 from agentrig import __version__
-from agentrig.cli import check, convert, diff, matrix, merge, prompt, report, run, schema, validate
+from agentrig.cli import check, convert, diff, matrix, merge, prompt, report, run, scaffold, schema, validate
 from agentrig.errors import EXIT_INTERRUPTED, AgentrigError
 
 EXIT_CODES_HELP = (
@@ -70,6 +70,7 @@ _VERBS = {
     "matrix": matrix,
     "merge": merge,
     "report": report,
+    "scaffold": scaffold,
 }
 
 app = _new_app()

@@ -1,0 +1,157 @@
+"""The scenario document: turns, tools and expectations as a mapping, its golden history, and its YAML text.
+
+The expectations are what the source shows: per turn the tool-call sequence (names, ids and, for JSON-object
+arguments, the arguments exactly), the output (`equals` for text, `json_equals` for an output tool's
+arguments) and the usage when every step's was recorded; for the scenario the usage totals, the history
+invariants the source keeps (`all` when it keeps every one) and the golden canonical history.
+
+The golden history is the source's canonical history after the normalizations a scripted run implies
+(docs/scaffold.md): system prompts and run ids dropped (`sanitize_history_for_resume`, as every stored
+history), thoughts without their provider signature, and tool-result contents masked or dropped when asked.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import yaml
+
+from agentrig.runtime.history.canonical import Message, ThoughtPart, ToolCallPart, ToolReturnPart
+from agentrig.runtime.history.cleanup import sanitize_history_for_resume
+from agentrig.runtime.history.invariants import check_invariants
+from agentrig.runtime.history.usage import Usage
+from agentrig.runtime.history.violations import INVARIANT_NAMES
+from agentrig.runtime.scaffold.source import Source
+from agentrig.runtime.scaffold.tools import is_output_tool_call
+from agentrig.runtime.scaffold.turns import ScriptTurn
+
+__all__ = [
+    "MASKED",
+    "ToolResults",
+    "description",
+    "dump_yaml",
+    "golden_history",
+    "kept_invariants",
+    "normalized_part",
+    "turn_mapping",
+    "usage_expectation",
+]
+
+ToolResults = Literal["keep", "mask", "drop"]
+
+MASKED = "[MASKED]"
+"""What a masked tool result's content becomes (`--tool-results mask`)."""
+
+
+def golden_history(messages: Sequence[Message], tool_results: ToolResults, *, scripted: bool = True) -> list[Message]:
+    """The canonical history a faithful replay of `messages` ends with (`scripted=False`: as a resumed
+    `initial_history` keeps them, thoughts with their signatures)."""
+    result: list[Message] = []
+    for message in sanitize_history_for_resume(messages):
+        parts = tuple(normalized_part(part, tool_results, scripted=scripted) for part in message.parts)
+        result.append(Message(kind=message.kind, parts=parts))
+    return result
+
+
+def normalized_part(part: Any, tool_results: ToolResults, *, scripted: bool = True) -> Any:
+    """A part as the replay leaves it: a scripted thought without its signature, a tool result masked when asked."""
+    if scripted and isinstance(part, ThoughtPart) and (part.signature is not None or part.provider_name is not None):
+        return ThoughtPart(content=part.content)  # a scripted thought carries no provider signature
+    if isinstance(part, ToolReturnPart) and tool_results != "keep":
+        return dataclasses.replace(part, content=MASKED if tool_results == "mask" else None)
+    return part
+
+
+def turn_mapping(turn: ScriptTurn, *, own_agent: bool) -> dict[str, Any]:
+    """One scenario turn: the user's message, the script, and what must hold after it."""
+    expect: dict[str, Any] = {}
+    output = _output_expectation(turn, own_agent=own_agent)
+    if output is not None:
+        expect["output"] = output
+    if turn.calls:
+        expect["tool_calls"] = {"sequence": [_matcher(call) for call in turn.calls]}
+    usage = turn.usage
+    if usage is not None:
+        expect["usage"] = usage_expectation(usage)
+    mapping: dict[str, Any] = {"user": turn.user, "model": turn.steps}
+    if expect:
+        mapping["expect"] = expect
+    return mapping
+
+
+def _matcher(call: ToolCallPart) -> dict[str, Any]:
+    matcher: dict[str, Any] = {"name": call.tool_name, "id": call.tool_call_id}
+    if isinstance(call.args, dict):  # a raw string (malformed JSON) cannot be matched as arguments
+        matcher["args"] = call.args
+        matcher["args_match"] = "exact"
+    return matcher
+
+
+def _output_expectation(turn: ScriptTurn, *, own_agent: bool) -> dict[str, Any] | None:
+    last = turn.last_response
+    if last is None:
+        return None
+    if not last.tool_calls:
+        return {"equals": last.text} if any(p.part_kind == "text" for p in last.parts) else None
+    outputs = [call for call in last.tool_calls if is_output_tool_call(call)]
+    if own_agent and len(outputs) == 1 and isinstance(outputs[0].args, dict):
+        return {"json_equals": outputs[0].args}
+    return None
+
+
+def usage_expectation(usage: Usage) -> dict[str, int]:
+    """Exact usage: requests and tokens (cache tokens when any were recorded)."""
+    values = {"requests": usage.requests, "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
+    if usage.cache_read_tokens:
+        values["cache_read_tokens"] = usage.cache_read_tokens
+    if usage.cache_write_tokens:
+        values["cache_write_tokens"] = usage.cache_write_tokens
+    return values
+
+
+def kept_invariants(history: Sequence[Message]) -> str | list[str]:
+    """`all` when the history keeps every invariant, else the names of those it keeps."""
+    broken = {violation.code for violation in check_invariants(history)}
+    if not broken:
+        return "all"
+    return [name for name in INVARIANT_NAMES if name not in broken]
+
+
+def description(source: Source) -> str:
+    """The back-link to the source: its file name, content hash and message count."""
+    return (
+        f"Replays {source.path.name} (sha256:{source.sha256}, {len(source.messages)} messages), scaffolded by"
+        " agentrig scaffold."
+    )
+
+
+# libyaml's emitter when PyYAML was built with it (the wheels are): ten times faster on a long session.
+_SafeDumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class _Dumper(_SafeDumper):  # pyright: ignore[reportGeneralTypeIssues, reportUntypedBaseClass]
+    """Block style; multi-line strings as literal blocks when YAML allows it (PyYAML falls back to a quoted
+    scalar for text a block cannot hold exactly: trailing spaces, control characters). No anchors: a value
+    written twice (a call's arguments in the script and in its expectation) is written out twice."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
+def dump_yaml(document: dict[str, Any], header: str) -> str:
+    """The scenario file's text: a comment header, then the document in block style, keys in the order built."""
+    body = yaml.dump(
+        document, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=4096
+    )
+    comment = "".join(f"# {line}\n" if line else "#\n" for line in header.splitlines())
+    return comment + body

@@ -1,0 +1,94 @@
+"""YAML tools whose results are what the source recorded, matched by the call's arguments.
+
+Each tool gets one rule per distinct argument object (`when`: the whole object, so a call with a changed
+argument matches no rule and the run fails naming the call), answering as the source did: `return` the
+recorded content, or `retry` with the recorded message. When the same arguments were answered differently
+over the conversation, each of those calls gets its own rule, pinned by its ordinal (`call`). Calls whose
+arguments are not a JSON object need no rule: pydantic-ai answers them with validation errors itself.
+Rules with an ordinal come first, then the more specific ones (more keys), as rules match by subset.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import orjson
+
+from agentrig.runtime.history.canonical import RetryPromptPart, ToolCallPart
+from agentrig.runtime.scaffold.turns import Answer, ScriptTurn
+
+__all__ = ["yaml_tools"]
+
+
+def _outcome(answer: Answer) -> dict[str, Any]:
+    if isinstance(answer, RetryPromptPart):
+        return {"retry": answer.content}
+    return {"return": answer.content}
+
+
+def yaml_tools(turns: Sequence[ScriptTurn], schemas: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """The scenario's `tools` mapping: every tool the model called, in order of first call."""
+    order: list[str] = []
+    recorded: dict[str, list[tuple[int, dict[str, Any], dict[str, Any]]]] = defaultdict(list)
+    ordinals: dict[str, int] = defaultdict(int)
+    for turn in turns:
+        answers = {id(call): answer for call, answer in turn.answers}
+        for call in turn.calls:
+            if call.tool_name not in order:
+                order.append(call.tool_name)
+            answer = answers.get(id(call))
+            if not isinstance(call.args, dict) or answer is None:
+                continue  # never reaches the tool: pydantic-ai rejects the arguments before calling it
+            ordinals[call.tool_name] += 1
+            recorded[call.tool_name].append((ordinals[call.tool_name], call.args, _outcome(answer)))
+    tools: dict[str, Any] = {}
+    for name in order:
+        spec: dict[str, Any] = {"parameters": dict(schemas.get(name) or _inferred_schema(turns, name))}
+        spec["results"] = _rules(recorded[name])
+        tools[name] = spec
+    return tools
+
+
+def _rules(calls: list[tuple[int, dict[str, Any], dict[str, Any]]]) -> list[dict[str, Any]]:
+    by_args: dict[bytes, list[tuple[int, dict[str, Any], dict[str, Any]]]] = defaultdict(list)
+    for entry in calls:
+        by_args[_key(entry[1])].append(entry)
+    pinned: list[dict[str, Any]] = []
+    general: list[dict[str, Any]] = []
+    for entries in by_args.values():
+        outcomes = {_key(outcome) for _, _, outcome in entries}
+        if len(outcomes) == 1:
+            general.append({"when": entries[0][1], **entries[0][2]})
+        else:
+            pinned.extend({"when": args, "call": ordinal, **outcome} for ordinal, args, outcome in entries)
+    general.sort(key=lambda rule: -len(rule["when"]))
+    return [*pinned, *general]
+
+
+_JSON_TYPES = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"), (list, "array"))
+
+
+def _inferred_schema(turns: Sequence[ScriptTurn], name: str) -> dict[str, Any]:
+    """A schema from the arguments seen (the source recorded none): each key, typed by its first value."""
+    properties: dict[str, Any] = {}
+    for turn in turns:
+        for call in turn.calls:
+            if call.tool_name != name or not isinstance(call.args, dict):
+                continue
+            for key, value in call.args.items():
+                if key not in properties:
+                    kind = next((label for cls, label in _JSON_TYPES if isinstance(value, cls)), "object")
+                    properties[key] = {} if value is None else {"type": kind}
+    return {"type": "object", "properties": properties}
+
+
+def is_output_tool_call(call: ToolCallPart) -> bool:
+    """Whether the call is pydantic-ai's output tool (its default name, `final_result` or `final_result_<type>`)."""
+    return call.tool_name == "final_result" or call.tool_name.startswith("final_result_")
+
+
+def _key(value: Any) -> bytes:
+    """A value's identity as JSON with sorted keys (equal arguments written in another key order are equal)."""
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)

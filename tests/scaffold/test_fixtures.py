@@ -1,0 +1,112 @@
+"""Every real history among the test fixtures either replays exactly or is refused with the message and why.
+
+"Replays exactly": the scaffolded scenario, run by the real runner, passes; its golden check compares the run's
+whole canonical history byte for byte with the source's (after the documented normalizations), so a pass is the
+proof. A new history fixture must be added to one of the two tables (the last test looks).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agentrig.runtime.history import jsonio
+from agentrig.runtime.history.sessions import load_history_file
+from agentrig.runtime.scaffold import Unreplayable
+from agentrig.runtime.scaffold.document import golden_history
+from agentrig.runtime.suite.history_checks import canonical_golden_bytes
+from tests.scaffold.replay import REPO, failures, run_scenario, scaffold_to
+
+_DUMPS_AGENT = "tests.runtime.data.make_pydantic_ai_dumps:agent"
+_TOOLS_AGENT = "tests.runtime.history_scenarios:tools_and_retries_agent"
+_VALIDATION_AGENT = "tests.runtime.history_scenarios:validation_errors_agent"
+
+REPLAYED: dict[str, str | None] = {
+    "scenarios/fixtures/session.json": None,
+    "scenarios/fixtures/legacy-history.json": None,
+    "scenarios/fixtures/compaction_session.json": None,
+    "scenarios/fixtures/pydantic-ai-2.38-dump.json": None,
+    "tests/runtime/data/pydantic_ai_2_38_dump.json": _DUMPS_AGENT,
+    "tests/runtime/data/pydantic_ai_2_68_dump.json": _DUMPS_AGENT,
+    "tests/scaffold/data/pydantic_ai_1.107.10_dump.json": _DUMPS_AGENT,
+    "tests/runtime/convert_data/tools-and-retries-2.38.0.json": _TOOLS_AGENT,
+    "tests/runtime/convert_data/tools-and-retries-2.68.0.json": _TOOLS_AGENT,
+    "tests/runtime/convert_data/validation-errors-2.38.0.json": _VALIDATION_AGENT,
+    "tests/runtime/convert_data/validation-errors-2.68.0.json": _VALIDATION_AGENT,
+}
+"""Fixtures that replay exactly, and the agent whose real tools they need (None: YAML tools)."""
+
+_RESUMED_AFTER_CANCEL = "messages[10]: the user's message shares a request with tool results"
+_DEFERRED = "messages[2]: the results answer ['quick_1'] but the calls were"
+_IMAGE = "messages[0]: part 1 is a 'image' part"
+
+REFUSED: dict[str, tuple[str | None, str]] = {
+    **{
+        f"tests/compatibility/data/{name}": (_DUMPS_AGENT, _RESUMED_AFTER_CANCEL)
+        for name in (
+            "conversation.canonical.json",
+            "history-2.38.0.json",
+            "history-2.40.0.json",
+            "history-2.59.0.json",
+            "history-2.60.0.json",
+            "history-2.68.0.json",
+        )
+    },
+    "tests/runtime/convert_data/deferred-2.38.0.json": (None, _DEFERRED),
+    "tests/runtime/convert_data/deferred-2.68.0.json": (None, _DEFERRED),
+    "tests/history/tinyagent_data/tinyagent_messages.json": (None, _IMAGE),
+    "tests/history/tinyagent_data/tunacode_session.json": (None, _IMAGE),
+    "scenarios/fixtures/canonical-all-part-kinds.json": (
+        None,
+        "messages[2]: call 'call_2' (bash) has arguments that are not a JSON object",
+    ),
+    "scenarios/fixtures/stored-with-system-prompt-and-dangling-call.json": (
+        None,
+        "messages[3]: tool call(s) 'old_2' have no recorded result",
+    ),
+    # Without the agent, what only the agent's code produces is refused with a pointer to --agent.
+    "tests/runtime/data/pydantic_ai_2_68_dump.json": (None, "messages[4]: an output retry"),
+    "tests/runtime/convert_data/validation-errors-2.68.0.json": (
+        None,
+        "messages[2]: call 'call_missing' (add) was retried with validation errors of the agent's own argument",
+    ),
+}
+"""Fixtures a scenario cannot replay (with this agent), and the start of the reason given."""
+
+
+@pytest.mark.parametrize("fixture", sorted(REPLAYED))
+def test_the_scenario_reproduces_the_source_history(fixture: str, tmp_path: Path) -> None:
+    source = REPO / fixture
+    written = scaffold_to(source, tmp_path, agent=REPLAYED[fixture])
+    result = run_scenario(written.scenario_path)
+    assert result.status == "passed", failures(result)
+    # The golden the run matched is the source's own history, normalized (not something the run wrote).
+    assert written.golden_path is not None
+    expected = canonical_golden_bytes(golden_history(load_history_file(source), "keep"))
+    assert written.golden_path.read_bytes() == expected
+
+
+@pytest.mark.parametrize("fixture", sorted(REFUSED))
+def test_what_cannot_be_replayed_is_refused_naming_the_message(fixture: str, tmp_path: Path) -> None:
+    agent, reason = REFUSED[fixture]
+    with pytest.raises(Unreplayable) as refused:
+        scaffold_to(REPO / fixture, tmp_path, agent=agent)
+    assert refused.value.message.startswith(f"{REPO / fixture}: {reason}"), refused.value.message
+    assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_every_history_fixture_is_classified() -> None:
+    patterns = (
+        "scenarios/fixtures/*.json",
+        "tests/compatibility/data/*.json",
+        "tests/runtime/convert_data/*.json",
+        "tests/runtime/data/*.json",
+        "tests/history/tinyagent_data/*.json",
+        "tests/scaffold/data/*.json",
+    )
+    found = {str(path.relative_to(REPO)) for pattern in patterns for path in REPO.glob(pattern)}
+    assert found, "no fixtures found"
+    assert found - set(REPLAYED) - set(REFUSED) == set()
+    for fixture in found:
+        jsonio.read_json_file(REPO / fixture)  # each is a file agentrig reads, not a stray
