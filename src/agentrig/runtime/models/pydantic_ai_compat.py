@@ -13,6 +13,7 @@ import inspect
 import os
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from importlib.metadata import version
 from typing import Any, Final, Literal, TypeAlias
 
@@ -33,6 +34,7 @@ __all__ = [
     "RetryShape",
     "is_output_retry",
     "is_tool_retry",
+    "keep_over_limit_response",
     "output_retry_part",
     "repair_messages",
     "run_usage",
@@ -148,3 +150,17 @@ def output_retry_part(content: str | list[dict[str, Any]]) -> Any:
         )
         return vars(_messages)["RetryFeedbackPart"](content=content, retry=retry_info)
     return vars(_messages)["RetryPromptPart"](content=content)
+
+
+def keep_over_limit_response(messages: list[ModelMessage], response: Any) -> list[ModelMessage]:
+    """The history of a run a token limit ended, holding the response that crossed the limit.
+
+    pydantic-ai 2.38 checks the token limits before it appends the response (`_finish_handling`), so the run's
+    history ends with the request that response answered and the response is lost; 2.68 appends it first and
+    marks it `interrupted`. Keep it the later way on every version, so the same limit leaves the same history
+    (its unanswered calls are then closed as interrupted, as after any interrupted response).
+    """
+    if response is None or not messages or messages[-1].kind != "request" or response in messages:
+        return messages  # nothing was lost: no response, or the limit was checked before a request
+    return [*messages, replace(response, state="interrupted")]
+

@@ -105,6 +105,8 @@ class RequestModel(WrapperModel):
         super().__init__(wrapped)
         self.input_prefix = input_prefix
         self.fallback_parsing = fallback_parsing
+        self.last_response: ModelResponse | None = None
+        """The response the model gave last, as the run got it (see `pydantic_ai_compat.keep_over_limit_response`)."""
 
     async def request(
         self,
@@ -115,7 +117,10 @@ class RequestModel(WrapperModel):
         response = await self.wrapped.request(
             _with_prefix(messages, self.input_prefix), model_settings, model_request_parameters
         )
-        return with_fallback_tool_calls(response, messages) if self.fallback_parsing else response
+        if self.fallback_parsing:
+            response = with_fallback_tool_calls(response, messages)
+        self.last_response = response
+        return response
 
     @asynccontextmanager
     async def request_stream(
@@ -131,3 +136,4 @@ class RequestModel(WrapperModel):
             if self.fallback_parsing:
                 stream = parse_fallback_on_get(stream, lambda response: with_fallback_tool_calls(response, messages))
             yield stream
+            self.last_response = stream.get()

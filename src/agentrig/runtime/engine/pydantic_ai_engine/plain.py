@@ -20,6 +20,7 @@ import asyncio
 from typing import Any
 
 from pydantic_ai import Agent, DeferredToolRequests, RunCancelled, capture_run_messages
+from pydantic_ai.exceptions import UsageLimitExceeded
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelRequest, ModelResponse
 from pydantic_ai.models import Model
 from pydantic_ai.models.function import FunctionModel
@@ -43,7 +44,7 @@ from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.models import chain, pydantic_ai_compat
 from agentrig.runtime.models.conversion import to_canonical, to_pydantic_ai
 from agentrig.runtime.models.failures import classify
-from agentrig.runtime.models.request_model import InputPrefix
+from agentrig.runtime.models.request_model import InputPrefix, RequestModel
 from agentrig.runtime.models.run_control import RunControl, open_run_control
 from agentrig.runtime.models.stops import RunStopped, ScriptedToolFailure
 from agentrig.scenarios.model import Settings
@@ -103,6 +104,9 @@ class PydanticAIEngine:
                 return self._cancelled(cancelled, control, settings, estimated, len(request.history))
             except (KeyboardInterrupt, asyncio.CancelledError) as external:  # Ctrl-C: save, then re-raise
                 return self._interrupted(external, list(captured), len(request.history), estimated)
+            except UsageLimitExceeded as error:  # a token limit: the response that crossed it is kept
+                kept = pydantic_ai_compat.keep_over_limit_response(list(captured), _last_response(model))
+                return self._failed(error, kept, len(request.history), estimated)
             except Exception as error:  # every other failure is classified; the history stays intact
                 return self._failed(error, list(captured), len(request.history), estimated)
             finally:
@@ -268,3 +272,9 @@ def _responses_usage(messages: list[ModelMessage], *, estimated: bool) -> Usage:
                 1 for part in message.parts if part.part_kind == "tool-return" and part.outcome == "success"
             )
     return total + Usage(tool_calls=returned)
+
+
+def _last_response(model: Model) -> ModelResponse | None:
+    """The response the run's outermost model (`RequestModel`, from `chain.for_request`) gave last."""
+    return model.last_response if isinstance(model, RequestModel) else None
+
