@@ -35,6 +35,7 @@ from agentrig.runtime.suite.scenario_files import check_json
 __all__ = [
     "REPORT_FORMAT",
     "append_step_summary",
+    "entries_report",
     "load_report",
     "merge_reports",
     "report_entries",
@@ -212,6 +213,16 @@ def report_head(suite: SuiteResult) -> dict[str, Any]:
         "interrupted": suite.interrupted,
         "summary": _summary(suite.counts, len(suite.results), suite.duration_s),
     }
+
+
+def entries_report(
+    entries: Sequence[Mapping[str, Any]], *, duration_s: float, model: str | None = None, interrupted: bool = False
+) -> dict[str, Any]:
+    """report.json of scenarios whose entries (`scenario_json`) a front end gathered itself (the pytest plugin:
+    from every pytest-xdist worker), sorted by id as a run's are."""
+    head = report_head(SuiteResult(results=(), duration_s=duration_s, model=model, interrupted=interrupted))
+    scenarios = sorted(entries, key=lambda entry: entry["id"])
+    return {**head, "summary": summarize(scenarios, duration_s), "scenarios": scenarios}
 
 
 def report_entries(suite: SuiteResult, *, statuses: Collection[str] = STATUSES) -> Iterator[dict[str, Any]]:

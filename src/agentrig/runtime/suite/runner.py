@@ -39,6 +39,8 @@ __all__ = [
     "KeywordExpression",
     "RunOptions",
     "SuiteResult",
+    "check_recording_dirs",
+    "checked_options",
     "exit_code_for",
     "parse_shard",
     "run_one",
@@ -64,7 +66,8 @@ def _skipped(item: ScenarioRef, reason: str) -> ScenarioResult:
     )
 
 
-def _check_recording_dirs(options: RunOptions) -> None:
+def check_recording_dirs(options: RunOptions) -> None:
+    """A `UsageError` for a `--replay` directory that is missing or a `--record` path that is a file."""
     if options.replay_dir is not None and not options.replay_dir.is_dir():
         raise UsageError(f"--replay {options.replay_dir}: no such directory")
     if options.record_dir is not None and options.record_dir.exists() and not options.record_dir.is_dir():
@@ -86,7 +89,7 @@ def run_suite(
     started = time.perf_counter()
     refresh_secrets()  # the environment's key values, read once for this run's redaction
     try:
-        options = _checked(options)
+        options = checked_options(options)
         # Workers start first: the forkserver imports pydantic-ai (about a second) while this process reads the
         # scenario files, instead of after it.
         if pool is None and options.jobs > 1:
@@ -97,7 +100,7 @@ def run_suite(
             pool.shutdown(wait=False, cancel_futures=True)
 
 
-def _checked(options: RunOptions) -> RunOptions:
+def checked_options(options: RunOptions) -> RunOptions:
     """The options, `-j` capped per CPU; a `UsageError` for a combination that cannot run."""
     if options.jobs < 1:
         raise UsageError(f"-j/--jobs must be at least 1, got {options.jobs}")
@@ -128,7 +131,7 @@ def _run_suite(
     model = real_model(options.model, base_url=options.base_url) if options.jobs == 1 else None
     if options.model is not None and options.jobs > 1:
         real_model(options.model, base_url=options.base_url)  # fail fast here, not once per worker
-    _check_recording_dirs(options)
+    check_recording_dirs(options)
     earlier_folders = reports.prepare_run_out_dir(options.out_dir) if options.out_dir is not None else frozenset()
 
     # Results wait for the reports in a spool: a run of thousands of scenarios holds a thousand of them at most.
