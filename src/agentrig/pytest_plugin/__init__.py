@@ -22,8 +22,9 @@ from agentrig.pytest_plugin.state import STATE_KEY, PluginState, is_xdist_worker
 
 if TYPE_CHECKING:
     from agentrig.pytest_plugin.items import ScenarioFile
+    from agentrig.testing.scenarios import ScenarioRunner
 
-__all__ = ["RECORD_MODES"]
+__all__ = ["RECORD_MODES", "agentrig_scenario"]
 
 RECORD_MODES = ("none", "rewrite")
 """pytest-recording's modes whose meaning `agentrig run` has: `none` replays the recordings and fails a changed
@@ -95,3 +96,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         # A plain attribute holding JSON data: pytest-xdist sends it from the worker with the report.
         report.agentrig_entry = entry
     return report
+
+
+@pytest.fixture
+def agentrig_scenario(request: pytest.FixtureRequest) -> ScenarioRunner:
+    """Run a scenario inside your test with this session's `--agentrig-*` options (stream, model, record mode,
+    goldens): `agentrig_scenario.run({...}, agent=my_agent, deps=deps)` -> `agentrig.testing.ScenarioRun`."""
+    return request.config.stash[STATE_KEY].test_runner()

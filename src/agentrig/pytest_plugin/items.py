@@ -18,7 +18,7 @@ import pytest
 from agentrig.errors import AgentrigError
 from agentrig.pytest_plugin.state import STATE_KEY, PluginState
 
-__all__ = ["ScenarioFailure", "ScenarioFile", "ScenarioItem", "failure_text"]
+__all__ = ["ScenarioFailure", "ScenarioFile", "ScenarioItem"]
 
 BEHAVING_MARKERS = frozenset({"skip", "skipif", "xfail", "parametrize", "usefixtures", "filterwarnings"})
 """pytest's own markers, which do something to a test: a scenario tag with one of these names is no marker (`-k`
@@ -57,10 +57,10 @@ class ScenarioFile(pytest.File):
             located = dataclasses.replace(loaded, path=reported, base_dir=self.path.parent)
             yield ScenarioItem.from_parent(self, name=loaded.name, loaded=located)
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:  # pyright: ignore[reportIncompatibleMethodOverride]
         if isinstance(excinfo.value, AgentrigError):
             return excinfo.value.message  # `file:line: field: message`, no traceback
-        return super().repr_failure(excinfo, style=style)
+        return super().repr_failure(excinfo)
 
 
 def _shown_path(path: Path, base: Path) -> Path:
@@ -73,6 +73,9 @@ def _shown_path(path: Path, base: Path) -> Path:
 
 class ScenarioItem(pytest.Item):
     """One scenario: run through the session's `ScenarioSession`, the path `agentrig run` takes."""
+
+    agentrig_scenario = True
+    """Marks the items of this plugin (`state` finds them without importing this module)."""
 
     def __init__(self, *, loaded: Any, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -100,6 +103,8 @@ class ScenarioItem(pytest.Item):
         if entry["status"] == "skipped":
             pytest.skip(_skip_reason(entry))
         if entry["status"] in ("failed", "error"):
+            from agentrig.testing.failures import failure_text
+
             raise ScenarioFailure(failure_text(entry))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
@@ -136,29 +141,3 @@ def _properties(entry: Mapping[str, Any], state: PluginState) -> list[tuple[str,
 def _skip_reason(entry: Mapping[str, Any]) -> str:
     reasons = [check["skipped_reason"] for check in entry["checks"] if check.get("skipped_reason")]
     return reasons[0] if reasons else "skipped"
-
-
-def failure_text(entry: Mapping[str, Any]) -> str:
-    """A failed or errored scenario as `agentrig run` prints it: what errored, then each failed check."""
-    from agentrig.runtime.suite.report_files import describe_check
-
-    status = entry["status"]
-    lines = [f"{'ERROR' if status == 'error' else 'FAIL'} {entry['name']} ({entry['path']})"]
-    error = entry.get("error")
-    if error:
-        lines.append(f"  error {error['kind']}{_error_cause(error['kind'])}: {error['message']}")
-    for check in entry["checks"]:
-        if not check["passed"]:
-            lines.extend("  " + line for line in describe_check(check).splitlines())
-    return "\n".join(lines)
-
-
-def _error_cause(kind: str) -> str:
-    """What an error kind means for the reader: the provider failed, or the agent's own code raised."""
-    from agentrig.runtime.history.run_records import PROVIDER_ERROR_KINDS
-
-    if kind in PROVIDER_ERROR_KINDS:
-        return " (provider error)"
-    if kind == "agent_error":
-        return " (raised while running the scenario: the agent, its tools or its loading)"
-    return ""

@@ -21,6 +21,7 @@ from agentrig.errors import AgentrigError
 if TYPE_CHECKING:
     from agentrig.runtime.suite.options import RunOptions
     from agentrig.runtime.suite.single import ScenarioSession
+    from agentrig.testing.scenarios import ScenarioRunner
 
 __all__ = ["STATE_KEY", "PluginState", "is_xdist_worker"]
 
@@ -60,8 +61,8 @@ class PluginState:
         """The paths on the command line: a YAML file named there is collected wherever it is."""
         option = config.getoption
         self.out_dir = _absolute(here, option("agentrig_out"))
-        self.update_golden: bool = option("agentrig_update_golden")
-        self.engine: str = option("agentrig_engine")
+        self.update_golden = bool(option("agentrig_update_golden"))
+        self.engine = str(option("agentrig_engine"))
         self.options = self._run_options(here)
         self.pydantic_ai_version = pydantic_ai_version()
         self.names: dict[str, str] = {}
@@ -71,6 +72,7 @@ class PluginState:
         self.earlier_folders: frozenset[str] = frozenset()
         self.started = time.perf_counter()
         self._session: ScenarioSession | None = None
+        self._test_runner: ScenarioRunner | None = None
         if self.options.model is not None or self.options.replay_dir or self.options.record_dir or self.update_golden:
             self._usage_errors_now()
 
@@ -96,7 +98,7 @@ class PluginState:
             base_url=option("agentrig_base_url"),
             record_dir=recordings if mode == "rewrite" else None,
             replay_dir=recordings if mode == "none" else None,
-            stream=option("agentrig_stream"),
+            stream=bool(option("agentrig_stream")),
             default_deps=option("agentrig_deps"),
         )
 
@@ -132,6 +134,18 @@ class PluginState:
 
             self._session = ScenarioSession(self.options, execute=self._engine())
         return self._session
+
+    def test_runner(self) -> ScenarioRunner:
+        """The `agentrig_scenario` fixture's runner: this session's options, nothing written to --agentrig-out (its
+        reports list the collected scenarios; a test's own scenario comes back to the test)."""
+        if self._test_runner is None:
+            from dataclasses import replace
+
+            from agentrig.runtime.suite.single import ScenarioSession
+            from agentrig.testing.scenarios import ScenarioRunner
+
+            self._test_runner = ScenarioRunner(session=ScenarioSession(replace(self.options, out_dir=None)))
+        return self._test_runner
 
     def _engine(self) -> Any:
         if self.engine == "tinyagent":
@@ -195,7 +209,9 @@ class PluginState:
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         # pydantic-ai loads now, not inside the first scenario's time (--durations would blame that scenario).
-        if not session.config.option.collectonly and any(hasattr(item, "loaded") for item in session.items):
+        if not session.config.option.collectonly and any(
+            getattr(item, "agentrig_scenario", False) for item in session.items
+        ):
             try:
                 self.session()
             except AgentrigError as error:
@@ -221,6 +237,8 @@ class PluginState:
     def pytest_unconfigure(self) -> None:
         if self._session is not None:
             self._session.close()
+        if self._test_runner is not None:
+            self._test_runner.close()
 
 
 def _pytest_names(message: str) -> str:

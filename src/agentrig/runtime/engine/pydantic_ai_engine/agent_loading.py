@@ -198,9 +198,9 @@ def agent_for_scenario(
         key = agent_version(kind=f"user:{spec}", system_prompt=None, tools={}, settings=scenario.settings)
         key += f":{loaded.base_dir.resolve()}"
         if isinstance(target, AbstractAgent):
-            agent: AnyAgent = target
+            user_agent: AnyAgent = target
             return AgentHandle(
-                key=key, build=lambda: agent, label=spec, cache=cache, run_retries=_run_retries(scenario.settings)
+                key=key, build=lambda: user_agent, label=spec, cache=cache, run_retries=_run_retries(scenario.settings)
             )
 
         def build() -> AnyAgent:
