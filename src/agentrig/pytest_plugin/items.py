@@ -53,8 +53,9 @@ class ScenarioFile(pytest.File):
                     line=where,
                     field="name",
                 )
-            # Reported as rootdir-relative (the item's id, the report's); files resolved from the absolute folder.
-            located = dataclasses.replace(loaded, path=reported, base_dir=self.path.parent)
+            # Named rootdir-relative in reports (as the item's id); its files (goldens, histories) are resolved as
+            # `agentrig run` resolves them, from the file's folder as the command line reached it.
+            located = dataclasses.replace(loaded, path=reported)
             yield ScenarioItem.from_parent(self, name=loaded.name, loaded=located)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:  # pyright: ignore[reportIncompatibleMethodOverride]

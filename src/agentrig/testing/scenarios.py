@@ -8,6 +8,7 @@ agent object with deps objects, through the runtime `agentrig run` uses (`runtim
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,7 +87,10 @@ def load_scenario(
     if isinstance(scenario, Path) or (isinstance(scenario, str) and _names_a_file(scenario)):
         found = list(iter_scenarios([Path(scenario)]))
     else:
-        text = scenario if isinstance(scenario, str) else yaml.safe_dump(dict(scenario), sort_keys=False)
+        # A YAML string in a test is usually indented with the code around it.
+        text = (
+            textwrap.dedent(scenario) if isinstance(scenario, str) else yaml.safe_dump(dict(scenario), sort_keys=False)
+        )
         found = load_scenario_text(text, base_dir / INLINE_NAME if base_dir is not None else Path(INLINE_NAME))
         if not agent_given:  # a self-contained agent: its tools are the YAML's, known now (as a file's are)
             for loaded in found:
