@@ -9,7 +9,7 @@ import pytest
 import yaml  # noqa: F401  # pyright: ignore[reportUnusedImport]  # shared by pytester's inner sessions (tests/pytest_plugin/conftest.py)
 from typer.testing import CliRunner
 
-import agentrig.runtime.suite.single  # noqa: F401  # pyright: ignore[reportUnusedImport]
+import agentrig.runtime.suite.single  # pyright: ignore[reportUnusedImport]
 import agentrig.scenarios.loader  # noqa: F401  # pyright: ignore[reportUnusedImport]
 from agentrig.cli import app
 from agentrig.runtime.history import jsonio
@@ -74,7 +74,8 @@ def test_rewrite_records_and_none_replays_offline_as_agentrig_run_does(
 
     changed.assert_outcomes(failed=1)
     output = changed.stdout.str()
-    assert "Rome" in output and "Paris" in output, output
+    assert "Rome" in output, output
+    assert "Paris" in output, output
     assert len(server.requests) == 2
 
 

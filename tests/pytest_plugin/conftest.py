@@ -7,6 +7,6 @@ from __future__ import annotations
 
 import yaml  # noqa: F401  # pyright: ignore[reportUnusedImport]
 
-import agentrig.runtime.engine.pydantic_ai_engine.scenario_execution  # noqa: F401  # pyright: ignore[reportUnusedImport]
-import agentrig.runtime.suite.single  # noqa: F401  # pyright: ignore[reportUnusedImport]
+import agentrig.runtime.engine.pydantic_ai_engine.scenario_execution  # pyright: ignore[reportUnusedImport]
+import agentrig.runtime.suite.single  # pyright: ignore[reportUnusedImport]
 import agentrig.scenarios.loader  # noqa: F401  # pyright: ignore[reportUnusedImport]

@@ -21,7 +21,7 @@ from agentrig.testing import (
 
 
 def _agent() -> Agent[None, str]:
-    agent = Agent[None, str](None)
+    agent: Agent[None, str] = Agent(None)
 
     @agent.tool_plain
     def lookup(city: str, units: str = "metric") -> str:

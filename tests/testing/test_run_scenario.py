@@ -92,7 +92,7 @@ def test_a_yaml_string_and_a_file_give_the_same_scenario(tmp_path: Path) -> None
     from_file = run_scenario(file, name="first")
     from_file_name = run_scenario(str(file), name="second")
 
-    assert from_text.passed and from_file.passed and from_file_name.passed
+    assert [from_text.status, from_file.status, from_file_name.status] == ["passed"] * 3
     assert from_text.messages == from_file.messages
     assert from_file_name.output == "bye"
     with pytest.raises(ValueError, match=r"2 scenarios; pass name= \(the scenarios given: \['first', 'second'\]\)"):
