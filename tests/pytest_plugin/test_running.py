@@ -198,3 +198,34 @@ def test_ordinary_tests_beside_scenarios_run_as_before(pytester: pytest.Pytester
 
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*assert (1 + 1) == 3*"])  # pytest's own assertion rewriting, untouched
+
+
+def test_the_stream_option_runs_every_scenario_streamed(pytester: pytest.Pytester) -> None:
+    # Only a streamed run writes message_update events (docs/events.md).
+    streamed_only = scenario("deltas") + "expect:\n  events:\n    counts: [{event: message_update, min: 1}]\n"
+    write(pytester, {"scenarios/a.yaml": streamed_only})
+
+    plain = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    streamed = pytester.runpytest_inprocess("--agentrig-stream", "-p", "no:cacheprovider")
+
+    plain.assert_outcomes(failed=1)
+    plain.stdout.fnmatch_lines(["*message_update*"])
+    streamed.assert_outcomes(passed=1)
+
+
+def test_an_agent_calling_sys_exit_in_a_tool_errors_its_scenario_and_the_next_still_runs(
+    pytester: pytest.Pytester,
+) -> None:
+    exits = "from pydantic_ai import Agent\nimport sys\n\nagent = Agent()\n\n\n@agent.tool_plain\ndef crash() -> str:\n    sys.exit(4)\n"
+    crashing = "name: a-exits\nagent: exits_agent:agent\nturns:\n  - user: hi\n    model:\n"
+    crashing += "      - tool_calls: [{id: t1, name: crash, args: {}}]\n      - text: done\n"
+    write(
+        pytester, {"scenarios/exits_agent.py": exits, "scenarios/a.yaml": crashing, "scenarios/b.yaml": scenario("b")}
+    )
+
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        ["ERROR a-exits (scenarios/a.yaml)", "  error agent_error (*): the agent called sys.exit(4)"]
+    )

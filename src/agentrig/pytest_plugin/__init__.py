@@ -13,6 +13,7 @@ loaded by every pytest session of a project where agentrig is installed. docs/py
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +26,22 @@ if TYPE_CHECKING:
     from agentrig.testing.scenarios import ScenarioRunner
 
 __all__ = ["RECORD_MODES", "agentrig_scenario"]
+
+
+def _not_rewritten() -> None:
+    """Keep pytest's assertion rewriting off agentrig's own modules.
+
+    pytest rewrites every module of a distribution that registers a pytest11 plugin, imported from then on: here
+    all of agentrig (a hundred modules, the runtime and pydantic-ai's callers), which gains nothing from it (its
+    asserts are invariants, not tests) and is parsed, rewritten and compiled again wherever bytecode is not cached.
+    `mark_rewrite` has no public inverse; without the hook's set (another pytest) everything still works."""
+    for hook in sys.meta_path:
+        must_rewrite = getattr(hook, "_must_rewrite", None)
+        if type(hook).__name__ == "AssertionRewritingHook" and isinstance(must_rewrite, set):
+            must_rewrite.discard("agentrig")  # pyright: ignore[reportUnknownMemberType]
+
+
+_not_rewritten()
 
 RECORD_MODES = ("none", "rewrite")
 """pytest-recording's modes whose meaning `agentrig run` has: `none` replays the recordings and fails a changed
