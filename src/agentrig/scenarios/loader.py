@@ -200,16 +200,6 @@ def load_scenario_file(path: Path) -> list[LoadedScenario]:
     return scenarios
 
 
-def load_scenario_text(text: str, path: Path) -> list[LoadedScenario]:
-    """Load and validate scenarios given as YAML text (`agentrig.testing`'s inline scenarios): `path` names them in
-    errors and reports, and its directory resolves their relative file names. Raises the first `ScenarioError`.
-    Scripted calls to tools the agent lacks are not checked here (`tool_names`: the caller knows the agent)."""
-    scenarios, errors = _load_text(text, Path(path))
-    if errors:
-        raise errors[0]
-    return scenarios
-
-
 def _load_file(path: Path) -> tuple[list[LoadedScenario], list[ScenarioError]]:
     try:
         text = path.read_text(encoding="utf-8")
@@ -475,3 +465,13 @@ def iter_scenarios(paths: Iterable[Path]) -> Iterator[LoadedScenario]:
         if report.errors:
             raise report.errors[0]
         yield from report.scenarios
+
+
+def load_scenario_text(text: str, path: Path) -> list[LoadedScenario]:
+    """Load and validate scenarios given as YAML text (`agentrig.testing`'s inline scenarios): `path` names them in
+    errors and reports, and its directory resolves their relative file names. Raises the first `ScenarioError`.
+    Scripted calls to tools the agent lacks are not checked here (`tool_names`: the caller knows the agent)."""
+    scenarios, errors = _load_text(text, Path(path))
+    if errors:
+        raise errors[0]
+    return scenarios
