@@ -191,12 +191,19 @@ def examples(session: nox.Session) -> None:
         "rich",
         "fastapi",
         "httpx",
+        "pytest",
+        "pytest-xdist",
     )
     session.install("--no-deps", f"pydantic-ai-examples=={EXAMPLES_PIN}")
     session.run("python", "-c", PRINT_VERSION)
     # No provider key, no logfire output: the agents load and run offline from their scripts alone.
     offline = {"OPENAI_API_KEY": "", "GROQ_API_KEY": "", "LOGFIRE_CONSOLE": "false", "LOGFIRE_SEND_TO_LOGFIRE": "false"}
     session.run("agentrig", "run", "examples/pydantic_ai_examples", "--out", "out/examples", env=offline)
+    # The same scenarios as pytest items through the plugin (docs/pytest.md), one worker per core, beside a user's own
+    # test module (test_bank_support.py: agentrig.testing against the real agent and its deps).
+    plugin = ["-o", "agentrig_scenarios=examples/pydantic_ai_examples", "-p", "no:cacheprovider", *PARALLEL]
+    out = ["--agentrig-out", "out/examples-pytest", "--junitxml=out/pytest-examples.xml"]
+    session.run("pytest", *plugin, *out, "examples/pydantic_ai_examples", *session.posargs, env=offline)
 
 
 REPOSITORY_NOTE = """

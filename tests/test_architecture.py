@@ -128,6 +128,8 @@ PYDANTIC_AI_FREE_IMPORTS = (
     *all_modules("agentrig.scenarios"),
     *all_modules("agentrig.runtime.reports"),  # report.html reads a run's JSON: any front end may call it
     "agentrig.cli",
+    # pytest loads the plugin in every session of a project where agentrig is installed: it must stay light.
+    "agentrig.pytest_plugin",
     # The loop contract and the engine seam are framework-free: an engine for another framework reuses them.
     "agentrig.runtime.engine.orchestrator",
     "agentrig.runtime.engine.seam",
@@ -167,7 +169,8 @@ def test_runtime_layers_import_only_downwards() -> None:
     for source, targets in import_graph().items():
         source_layer = runtime_layer(source)
         for target in targets:
-            if target.startswith("agentrig.cli") and source.startswith(("agentrig.runtime", "agentrig.scenarios")):
+            front_end = target.startswith(("agentrig.cli", "agentrig.pytest_plugin", "agentrig.testing"))
+            if front_end and source.startswith(("agentrig.runtime", "agentrig.scenarios")):
                 offenders.append(f"{source} -> {target}")
                 continue
             target_layer = runtime_layer(target)

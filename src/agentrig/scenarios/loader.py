@@ -45,6 +45,7 @@ __all__ = [
     "iter_scenarios",
     "load_paths",
     "load_scenario_file",
+    "load_scenario_text",
     "validate_paths",
     "validation_report",
 ]
@@ -210,6 +211,10 @@ def _load_file(path: Path) -> tuple[list[LoadedScenario], list[ScenarioError]]:
     except (OSError, UnicodeDecodeError) as error:
         reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
         return [], [ScenarioError(f"cannot read file: {reason}", path=path)]
+    return _load_text(text, path)
+
+
+def _load_text(text: str, path: Path) -> tuple[list[LoadedScenario], list[ScenarioError]]:
     try:
         parsed = parse_yaml(text, path)
     except ScenarioError as error:
@@ -484,3 +489,13 @@ def iter_scenarios(paths: Iterable[Path]) -> Iterator[LoadedScenario]:
         if report.errors:
             raise report.errors[0]
         yield from report.scenarios
+
+
+def load_scenario_text(text: str, path: Path) -> list[LoadedScenario]:
+    """Load and validate scenarios given as YAML text (`agentrig.testing`'s inline scenarios): `path` names them in
+    errors and reports, and its directory resolves their relative file names. Raises the first `ScenarioError`.
+    Scripted calls to tools the agent lacks are not checked here (`tool_names`: the caller knows the agent)."""
+    scenarios, errors = _load_text(text, Path(path))
+    if errors:
+        raise errors[0]
+    return scenarios

@@ -36,6 +36,7 @@ from agentrig.runtime.suite.scenario_files import check_json
 __all__ = [
     "REPORT_FORMAT",
     "append_step_summary",
+    "entries_report",
     "load_report",
     "merge_reports",
     "report_entries",
@@ -329,3 +330,13 @@ def append_step_summary(out_dir: Path) -> None:
                 f"$GITHUB_STEP_SUMMARY {target}: cannot append the summary ({error.strerror or error}); "
                 f"the reports are in {out_dir}"
             ) from None
+
+
+def entries_report(
+    entries: Sequence[Mapping[str, Any]], *, duration_s: float, model: str | None = None, interrupted: bool = False
+) -> dict[str, Any]:
+    """report.json of scenarios whose entries (`scenario_json`) a front end gathered itself (the pytest plugin:
+    from every pytest-xdist worker), sorted by id as a run's are."""
+    head = report_head(SuiteResult(results=(), duration_s=duration_s, model=model, interrupted=interrupted))
+    scenarios = sorted(entries, key=lambda entry: entry["id"])
+    return {**head, "summary": summarize(scenarios, duration_s), "scenarios": scenarios}

@@ -47,6 +47,8 @@ __all__ = [
     "KeywordExpression",
     "RunOptions",
     "SuiteResult",
+    "check_recording_dirs",
+    "checked_options",
     "exit_code_for",
     "parse_shard",
     "run_one",
@@ -206,3 +208,10 @@ def _run_suite(
         html = HtmlOptions(engine=options.engine) if options.html_report else None
         reports.write_reports(options.out_dir, suite, html=html)
     return suite
+
+
+# For front ends that run scenarios one at a time (`single.ScenarioSession`): the same usage errors as `agentrig run`.
+checked_options = _checked
+"""The options, `-j` capped per CPU; a `UsageError` for a combination that cannot run."""
+check_recording_dirs = _check_recording_dirs
+"""A `UsageError` for a `--replay` directory that does not exist or a `--record` path that is a file."""

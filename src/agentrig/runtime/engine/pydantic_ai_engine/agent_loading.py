@@ -167,14 +167,28 @@ def _run_retries(settings: Settings) -> dict[str, int] | None:
 
 
 def agent_for_scenario(
-    loaded: LoadedScenario, *, cache: AgentCache | None = None, offline: bool = False
+    loaded: LoadedScenario, *, cache: AgentCache | None = None, offline: bool = False, agent: Any = None
 ) -> AgentHandle:
-    """The agent the scenario names (`agent:`), or a self-contained one built from its YAML.
+    """The agent the scenario names (`agent:`), or a self-contained one built from its YAML; `agent`, an `Agent`
+    object a Python caller holds (`agentrig.testing`), takes the place of both.
 
     A factory is called for this scenario alone (its agent is cached in the handle, not shared with other
     scenarios); `offline` imports the agent's module with placeholder provider keys (`deps.offline_import`).
     """
     scenario = loaded.scenario
+    if agent is not None:
+        if not isinstance(agent, AbstractAgent):
+            raise ScenarioError(f"agent= must be a pydantic-ai Agent, got {type(agent).__name__}", path=loaded.path)
+        given: AnyAgent = agent
+        label = f"{type(given).__name__}({given.name or 'unnamed'})"
+        key = agent_version(kind=f"object:{id(given)}", system_prompt=None, tools={}, settings=scenario.settings)
+        return AgentHandle(
+            key=key,
+            build=lambda: given,
+            label=label,
+            cache=AgentCache(),  # never shared: another object may get this id once this one is gone
+            run_retries=_run_retries(scenario.settings),
+        )
     if scenario.agent is not None:
         spec = scenario.agent
         search = [loaded.base_dir, Path.cwd()]
@@ -184,9 +198,9 @@ def agent_for_scenario(
         key = agent_version(kind=f"user:{spec}", system_prompt=None, tools={}, settings=scenario.settings)
         key += f":{loaded.base_dir.resolve()}"
         if isinstance(target, AbstractAgent):
-            agent: AnyAgent = target
+            user_agent: AnyAgent = target
             return AgentHandle(
-                key=key, build=lambda: agent, label=spec, cache=cache, run_retries=_run_retries(scenario.settings)
+                key=key, build=lambda: user_agent, label=spec, cache=cache, run_retries=_run_retries(scenario.settings)
             )
 
         def build() -> AnyAgent:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from contextlib import AsyncExitStack, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from pydantic_ai.models import Model, override_allow_model_requests
 
@@ -41,7 +42,7 @@ from agentrig.runtime.models.scripted import ScriptedModel
 from agentrig.runtime.models.usage_tap import UsageTap
 from agentrig.scenarios.loader import LoadedScenario
 
-__all__ = ["ScenarioExecution", "execute_scenario", "scripted_model_for"]
+__all__ = ["NO_DEPS", "ScenarioExecution", "execute_scenario", "scripted_model_for"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -112,20 +113,33 @@ def _native_dump(initial: list[Message], turns: list[bytes | None]) -> bytes:
     return jsonio.dumps(messages)
 
 
+NO_DEPS: Any = object()
+"""`execute_scenario(deps=...)` not given: the scenario's own `deps` (or none)."""
+
+
 async def execute_scenario(
-    loaded: LoadedScenario, *, model: Model | None = None, cache: AgentCache | None = None
+    loaded: LoadedScenario,
+    *,
+    model: Model | None = None,
+    cache: AgentCache | None = None,
+    agent: Any = None,
+    deps: Any = NO_DEPS,
 ) -> ScenarioExecution:
     """Run every turn of `loaded` in one session. `model=None` answers from the scenario's script.
 
-    A scripted run loads the agent offline (placeholder provider keys during its import) and refuses every
-    model request that is not scripted (pydantic-ai's `ALLOW_MODEL_REQUESTS`, set for the run only)."""
+    `agent` and `deps` are objects a Python caller holds (`agentrig.testing`): the agent runs in place of the one
+    the scenario names, with these deps. A scripted run loads the agent offline (placeholder provider keys during
+    its import) and refuses every model request that is not scripted (pydantic-ai's `ALLOW_MODEL_REQUESTS`, set
+    for the run only)."""
     scripted = model is None
     subagents = SubAgentScripts(loaded, scripted=scripted)
-    handle = agent_for_scenario(loaded, cache=cache, offline=scripted)
+    handle = agent_for_scenario(loaded, cache=cache, offline=scripted, agent=agent)
     guard = override_allow_model_requests(False) if scripted else nullcontext()
     async with AsyncExitStack() as stack:
         stack.enter_context(guard)
-        if loaded.scenario.deps is not None:
+        if deps is not NO_DEPS:
+            handle.deps = deps
+        elif loaded.scenario.deps is not None:
             handle.deps = await enter_deps(
                 loaded.scenario.deps,
                 stack,

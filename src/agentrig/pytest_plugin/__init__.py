@@ -1,0 +1,122 @@
+"""pytest's front end (a `pytest11` entry point): scenario files collected as test items, one per scenario.
+
+    pytest scenarios/                      # every scenario under scenarios/ as an item, `scenarios/f.yaml::name`
+    pytest -n auto -m smoke --lf           # pytest-xdist, tags as markers, last-failed: pytest's own features
+    pytest --agentrig-out agentrig-out     # the folders and report files `agentrig run --out` writes
+
+Thin, like `cli/`: options in, and each item runs through `runtime.suite.single.ScenarioSession`, the path
+`agentrig run` takes (`scenario_run.run_one_in_loop`). Which YAML is collected: files under the `agentrig_scenarios`
+ini paths (default `scenarios`, `agentrig run`'s default) by the loader's discovery rules, and files named on the
+command line; no other YAML is opened. Importing this module loads only pytest and the standard library: it is
+loaded by every pytest session of a project where agentrig is installed. docs/pytest.md is the user's guide.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from agentrig.pytest_plugin.state import STATE_KEY, PluginState, is_xdist_worker
+
+if TYPE_CHECKING:
+    from agentrig.pytest_plugin.items import ScenarioFile
+    from agentrig.testing.scenarios import ScenarioRunner
+
+__all__ = ["RECORD_MODES", "agentrig_scenario"]
+
+
+def _not_rewritten() -> None:
+    """Keep pytest's assertion rewriting off agentrig's own modules.
+
+    pytest rewrites every module of a distribution that registers a pytest11 plugin, imported from then on: here
+    all of agentrig (a hundred modules, the runtime and pydantic-ai's callers), which gains nothing from it (its
+    asserts are invariants, not tests) and is parsed, rewritten and compiled again wherever bytecode is not cached.
+    `mark_rewrite` has no public inverse; without the hook's set (another pytest) everything still works."""
+    for hook in sys.meta_path:
+        must_rewrite = getattr(hook, "_must_rewrite", None)
+        if type(hook).__name__ == "AssertionRewritingHook" and isinstance(must_rewrite, set):
+            must_rewrite.discard("agentrig")  # pyright: ignore[reportUnknownMemberType]
+
+
+_not_rewritten()
+
+RECORD_MODES = ("none", "rewrite")
+"""pytest-recording's modes whose meaning `agentrig run` has: `none` replays the recordings and fails a changed
+request (`--replay`); `rewrite` records every scenario anew from the real model (`--record`)."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("agentrig", "agentrig scenarios (docs/pytest.md)")
+    parser.addini(
+        "agentrig_scenarios",
+        "Paths (relative to the rootdir) whose *.yaml / *.yml files are agentrig scenarios.",
+        type="args",
+        default=["scenarios"],
+    )
+    group.addoption(
+        "--agentrig-out",
+        metavar="DIR",
+        help="Write report.json, junit.xml, summary.md and per-scenario folders as `agentrig run --out DIR` does.",
+    )
+    group.addoption(
+        "--agentrig-update-golden",
+        action="store_true",
+        help="Write this run's histories into the golden files (each scenario its own, atomically; works under -n).",
+    )
+    group.addoption("--agentrig-stream", action="store_true", help="Run every scenario streamed (`stream: true`).")
+    group.addoption("--agentrig-model", metavar="PROVIDER:NAME", help="Run against a real model; scripts are ignored.")
+    group.addoption("--agentrig-base-url", metavar="URL", help="Base URL of an OpenAI- or Anthropic-compatible server.")
+    group.addoption(
+        "--agentrig-record-mode",
+        choices=RECORD_MODES,
+        help="none: replay --agentrig-recordings offline, "
+        "a changed request fails; rewrite: record the real model's answers there (needs --agentrig-model).",
+    )
+    group.addoption("--agentrig-recordings", metavar="DIR", help="The recordings directory of --agentrig-record-mode.")
+    group.addoption("--agentrig-deps", metavar="MODULE:ATTR", help="Deps for scenarios that name none of their own.")
+    group.addoption(
+        "--agentrig-engine",
+        choices=("pydantic-ai", "tinyagent"),
+        default="pydantic-ai",
+        help="The engine each scenario runs on (as `agentrig run --engine`).",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    state = PluginState.from_config(config)
+    config.stash[STATE_KEY] = state
+    config.pluginmanager.register(state, "agentrig-state")  # its hooks see this session's state, not a global
+    config.addinivalue_line("markers", "agentrig: an agentrig scenario (added to every scenario item)")
+    if not is_xdist_worker(config):
+        state.prepare_out_dir()  # before any worker starts writing into it
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> ScenarioFile | None:
+    if file_path.suffix not in (".yaml", ".yml"):
+        return None
+    state = parent.config.stash[STATE_KEY]
+    if not state.collects(file_path):
+        return None
+    from agentrig.pytest_plugin.items import ScenarioFile
+
+    return ScenarioFile.from_parent(parent, path=file_path)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    entry = getattr(item, "agentrig_entry", None)
+    if call.when == "call" and entry is not None:
+        # A plain attribute holding JSON data: pytest-xdist sends it from the worker with the report.
+        report.agentrig_entry = entry
+    return report
+
+
+@pytest.fixture
+def agentrig_scenario(request: pytest.FixtureRequest) -> ScenarioRunner:
+    """Run a scenario inside your test with this session's `--agentrig-*` options (stream, model, record mode,
+    goldens): `agentrig_scenario.run({...}, agent=my_agent, deps=deps)` -> `agentrig.testing.ScenarioRun`."""
+    return request.config.stash[STATE_KEY].test_runner()

@@ -1,0 +1,144 @@
+"""A scenario file as a pytest collector, each scenario as an item; failures rendered as `agentrig run` prints them.
+
+A file that does not validate is a collection error whose text is agentrig's one-line `file:line: field: message`;
+a failing item shows the failed checks (expected, actual, the golden diff) and no traceback of agentrig's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentrig.errors import AgentrigError
+from agentrig.pytest_plugin.state import STATE_KEY, PluginState
+
+__all__ = ["ScenarioFailure", "ScenarioFile", "ScenarioItem"]
+
+BEHAVING_MARKERS = frozenset({"skip", "skipif", "xfail", "parametrize", "usefixtures", "filterwarnings"})
+"""pytest's own markers, which do something to a test: a scenario tag with one of these names is no marker (`-k`
+still matches it), or tagging a scenario `skip` would skip it."""
+
+_MARKER_NAME = re.compile(r"^[A-Za-z_][\w.+\-]*$")
+"""A tag that can be a marker: a name `-m` expressions accept and `markers` ini lines can register."""
+
+
+class ScenarioFailure(Exception):
+    """A scenario failed or errored; its text is the whole failure report."""
+
+
+class ScenarioFile(pytest.File):
+    """One scenario file: its scenarios, validated as `agentrig run` validates them."""
+
+    def collect(self) -> Iterator[ScenarioItem]:
+        from agentrig.scenarios.loader import iter_scenarios
+
+        state = self.config.stash[STATE_KEY]
+        shown = _shown_path(self.path, self.config.invocation_params.dir)
+        reported = _shown_path(self.path, self.config.rootpath)
+        for loaded in iter_scenarios([shown]):
+            first = state.names.setdefault(loaded.name, f"{shown}:{loaded.line}")
+            if first != f"{shown}:{loaded.line}":
+                from agentrig.errors import ScenarioError
+
+                where = loaded.line_of("name")
+                raise ScenarioError(
+                    f"duplicate scenario name '{loaded.name}' (first defined in {first})",
+                    path=shown,
+                    line=where,
+                    field="name",
+                )
+            # Named rootdir-relative in reports (as the item's id); its files (goldens, histories) are resolved as
+            # `agentrig run` resolves them, from the file's folder as the command line reached it.
+            located = dataclasses.replace(loaded, path=reported)
+            yield ScenarioItem.from_parent(self, name=loaded.name, loaded=located)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:  # pyright: ignore[reportIncompatibleMethodOverride]
+        if isinstance(excinfo.value, AgentrigError):
+            return excinfo.value.message  # `file:line: field: message`, no traceback
+        return super().repr_failure(excinfo)
+
+
+def _shown_path(path: Path, base: Path) -> Path:
+    """`path` relative to `base` when it is inside it (how messages and reports name it), else absolute."""
+    try:
+        return Path(os.path.relpath(path, base)) if path.is_relative_to(base) else path
+    except ValueError:  # another drive (Windows)
+        return path
+
+
+class ScenarioItem(pytest.Item):
+    """One scenario: run through the session's `ScenarioSession`, the path `agentrig run` takes."""
+
+    agentrig_scenario = True
+    """Marks the items of this plugin (`state` finds them without importing this module)."""
+
+    def __init__(self, *, loaded: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.loaded = loaded
+        self.agentrig_entry: dict[str, Any] | None = None
+        state = self.config.stash[STATE_KEY]
+        self.add_marker("agentrig")
+        for tag in loaded.tags:
+            self.extra_keyword_matches.add(tag)  # `-k tag`, whatever the tag is
+            if _marker_tag(tag, state):
+                self.add_marker(tag)
+
+    def runtest(self) -> None:
+        from agentrig.runtime.history.redaction import redact_json
+        from agentrig.runtime.suite.reports import scenario_json
+
+        state = self.config.stash[STATE_KEY]
+        try:
+            result = state.session().run(self.loaded)
+        except AgentrigError as error:  # e.g. a provider that cannot be built: the item's error, in one line
+            raise ScenarioFailure(error.message) from None
+        entry: dict[str, Any] = redact_json(scenario_json(result))
+        self.agentrig_entry = entry
+        self.user_properties.extend(_properties(entry, state))
+        if entry["status"] == "skipped":
+            pytest.skip(_skip_reason(entry))
+        if entry["status"] in ("failed", "error"):
+            from agentrig.testing.failures import failure_text
+
+            raise ScenarioFailure(failure_text(entry))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, ScenarioFailure):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, self.loaded.line - 1, f"scenario {self.name}"
+
+
+def _marker_tag(tag: str, state: PluginState) -> bool:
+    """Register `tag` as a marker (so `--strict-markers` accepts it) unless it is one of pytest's own."""
+    if tag in BEHAVING_MARKERS or not _MARKER_NAME.match(tag) or tag in ("and", "or", "not", "True", "False", "None"):
+        return False
+    registered = {line.split(":")[0].split("(")[0].strip() for line in state.config.getini("markers")}
+    if tag not in registered:
+        state.config.addinivalue_line("markers", f"{tag}: agentrig scenario tag")
+    return True
+
+
+def _properties(entry: Mapping[str, Any], state: PluginState) -> list[tuple[str, object]]:
+    """The testcase properties in JUnit: the pydantic-ai version, the status and the usage."""
+    usage = entry["usage"]
+    properties: list[tuple[str, object]] = [("agentrig_status", entry["status"])]
+    if state.pydantic_ai_version is not None:
+        properties.append(("pydantic_ai_version", state.pydantic_ai_version))
+    for key in ("requests", "input_tokens", "output_tokens", "total_tokens", "tool_calls"):
+        if key in usage:
+            properties.append((f"usage.{key}", usage[key]))
+    return properties
+
+
+def _skip_reason(entry: Mapping[str, Any]) -> str:
+    reasons = [check["skipped_reason"] for check in entry["checks"] if check.get("skipped_reason")]
+    return reasons[0] if reasons else "skipped"

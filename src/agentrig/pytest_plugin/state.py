@@ -1,0 +1,267 @@
+"""One pytest session's agentrig state: which YAML it collects, the run options, the scenario session items run in,
+and what the reports need. Registered as a plugin object per session (`pytest_configure`), so its hooks see their
+own session's state (pytester runs sessions inside sessions).
+
+Under pytest-xdist the controller prepares the output directory and writes the report files from the entries each
+worker's reports carry (`agentrig_entry`); each worker runs its own items and writes only their folders and goldens.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from collections.abc import Iterator
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from agentrig.errors import AgentrigError
+
+if TYPE_CHECKING:
+    from agentrig.runtime.suite.options import RunOptions
+    from agentrig.runtime.suite.single import ScenarioSession
+    from agentrig.testing.scenarios import ScenarioRunner
+
+__all__ = ["STATE_KEY", "PluginState", "is_xdist_worker"]
+
+SKIPPED_DIRECTORIES = frozenset({"golden", "recordings"})
+"""As `agentrig.scenarios.loader.SKIPPED_DIRECTORIES` (run artifacts beside scenarios; a test keeps them equal):
+not imported here, so a session that collects no scenario loads none of agentrig's YAML models."""
+
+
+def is_xdist_worker(config: pytest.Config) -> bool:
+    """This process is a pytest-xdist worker (its controller writes the reports)."""
+    return hasattr(config, "workerinput")
+
+
+def _absolute(base: Path, value: str | None) -> Path | None:
+    return None if value is None else (base / value).resolve()
+
+
+def pydantic_ai_version() -> str | None:
+    """The installed pydantic-ai's version, read from its metadata (importing it would cost a second)."""
+    for distribution in ("pydantic-ai-slim", "pydantic-ai"):
+        try:
+            return metadata.version(distribution)
+        except metadata.PackageNotFoundError:
+            continue
+    return None
+
+
+class PluginState:
+    """What one pytest session knows about its scenarios."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        here = config.invocation_params.dir
+        self.roots = tuple((config.rootpath / entry).resolve() for entry in config.getini("agentrig_scenarios"))
+        """The `agentrig_scenarios` paths: the YAML under them is scenarios."""
+        self.named = frozenset((here / str(arg).split("::")[0]).resolve() for arg in config.args)
+        """The paths on the command line: a YAML file named there is collected wherever it is."""
+        option = config.getoption
+        self.out_dir = _absolute(here, option("agentrig_out"))
+        self.update_golden = bool(option("agentrig_update_golden"))
+        self.engine = str(option("agentrig_engine"))
+        self.options = self._run_options(here)
+        self.pydantic_ai_version = pydantic_ai_version()
+        self.names: dict[str, str] = {}
+        """Scenario name -> `file:line` where it is first collected (names are unique across a run, as in `run`)."""
+        self.entries: list[dict[str, Any]] = []
+        """Report entries of the scenarios that ran (on the controller: from every worker)."""
+        self.earlier_folders: frozenset[str] = frozenset()
+        self.started = time.perf_counter()
+        self._session: ScenarioSession | None = None
+        self._test_runner: ScenarioRunner | None = None
+        self._frozen = False
+        if self.options.model is not None or self.options.replay_dir or self.options.record_dir or self.update_golden:
+            self._usage_errors_now()
+
+    @classmethod
+    def from_config(cls, config: pytest.Config) -> PluginState:
+        return cls(config)
+
+    def _run_options(self, here: Path) -> RunOptions:
+        from agentrig.runtime.suite.options import RunOptions
+
+        option = self.config.getoption
+        mode: str | None = option("agentrig_record_mode")
+        recordings = _absolute(here, option("agentrig_recordings"))
+        if mode is not None and recordings is None:
+            raise pytest.UsageError(f"--agentrig-record-mode {mode} needs --agentrig-recordings DIR")
+        if mode is None and recordings is not None:
+            raise pytest.UsageError("--agentrig-recordings needs --agentrig-record-mode none (replay) or rewrite")
+        return RunOptions(
+            paths=(),
+            out_dir=self.out_dir,
+            update_golden=self.update_golden,
+            model=option("agentrig_model"),
+            base_url=option("agentrig_base_url"),
+            record_dir=recordings if mode == "rewrite" else None,
+            replay_dir=recordings if mode == "none" else None,
+            stream=bool(option("agentrig_stream")),
+            default_deps=option("agentrig_deps"),
+        )
+
+    # ---------------------------------------------------------------------------------------- collection
+
+    def collects(self, path: Path) -> bool:
+        """Whether `path` (a *.yaml / *.yml file pytest reached) is a scenario file of this session."""
+        resolved = path.resolve()
+        if resolved in self.named:
+            return True
+        for root in self.roots:
+            if resolved == root:
+                return True
+            if resolved.is_relative_to(root):
+                relative = resolved.relative_to(root).parts
+                hidden_or_artifact = any(part in SKIPPED_DIRECTORIES or part.startswith(".") for part in relative[:-1])
+                return not hidden_or_artifact and not resolved.name.startswith(("_", "."))
+        return False
+
+    # ---------------------------------------------------------------------------------------- running
+
+    def _usage_errors_now(self) -> None:
+        """Option combinations that cannot run are a usage error before anything runs, as `agentrig run` says."""
+        try:
+            self.session()
+        except AgentrigError as error:
+            raise pytest.UsageError(_pytest_names(error.message)) from None
+
+    def session(self) -> ScenarioSession:
+        """The scenario session every item of this process runs in (built on first use: it loads pydantic-ai)."""
+        if self._session is None:
+            from agentrig.runtime.suite.single import ScenarioSession
+
+            self._session = ScenarioSession(self.options, execute=self._engine())
+        return self._session
+
+    def test_runner(self) -> ScenarioRunner:
+        """The `agentrig_scenario` fixture's runner: this session's options, nothing written to --agentrig-out (its
+        reports list the collected scenarios; a test's own scenario comes back to the test)."""
+        if self._test_runner is None:
+            from dataclasses import replace
+
+            from agentrig.runtime.suite.single import ScenarioSession
+            from agentrig.testing.scenarios import ScenarioRunner
+
+            self._test_runner = ScenarioRunner(session=ScenarioSession(replace(self.options, out_dir=None)))
+        return self._test_runner
+
+    def _engine(self) -> Any:
+        if self.engine == "tinyagent":
+            from agentrig.runtime.engine.tinyagent_engine.execution import execute_scenario_tinyagent
+
+            return execute_scenario_tinyagent
+        return None
+
+    # ---------------------------------------------------------------------------------------- reports
+
+    def prepare_out_dir(self) -> None:
+        if self.out_dir is None:
+            return
+        from agentrig.runtime.suite.reports import prepare_run_out_dir
+
+        try:
+            self.earlier_folders = prepare_run_out_dir(self.out_dir)
+        except AgentrigError as error:
+            raise pytest.UsageError(_pytest_names(error.message)) from None
+
+    def write_reports(self, *, interrupted: bool) -> None:
+        """report.json, junit.xml and summary.md of the scenarios that ran; the folders of any others removed."""
+        if self.out_dir is None:
+            return
+        from agentrig.runtime.suite.reports import entries_report, write_report_files
+        from agentrig.runtime.suite.scenario_files import remove_scenario_folders
+
+        remove_scenario_folders(self.out_dir, self.earlier_folders - {entry["name"] for entry in self.entries})
+        report = entries_report(
+            self.entries,
+            duration_s=time.perf_counter() - self.started,
+            model=self.options.model,
+            interrupted=interrupted,
+        )
+        write_report_files(self.out_dir, report)
+
+    def golden_lines(self) -> Iterator[str]:
+        """`golden written: PATH` / `golden updated: PATH` for each golden this run wrote, and a count line."""
+        written = unchanged = 0
+        for entry in sorted(self.entries, key=lambda entry: entry["id"]):
+            for check in entry["checks"]:
+                if check["name"] != "scenario: golden" or not check["passed"]:
+                    continue
+                detail = str(check.get("detail") or "")
+                if detail.startswith(("golden written", "golden updated")):
+                    written += 1
+                    yield detail
+                else:
+                    unchanged += 1
+        yield f"golden files: {written} written or updated, {unchanged} unchanged"
+
+    # ---------------------------------------------------------------------------------------- hooks
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.started = time.perf_counter()
+        from _pytest.junitxml import xml_key  # the LogXML object (record_testsuite_property uses it the same way)
+
+        xml = session.config.stash.get(xml_key, None)
+        if xml is not None and self.pydantic_ai_version is not None:
+            xml.add_global_property("pydantic_ai_version", self.pydantic_ai_version)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        # pydantic-ai loads now, not inside the first scenario's time (--durations would blame that scenario).
+        if session.config.option.collectonly or not any(
+            getattr(item, "agentrig_scenario", False) for item in session.items
+        ):
+            return
+        try:
+            self.session()
+        except AgentrigError as error:
+            raise pytest.UsageError(_pytest_names(error.message)) from None
+        # As `agentrig run` does (runner.py): what lives now (modules, collected items) lives as long as the run, so
+        # the cyclic collector's full passes leave it alone and scan only what the scenarios make (8% of a run).
+        gc.freeze()
+        self._frozen = True
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        entry = getattr(report, "agentrig_entry", None)
+        if entry is not None and report.when == "call":
+            self.entries.append(entry)
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if not is_xdist_worker(session.config):
+            self.write_reports(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.update_golden and self.entries:
+            terminalreporter.section("agentrig goldens")
+            for line in self.golden_lines():
+                terminalreporter.write_line(line)
+        if self.out_dir is not None and self.entries:
+            terminalreporter.write_line(f"agentrig reports: {self.out_dir}/ (report.json, junit.xml, summary.md)")
+
+    def pytest_unconfigure(self) -> None:
+        if self._frozen:
+            gc.unfreeze()
+        if self._session is not None:
+            self._session.close()
+        if self._test_runner is not None:
+            self._test_runner.close()
+
+
+def _pytest_names(message: str) -> str:
+    """An `agentrig run` usage message in the plugin's option names."""
+    for cli, plugin in (
+        ("--update-golden", "--agentrig-update-golden"),
+        ("--record and --replay", "--agentrig-record-mode"),
+        ("--record", "--agentrig-record-mode rewrite"),
+        ("--replay", "--agentrig-record-mode none"),
+        ("--model", "--agentrig-model"),
+        ("--out", "--agentrig-out"),
+    ):
+        message = message.replace(cli, plugin)
+    return message
+
+
+STATE_KEY = pytest.StashKey[PluginState]()

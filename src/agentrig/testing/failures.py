@@ -1,0 +1,35 @@
+"""A failed or errored scenario as text, the way `agentrig run` prints it: for a pytest item's failure and for
+`ScenarioRun.assert_passed()`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["failure_text"]
+
+
+def failure_text(entry: Mapping[str, Any]) -> str:
+    """A failed or errored scenario as `agentrig run` prints it: what errored, then each failed check."""
+    from agentrig.runtime.suite.report_files import describe_check
+
+    status = entry["status"]
+    lines = [f"{'ERROR' if status == 'error' else 'FAIL'} {entry['name']} ({entry['path']})"]
+    error = entry.get("error")
+    if error:
+        lines.append(f"  error {error['kind']}{_error_cause(error['kind'])}: {error['message']}")
+    for check in entry["checks"]:
+        if not check["passed"]:
+            lines.extend("  " + line for line in describe_check(check).splitlines())
+    return "\n".join(lines)
+
+
+def _error_cause(kind: str) -> str:
+    """What an error kind means for the reader: the provider failed, or the agent's own code raised."""
+    from agentrig.runtime.history.run_records import PROVIDER_ERROR_KINDS
+
+    if kind in PROVIDER_ERROR_KINDS:
+        return " (provider error)"
+    if kind == "agent_error":
+        return " (raised while running the scenario: the agent, its tools or its loading)"
+    return ""

@@ -1,0 +1,257 @@
+"""Run one scenario inside a user's own test: given inline (a dict, a YAML string) or as a file, against the user's
+agent object with deps objects, through the runtime `agentrig run` uses (`runtime.suite.single.ScenarioSession`).
+
+    run = run_scenario({"name": "balance", "turns": [...]}, agent=support_agent, deps=deps)
+    run.assert_passed()                   # the scenario's own expectations, as `agentrig run` checks them
+    assert run.output == "..."; run.messages; run.usage; run.checks
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agentrig.runtime.history.canonical import JsonValue, Message
+from agentrig.runtime.history.run_records import Check, RunError, ScenarioResult
+from agentrig.runtime.history.usage import Usage
+
+if TYPE_CHECKING:
+    from agentrig.runtime.suite.single import ScenarioSession
+    from agentrig.scenarios.loader import LoadedScenario
+
+__all__ = ["NOT_GIVEN", "ScenarioRun", "ScenarioRunner", "load_scenario", "run_scenario", "run_scenario_async"]
+
+NOT_GIVEN: Any = object()
+"""`deps=` not given: the scenario's own `deps` (or none)."""
+
+INLINE_NAME = "<inline>"
+"""How an inline scenario's file is named in messages (it has none)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScenarioRun:
+    """What one scenario run produced: its verdict and checks, and what the agent did."""
+
+    name: str
+    status: str
+    """passed, failed or error (the statuses of `agentrig run`)."""
+    output: str | None
+    """The last turn's output as text (a structured output as its JSON text)."""
+    output_json: JsonValue
+    """The last turn's structured output as JSON data (None for a text output)."""
+    messages: tuple[Message, ...]
+    """The canonical history of the whole scenario (what history.json holds); the assertions accept the run."""
+    usage: Usage
+    """The usage summed over every turn."""
+    checks: tuple[Check, ...]
+    """Every check of the scenario's expectations, passed or not."""
+    error: RunError | None = None
+    """The error that made the scenario fail or error, if any."""
+    report: dict[str, Any] = field(default_factory=dict[str, Any], repr=False)
+    """The scenario's report.json entry."""
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+    @property
+    def failed_checks(self) -> tuple[Check, ...]:
+        return tuple(check for check in self.checks if not check.passed)
+
+    def assert_passed(self) -> None:
+        """Raise an `AssertionError` reading like `agentrig run`'s failure (checks, expected, actual, diffs)."""
+        if self.status in ("failed", "error"):
+            from agentrig.testing.failures import failure_text
+
+            raise AssertionError(failure_text(self.report))
+
+
+def load_scenario(
+    scenario: Mapping[str, Any] | str | Path,
+    *,
+    name: str | None = None,
+    base_dir: Path | None = None,
+    agent_given: bool = False,
+) -> LoadedScenario:
+    """The one scenario `scenario` gives, validated as `agentrig run` validates it: a mapping, YAML text, or a
+    path to a scenario file (`name` picks one of several). Relative file names in an inline scenario (a golden,
+    an initial history) are resolved against `base_dir` (default: the current directory)."""
+    import yaml
+
+    from agentrig.scenarios.loader import iter_scenarios, load_scenario_text
+    from agentrig.scenarios.tool_names import unknown_tool_call_errors
+
+    if isinstance(scenario, Path) or (isinstance(scenario, str) and _names_a_file(scenario)):
+        found = list(iter_scenarios([Path(scenario)]))
+    else:
+        # A YAML string in a test is usually indented with the code around it.
+        text = (
+            textwrap.dedent(scenario) if isinstance(scenario, str) else yaml.safe_dump(dict(scenario), sort_keys=False)
+        )
+        found = load_scenario_text(text, base_dir / INLINE_NAME if base_dir is not None else Path(INLINE_NAME))
+        if not agent_given:  # a self-contained agent: its tools are the YAML's, known now (as a file's are)
+            for loaded in found:
+                errors = unknown_tool_call_errors(loaded.scenario, path=loaded.path, node=loaded.node)
+                if errors:
+                    raise errors[0]
+    chosen = [loaded for loaded in found if name is None or loaded.name == name]
+    if len(chosen) != 1:
+        names = [loaded.name for loaded in found]
+        wanted = f"no scenario named {name!r}" if name is not None else f"{len(found)} scenarios; pass name="
+        raise ValueError(f"{wanted} (the scenarios given: {names})")
+    return chosen[0].detached()
+
+
+def _names_a_file(text: str) -> bool:
+    return "\n" not in text and text.endswith((".yaml", ".yml"))
+
+
+def _as_run(result: ScenarioResult, report: dict[str, Any]) -> ScenarioRun:
+    last = result.turns[-1] if result.turns else None
+    return ScenarioRun(
+        name=result.name,
+        status=result.status,
+        output=last.output if last is not None else None,
+        output_json=last.output_json if last is not None else None,
+        messages=result.history,
+        usage=result.usage,
+        checks=result.checks,
+        error=result.error,
+        report=report,
+    )
+
+
+class ScenarioRunner:
+    """Runs scenarios with one set of run options (the `agentrig_scenario` fixture holds one per pytest session,
+    built from its `--agentrig-*` options); `run_scenario` builds one per call."""
+
+    def __init__(
+        self,
+        *,
+        model: str | None = None,
+        base_url: str | None = None,
+        stream: bool = False,
+        update_golden: bool = False,
+        record_dir: Path | None = None,
+        replay_dir: Path | None = None,
+        session: ScenarioSession | None = None,
+    ) -> None:
+        if session is None:
+            from agentrig.runtime.suite.options import RunOptions
+            from agentrig.runtime.suite.single import ScenarioSession
+
+            options = RunOptions(
+                paths=(),
+                out_dir=None,  # nothing written: the result comes back to the test, with its history
+                model=model,
+                base_url=base_url,
+                stream=stream,
+                update_golden=update_golden,
+                record_dir=record_dir,
+                replay_dir=replay_dir,
+            )
+            session = ScenarioSession(options)
+        self._session = session
+
+    def _prepared(
+        self, scenario: Mapping[str, Any] | str | Path, agent: Any, deps: Any, name: str | None, base_dir: Path | None
+    ) -> tuple[LoadedScenario, Any]:
+        from agentrig.runtime.suite.single import with_agent
+
+        loaded = load_scenario(scenario, name=name, base_dir=base_dir, agent_given=agent is not None)
+        if isinstance(agent, str):  # `module:attribute`, as a scenario's `agent:` names it
+            loaded = _with_agent_spec(loaded, agent)
+            agent = None
+        execute = with_agent(None, agent=agent, deps=deps, deps_given=deps is not NOT_GIVEN)
+        return loaded, execute
+
+    def run(
+        self,
+        scenario: Mapping[str, Any] | str | Path,
+        *,
+        agent: Any = None,
+        deps: Any = NOT_GIVEN,
+        name: str | None = None,
+        base_dir: Path | None = None,
+    ) -> ScenarioRun:
+        """Run one scenario (see `run_scenario`)."""
+        loaded, execute = self._prepared(scenario, agent, deps, name, base_dir)
+        return self._finish(self._session.run(loaded, execute=execute))
+
+    async def run_async(
+        self,
+        scenario: Mapping[str, Any] | str | Path,
+        *,
+        agent: Any = None,
+        deps: Any = NOT_GIVEN,
+        name: str | None = None,
+        base_dir: Path | None = None,
+    ) -> ScenarioRun:
+        """`run` from an async test (inside its running event loop)."""
+        loaded, execute = self._prepared(scenario, agent, deps, name, base_dir)
+        return self._finish(await self._session.run_async(loaded, execute=execute))
+
+    def _finish(self, result: ScenarioResult) -> ScenarioRun:
+        from agentrig.runtime.history.redaction import redact_json
+        from agentrig.runtime.suite.reports import scenario_json
+
+        return _as_run(result, redact_json(scenario_json(result)))
+
+    def close(self) -> None:
+        self._session.close()
+
+
+def _with_agent_spec(loaded: LoadedScenario, spec: str) -> LoadedScenario:
+    from dataclasses import replace
+
+    from agentrig.scenarios.model import Scenario
+
+    data = loaded.scenario.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    return replace(loaded, scenario=Scenario.model_validate({**data, "agent": spec}))
+
+
+def run_scenario(
+    scenario: Mapping[str, Any] | str | Path,
+    *,
+    agent: Any = None,
+    deps: Any = NOT_GIVEN,
+    name: str | None = None,
+    base_dir: Path | None = None,
+    model: str | None = None,
+    stream: bool = False,
+    update_golden: bool = False,
+) -> ScenarioRun:
+    """Run one scenario and return what it did; it does not raise for a failing check (`assert_passed()` does).
+
+    `scenario`: a mapping, YAML text, or a scenario file's path (`name` picks one of several). `agent`: your
+    pydantic-ai `Agent` object (or `module:attribute`), run in place of the scenario's `agent:` with its real
+    tools; its model is replaced by the scenario's script, or by `model` (`provider:name`, a real model).
+    `deps`: the deps object for its runs (default: the scenario's `deps:`). Call from a test function or a
+    fixture; from an async test, use `run_scenario_async`."""
+    runner = ScenarioRunner(model=model, stream=stream, update_golden=update_golden)
+    try:
+        return runner.run(scenario, agent=agent, deps=deps, name=name, base_dir=base_dir)
+    finally:
+        runner.close()
+
+
+async def run_scenario_async(
+    scenario: Mapping[str, Any] | str | Path,
+    *,
+    agent: Any = None,
+    deps: Any = NOT_GIVEN,
+    name: str | None = None,
+    base_dir: Path | None = None,
+    model: str | None = None,
+    stream: bool = False,
+    update_golden: bool = False,
+) -> ScenarioRun:
+    """`run_scenario` from an async test."""
+    runner = ScenarioRunner(model=model, stream=stream, update_golden=update_golden)
+    try:
+        return await runner.run_async(scenario, agent=agent, deps=deps, name=name, base_dir=base_dir)
+    finally:
+        runner.close()

@@ -1,0 +1,106 @@
+"""What the plugin collects: each scenario of the scenario paths as an item, and no other YAML of the repository."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentrig.pytest_plugin.state import SKIPPED_DIRECTORIES
+from agentrig.scenarios import loader
+from tests.pytest_plugin.project import scenario, write
+
+pytest_plugins = ["pytester"]
+
+NOT_YAML_OF_OURS = ": : this is not YAML [\n"
+"""Were the plugin to parse a file holding this, the run would show a collection error."""
+
+
+def test_every_scenario_is_an_item_and_no_other_yaml_is_opened(pytester: pytest.Pytester) -> None:
+    write(
+        pytester,
+        {
+            "scenarios/tools.yaml": scenario("first") + "\n",
+            "scenarios/more/two.yml": f"- {scenario('second').replace(chr(10), chr(10) + '  ')}",
+            "scenarios/golden/left.yaml": NOT_YAML_OF_OURS,  # run artifacts and fragments, as `agentrig run` skips
+            "scenarios/_fragment.yaml": NOT_YAML_OF_OURS,
+            ".github/workflows/ci.yml": NOT_YAML_OF_OURS,
+            "docker-compose.yaml": NOT_YAML_OF_OURS,
+            "tests/fixtures/data.yaml": NOT_YAML_OF_OURS,
+            "tests/test_plain.py": "def test_plain():\n    pass\n",
+        },
+    )
+
+    result = pytester.runpytest_inprocess("--collect-only", "-q")
+
+    assert result.ret == 0, result.stdout.str()
+    ids = sorted(line for line in result.outlines if "::" in line)
+    assert ids == ["scenarios/more/two.yml::second", "scenarios/tools.yaml::first", "tests/test_plain.py::test_plain"]
+
+
+def test_the_ini_option_names_the_scenario_paths_and_a_file_on_the_command_line_is_collected(
+    pytester: pytest.Pytester,
+) -> None:
+    write(
+        pytester,
+        {
+            "checks/a.yaml": scenario("in-checks"),
+            "scenarios/b.yaml": scenario("in-default-folder"),
+            "elsewhere/c.yaml": scenario("named"),
+        },
+    )
+    pytester.makeini("[pytest]\nagentrig_scenarios = checks\n")
+
+    listed = pytester.runpytest_inprocess("--collect-only", "-q", ".", "elsewhere/c.yaml")
+
+    ids = sorted(line for line in listed.outlines if "::" in line)
+    assert ids == ["checks/a.yaml::in-checks", "elsewhere/c.yaml::named"]
+
+
+def test_an_invalid_file_is_a_collection_error_with_the_located_one_line_message(pytester: pytest.Pytester) -> None:
+    write(pytester, {"scenarios/bad.yaml": "name: bad\nturns:\n  - user: hi\n    modle: []\n"})
+
+    result = pytester.runpytest_inprocess()
+
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    output = result.stdout.str()
+    assert "ERROR collecting scenarios/bad.yaml" in output
+    assert "scenarios/bad.yaml:4:5: turns[0].modle: unknown field" in output or "bad.yaml:4" in output
+    assert "Traceback" not in output
+    assert "agentrig/scenarios" not in output  # no frame of agentrig's own
+
+
+def test_a_duplicate_name_across_files_is_a_collection_error_naming_the_first(pytester: pytest.Pytester) -> None:
+    write(pytester, {"scenarios/a.yaml": scenario("same"), "scenarios/b.yaml": scenario("same")})
+
+    result = pytester.runpytest_inprocess("--collect-only")
+
+    result.stdout.fnmatch_lines(
+        ["*scenarios/b.yaml:1: name: duplicate scenario name 'same' (first defined in scenarios/a.yaml:1)*"]
+    )
+
+
+def test_the_plugin_skips_the_directories_the_loader_skips() -> None:
+    # The plugin keeps its own copy so that a session without scenarios never imports the loader.
+    assert SKIPPED_DIRECTORIES == loader.SKIPPED_DIRECTORIES
+
+
+def test_tags_are_registered_markers_and_pytest_own_marker_names_are_not_applied(pytester: pytest.Pytester) -> None:
+    write(
+        pytester,
+        {
+            "scenarios/a.yaml": scenario("smoke-one", tags="smoke, pydantic-ai-x"),
+            "scenarios/b.yaml": scenario("slow-one", tags="slow, skip, xfail"),
+        },
+    )
+
+    by_marker = pytester.runpytest_inprocess("--strict-markers", "-W", "error", "-m", "smoke", "-q")
+    by_hyphenated = pytester.runpytest_inprocess("--strict-markers", "-m", "pydantic-ai-x", "-q")
+    skip_tagged = pytester.runpytest_inprocess("--strict-markers", "-m", "slow", "-q")
+    by_keyword = pytester.runpytest_inprocess("-k", "skip", "-q")
+    by_name = pytester.runpytest_inprocess("-k", "smoke-one", "-q")
+
+    by_marker.assert_outcomes(passed=1, deselected=1)
+    by_hyphenated.assert_outcomes(passed=1, deselected=1)
+    # Tagged `skip` and `xfail`: it runs and passes (it would be skipped if the tag were applied as pytest's marker).
+    skip_tagged.assert_outcomes(passed=1, deselected=1)
+    by_keyword.assert_outcomes(passed=1, deselected=1)
+    by_name.assert_outcomes(passed=1, deselected=1)

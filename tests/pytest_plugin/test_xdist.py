@@ -1,0 +1,69 @@
+"""Scenarios under pytest-xdist (`-n 2`, real worker processes): distributed one by one, goldens written by the
+worker that ran their scenario, reports gathered by the controller."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agentrig.cli import app
+from agentrig.runtime.history import jsonio
+from tests.pytest_plugin.project import scenario, write
+
+pytest_plugins = ["pytester"]
+
+NAMES = ("alpha", "bravo", "charlie", "delta")
+
+
+def test_update_golden_and_reports_under_n_2(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    # One test, two sessions of three processes each: starting pydantic-ai in a process is most of the time here.
+    write(pytester, {f"scenarios/{name}.yaml": scenario(name, golden=True) for name in NAMES})
+
+    updated = pytester.runpytest_subprocess(
+        "-n", "2", "--agentrig-update-golden", "--agentrig-out", "out", "-p", "no:cacheprovider", "-v"
+    )
+
+    updated.assert_outcomes(passed=4)
+    output = updated.stdout.str()
+    workers = {line.split("]")[0].lstrip("[") for line in updated.outlines if line.startswith("[gw")}
+    assert workers == {"gw0", "gw1"}, output  # the items were spread over both workers
+    golden_dir = pytester.path / "scenarios" / "golden"
+    for name in NAMES:
+        assert output.count(f"golden written: scenarios/golden/{name}.json") == 1, output
+    updated.stdout.fnmatch_lines(["golden files: 4 written or updated, 0 unchanged"])
+    assert sorted(path.name for path in golden_dir.iterdir()) == [f"{name}.json" for name in NAMES]  # no temp files
+    assert _report_names(pytester.path / "out") == sorted(NAMES)  # every worker's scenarios, in one report
+
+    write(pytester, {"scenarios/bravo.yaml": scenario("bravo", golden=True, answer="x")})
+    compared = pytester.runpytest_subprocess("-n", "2", "--agentrig-out", "out", "-p", "no:cacheprovider")
+
+    compared.assert_outcomes(passed=3, failed=1)
+    assert "golden files:" not in compared.stdout.str()
+    report = jsonio.loads((pytester.path / "out" / "report.json").read_bytes())
+    assert isinstance(report, dict)
+    assert report["summary"] | {"duration_s": 0} == {
+        "passed": 3,
+        "failed": 1,
+        "error": 0,
+        "skipped": 0,
+        "total": 4,
+        "duration_s": 0,
+    }
+
+    # The goldens hold the bytes `agentrig run --update-golden` writes.
+    monkeypatch.chdir(pytester.path)
+    written = {path.name: path.read_bytes() for path in golden_dir.iterdir()}
+    for path in golden_dir.iterdir():
+        path.unlink()
+    cli = CliRunner().invoke(app, ["run", "scenarios", "-k", "not bravo", "--update-golden", "--out", "cli", "-q"])
+    assert cli.exit_code == 0, cli.output
+    written.pop("bravo.json")
+    assert {path.name: path.read_bytes() for path in golden_dir.iterdir()} == written
+
+
+def _report_names(out: Path) -> list[str]:
+    report = jsonio.loads((out / "report.json").read_bytes())
+    assert isinstance(report, dict)
+    return [entry["name"] for entry in report["scenarios"]]
