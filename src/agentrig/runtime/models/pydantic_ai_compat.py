@@ -163,4 +163,3 @@ def keep_over_limit_response(messages: list[ModelMessage], response: Any) -> lis
     if response is None or not messages or messages[-1].kind != "request" or response in messages:
         return messages  # nothing was lost: no response, or the limit was checked before a request
     return [*messages, replace(response, state="interrupted")]
-

@@ -277,4 +277,3 @@ def _responses_usage(messages: list[ModelMessage], *, estimated: bool) -> Usage:
 def _last_response(model: Model) -> ModelResponse | None:
     """The response the run's outermost model (`RequestModel`, from `chain.for_request`) gave last."""
     return model.last_response if isinstance(model, RequestModel) else None
-
