@@ -22,7 +22,7 @@ from agentrig.runtime.engine.pydantic_ai_engine.streamed import PydanticAIStream
 from agentrig.runtime.engine.seam import Engine
 from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.events import Event, EventLog
-from agentrig.runtime.history.redaction import redact, redact_json, refresh_secrets
+from agentrig.runtime.history.redaction import StreamRedactor, redact, redact_json, refresh_secrets
 from agentrig.runtime.history.run_records import RunError, TurnRecord
 from agentrig.runtime.history.session_lock import locked_session
 from agentrig.runtime.history.sessions import (
@@ -102,21 +102,39 @@ def _redacted(session: Session) -> Session:
     return session_from_json(redact_json(session_to_json(session)))
 
 
-def _text_listener(on_text: Callable[[str], None]) -> Callable[[Event], None]:
-    """Text deltas to `on_text`, with a newline between the texts of two messages (a text before tool calls,
-    then the answer)."""
-    last_message: list[str] = []
+class _TextStream:
+    """Text deltas to `on_text`, with a newline between the texts of two messages (a text before tool calls, then
+    the answer). Redacted over each message's joined text (`StreamRedactor`): a key a provider splits across
+    deltas never reaches the terminal, at the cost of holding back the last few words until more arrives."""
 
-    def listen(event: Event) -> None:
+    def __init__(self, on_text: Callable[[str], None]) -> None:
+        self._on_text = on_text
+        self._message: str | None = None
+        self._shown_message: str | None = None
+        self._redactor = StreamRedactor()
+
+    def __call__(self, event: Event) -> None:
+        message_id = str(event.get("message_id"))
+        if event.type == "message_end" and message_id == self._message:
+            self.flush()
         if event.type != "message_update" or event.get("part_kind") != "text" or not event.get("delta"):
             return
-        message_id = str(event.get("message_id"))
-        if last_message and last_message[0] != message_id:
-            on_text("\n")
-        last_message[:] = [message_id]
-        on_text(str(event.get("delta")))
+        if message_id != self._message:
+            self.flush()
+            self._message = message_id
+        self._show(self._redactor.feed(str(event.get("delta"))))
 
-    return listen
+    def flush(self) -> None:
+        """Show what the redactor still holds of the current message (it has ended)."""
+        self._show(self._redactor.finish())
+
+    def _show(self, text: str) -> None:
+        if not text:
+            return
+        if self._shown_message is not None and self._shown_message != self._message:
+            self._on_text("\n")
+        self._shown_message = self._message
+        self._on_text(text)
 
 
 async def run_prompt(
@@ -143,10 +161,11 @@ async def _run_prompt(request: PromptRequest, on_interrupt: Callable[[PromptOutc
     settings = Settings(max_iterations=request.max_iterations, timeout=request.timeout)
     handle = _agent_handle(request, settings)
     engine: Engine = PydanticAIEngine(handle, model=model)
+    text_stream = _TextStream(request.on_text) if request.stream and request.on_text is not None else None
     if request.stream:
         engine = PydanticAIStreamedEngine(handle, model=model)
-        if request.on_text is not None:
-            engine = EventingEngine(engine, EventLog(listener=_text_listener(request.on_text)))
+        if text_stream is not None:
+            engine = EventingEngine(engine, EventLog(listener=text_stream))
     orchestrator = RequestOrchestrator(engine, _session(request.session_path, model_name), settings=settings)
     try:
         record = await orchestrator.run(request.text)
