@@ -137,4 +137,4 @@ def test_a_multi_line_secret_split_by_a_diff_reaches_no_output(
     lines = [line for line in _PEM.splitlines() if line]
     assert "Q9x2=" in lines  # the short line, too short to be a secret alone, goes with the rest
     leaks = {name: [line for line in lines if line in text] for name, text in outputs.items()}
-    assert leaks == dict.fromkeys(outputs, [])
+    assert leaks == {name: [] for name in outputs}

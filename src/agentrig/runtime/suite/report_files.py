@@ -6,7 +6,8 @@
 
 A run never holds its whole report: each scenario's entry goes to the three files as it comes, so 10,000 scenarios
 cost the memory of one (summary.md keeps the details of failed scenarios for its last section, and only those).
-Each file is written atomically when the block ends, and none is replaced if the block raises.
+The files are written atomically, together, when the block ends: all three are replaced, or none (when the block
+raises, or the disk fills up).
 
 JUnit and markdown are rendered from report entries (JSON data), never from live objects, so `merge` renders
 exactly what a single run would have; `render_junit` and `render_summary` render a whole report in memory.
@@ -21,7 +22,7 @@ from collections.abc import Callable, Generator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from agentrig.runtime.history.jsonio import dumps, open_atomic
+from agentrig.runtime.history.jsonio import dumps, open_atomic_files
 from agentrig.runtime.history.redaction import redact_json
 
 __all__ = ["describe_check", "render_junit", "render_summary", "report_files", "summary_line"]
@@ -36,10 +37,12 @@ def report_files(out_dir: Path, head: Mapping[str, Any]) -> Generator[AddEntry]:
     out_dir.mkdir(parents=True, exist_ok=True)
     # Redacted as data, before rendering: junit.xml and summary.md show what report.json holds.
     redacted_head: dict[str, Any] = redact_json(dict(head))
-    with (
-        open_atomic(out_dir / "report.json") as report,
-        open_atomic(out_dir / "junit.xml") as junit,
-        open_atomic(out_dir / "summary.md") as summary,
+    # All three replaced or none (`open_atomic_files`): a disk that fills up while summary.md is written must not
+    # leave a new junit.xml beside the old report.json. report.json goes last, it is what marks the folder a run's.
+    with open_atomic_files(out_dir / "summary.md", out_dir / "junit.xml", out_dir / "report.json") as (
+        summary,
+        junit,
+        report,
     ):
         writers = (_ReportJson(report, redacted_head), _JUnit(junit, redacted_head), _Markdown(summary, redacted_head))
 

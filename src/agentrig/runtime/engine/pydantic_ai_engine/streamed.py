@@ -95,10 +95,12 @@ class PydanticAIStreamedEngine(PydanticAIEngine):
         self._partial_text = None
         attempt = await super().attempt(request, observer)
         partial = "".join(self._partial_text or ())
-        if attempt.error is not None and not attempt.interrupted and self._partial_text is not None:
-            # The stream broke off mid-response: keep what had arrived, as an abort keeps its partial text.
-            # pydantic-ai keeps the broken-off response (state `interrupted`); the `[INTERRUPTED]` response the
-            # orchestrator appends carries its text, so it replaces it rather than following it.
+        broke_off = attempt.error is not None and not attempt.interrupted
+        ctrl_c = attempt.reraise is not None and attempt.partial_text is None
+        if (broke_off or ctrl_c) and self._partial_text is not None:
+            # The stream broke off mid-response, or Ctrl-C came: keep what had arrived, as an abort keeps its
+            # partial text. pydantic-ai keeps the broken-off response (state `interrupted`); the `[INTERRUPTED]`
+            # response the orchestrator appends carries its text, so it replaces it rather than following it.
             attempt.interrupted = True
             attempt.partial_text = partial
             added = attempt.messages[len(request.history) :]
