@@ -25,7 +25,13 @@ from typing import Any, Literal, Protocol, TypeAlias, get_args, runtime_checkabl
 
 from agentrig.runtime.history.canonical import Message, RetryPromptPart, TextPart, ToolReturnPart
 from agentrig.runtime.history.jsonio import dumps, loads
-from agentrig.runtime.history.redaction import StreamRedactor, dumps_redacted, redact
+from agentrig.runtime.history.redaction import (
+    StreamRedactor,
+    dumps_redacted,
+    might_hold_secret,
+    might_hold_secret_json,
+    redact,
+)
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.history.wire import message_to_json
 
@@ -310,9 +316,16 @@ def dumps_events(events: Iterable[Event], *, redacted: bool = False) -> bytes:
     """JSON Lines: one object per event, each line ending with a newline; with `redacted`, API keys are redacted
     value by value, so every line stays valid JSON, and the deltas of each streamed part are redacted as the text
     they join to (`redacted_deltas`)."""
+    listed = list(events)
+    data = b"".join(dumps(event.to_json()) + b"\n" for event in listed)
     if not redacted:
-        return b"".join(dumps(event.to_json()) + b"\n" for event in events)
-    return b"".join(dumps_redacted(event.to_json()) + b"\n" for event in redacted_deltas(events))
+        return data
+    # Nearly every log holds no key: then neither does any delta, nor all of them joined (every part's joined text,
+    # parts one after the other), and the plain bytes are the redacted ones.
+    streamed = "".join(str(event.data.get("delta", "")) for event in listed if event.type == "message_update")
+    if not might_hold_secret_json(data) and not might_hold_secret(streamed):
+        return data
+    return b"".join(dumps_redacted(event.to_json()) + b"\n" for event in redacted_deltas(listed))
 
 
 def redacted_deltas(events: Iterable[Event]) -> list[Event]:

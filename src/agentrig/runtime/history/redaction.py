@@ -38,6 +38,8 @@ __all__ = [
     "REDACTED",
     "StreamRedactor",
     "dumps_redacted",
+    "might_hold_secret",
+    "might_hold_secret_json",
     "redact",
     "redact_json",
     "redact_json_bytes",
@@ -120,6 +122,17 @@ def _might_hold_secret_text(text: str, secrets: Iterable[str]) -> bool:
         return True
     lowered = text.lower()
     return any(marker in lowered for marker in _MARKERS)
+
+
+def might_hold_secret(text: str) -> bool:
+    """Whether `text` might hold a secret: False means `redact(text) == text` (a substring test, no regular
+    expression); True may be wrong."""
+    return _might_hold_secret_text(text, _secrets()[0])
+
+
+def might_hold_secret_json(data: bytes) -> bool:
+    """`might_hold_secret` for serialized JSON."""
+    return _might_hold_secret_json(data)
 
 
 def _might_hold_secret_json(data: bytes) -> bool:
