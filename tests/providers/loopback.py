@@ -78,15 +78,15 @@ class Reply:
     """Latency of this reply; the server's default latency when None."""
     hold: threading.Event | None = None
     """The reply is sent only once this event is set (or the server's lifetime ends): a request held open."""
-    hold_after_events: int | None = None
-    """Streamed replies only: with `hold`, send this many SSE events first and hold the rest (a stream that stalls
-    mid-answer, e.g. while the user presses Ctrl-C)."""
-    text_deltas: tuple[str, ...] | None = None
-    """Streamed replies only: the pieces the text is sent in (they join to `text`), instead of its two halves
-    (OpenAI) or one piece (Anthropic). Real providers split words, and keys, across deltas."""
     cut_after_events: int | None = None
     """Streamed replies only: send this many SSE events, then drop the connection mid-body (chunked transfer
     without its last chunk, which the HTTP client reports as an incomplete read)."""
+    stall_after_events: int | None = None
+    """Streamed replies only: send this many SSE events, then wait for `hold` before the rest (a stream that
+    stalls mid-response); `hold` then no longer delays the start of the reply."""
+    text_deltas: tuple[str, ...] | None = None
+    """Streamed replies only: the pieces the text is sent in (they join to `text`), instead of its two halves
+    (OpenAI) or one piece (Anthropic). Real providers split words, and keys, across deltas."""
 
 
 def text(content: str, *, input_tokens: int = 12, output_tokens: int = 4, delay_s: float | None = None) -> Reply:
@@ -264,7 +264,7 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {key.lower(): value for key, value in self.headers.items()}
         loopback = cast(_Server, self.server).loopback
         reply = loopback.next_reply(ReceivedRequest(method="POST", path=path, headers=headers, body=body))
-        if reply.hold is not None and reply.hold_after_events is None:
+        if reply.hold is not None and reply.stall_after_events is None:
             reply.hold.wait(timeout=loopback.max_lifetime_s)
         delay = loopback.latency_s if reply.delay_s is None else reply.delay_s
         if delay > 0:
@@ -284,14 +284,13 @@ class _Handler(BaseHTTPRequestHandler):
         streaming = bool((body or {}).get("stream"))
         if api == "openai":
             if streaming:
-                self._send_events(
-                    None, _openai_chunks(reply, model, number), cut_after=reply.cut_after_events, reply=reply
-                )
+                chunks = _openai_chunks(reply, model, number)
+                self._send_events(None, chunks, cut_after=reply.cut_after_events, stall=reply)
             else:
                 self._send_json(200, _openai_completion(reply, model, number), reply.headers)
         elif streaming:
             self._send_events(
-                "anthropic", _anthropic_events(reply, model, number), cut_after=reply.cut_after_events, reply=reply
+                "anthropic", _anthropic_events(reply, model, number), cut_after=reply.cut_after_events, stall=reply
             )
         else:
             self._send_json(200, _anthropic_message(reply, model, number), reply.headers)
@@ -312,7 +311,7 @@ class _Handler(BaseHTTPRequestHandler):
         events: Iterator[tuple[str, Any]],
         *,
         cut_after: int | None = None,
-        reply: Reply | None = None,
+        stall: Reply | None = None,
     ) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
@@ -322,11 +321,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.close_connection = True
         for sent, (name, payload) in enumerate(events):
-            if reply is not None and reply.hold is not None and sent == reply.hold_after_events:
-                reply.hold.wait(timeout=cast(_Server, self.server).loopback.max_lifetime_s)
             if cut_after is not None and sent >= cut_after:
                 self.wfile.flush()
                 return  # no terminating chunk: the body ends early, as when a connection drops
+            if stall is not None and stall.stall_after_events == sent and stall.hold is not None:
+                self.wfile.flush()
+                stall.hold.wait(timeout=cast(_Server, self.server).loopback.max_lifetime_s)
             data = payload if isinstance(payload, str) else json.dumps(payload)
             prefix = f"event: {name}\n" if dialect == "anthropic" else ""
             event = f"{prefix}data: {data}\n\n".encode()

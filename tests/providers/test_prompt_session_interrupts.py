@@ -136,7 +136,7 @@ def test_ctrl_c_mid_stream_keeps_the_text_that_arrived(
     held = threading.Event()
     # The role chunk and the first piece of text arrive; the stream then stalls until the test lets it go on.
     pieces = ("The first part of the answer ", "and the rest of it.")
-    server.add(Reply(text="".join(pieces), text_deltas=pieces, hold=held, hold_after_events=2))
+    server.add(Reply(text="".join(pieces), text_deltas=pieces, hold=held, stall_after_events=2))
 
     shown = bytearray()
     with subprocess.Popen(

@@ -10,7 +10,8 @@ does, while still letting the observer stop the run before a request is sent.
 
 A stream that breaks off (a provider error or a dropped connection mid-response) fails the run like a
 plain request would, and the text that had arrived is kept: the run is marked interrupted, so the stored
-history ends with `[INTERRUPTED] <partial text>`.
+history ends with `[INTERRUPTED] <partial text>`. A timeout or Ctrl-C mid-response ends the same way, with
+that one response in place of the partial one pydantic-ai keeps.
 """
 
 from __future__ import annotations
@@ -95,14 +96,13 @@ class PydanticAIStreamedEngine(PydanticAIEngine):
         self._partial_text = None
         attempt = await super().attempt(request, observer)
         partial = "".join(self._partial_text or ())
-        broke_off = attempt.error is not None and not attempt.interrupted
-        ctrl_c = attempt.reraise is not None and attempt.partial_text is None
-        if (broke_off or ctrl_c) and self._partial_text is not None:
-            # The stream broke off mid-response, or Ctrl-C came: keep what had arrived, as an abort keeps its
-            # partial text. pydantic-ai keeps the broken-off response (state `interrupted`); the `[INTERRUPTED]`
-            # response the orchestrator appends carries its text, so it replaces it rather than following it.
+        if (attempt.error is not None or attempt.interrupted) and self._partial_text is not None:
+            # The stream broke off mid-response (a dropped connection, or a timeout or abort while it streamed):
+            # keep what had arrived, as an abort keeps its partial text. pydantic-ai keeps the broken-off
+            # response (state `interrupted`); the `[INTERRUPTED]` response the orchestrator appends carries its
+            # text, so it replaces it rather than following it.
             attempt.interrupted = True
-            attempt.partial_text = partial
+            attempt.partial_text = attempt.partial_text or partial
             added = attempt.messages[len(request.history) :]
             if added and added[-1].kind == "response" and added[-1].state == "interrupted":
                 attempt.messages = attempt.messages[:-1]
