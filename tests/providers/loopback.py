@@ -60,6 +60,9 @@ class Reply:
     """Assistant text."""
     tool_calls: tuple[ToolCallReply, ...] = ()
     """Tool calls, after the text."""
+    text_deltas: tuple[str, ...] | None = None
+    """Streamed replies only: the pieces the text is sent in (they join to `text`), instead of its two halves
+    (OpenAI) or one piece (Anthropic). Real providers split words, and keys, across deltas."""
     input_tokens: int = 12
     """Reported prompt tokens."""
     output_tokens: int = 4
@@ -84,9 +87,6 @@ class Reply:
     stall_after_events: int | None = None
     """Streamed replies only: send this many SSE events, then wait for `hold` before the rest (a stream that
     stalls mid-response); `hold` then no longer delays the start of the reply."""
-    text_deltas: tuple[str, ...] | None = None
-    """Streamed replies only: the pieces the text is sent in (they join to `text`), instead of its two halves
-    (OpenAI) or one piece (Anthropic). Real providers split words, and keys, across deltas."""
 
 
 def text(content: str, *, input_tokens: int = 12, output_tokens: int = 4, delay_s: float | None = None) -> Reply:
