@@ -173,3 +173,19 @@ def test_atomic_files_are_replaced_all_or_none(tmp_path: Path, monkeypatch: pyte
     assert raised.value.message == f"{first}, {second}: cannot write the files ({NO_SPACE}); none was replaced"
     assert (first.read_bytes(), second.read_bytes()) == (b"old first", b"old second")
     assert sorted(path.name for path in tmp_path.iterdir()) == ["first.txt", "second.txt"]
+
+
+def test_convert_out_of_space_keeps_the_file_it_would_replace(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    history = tmp_path / "history.json"
+    history.write_text('[{"kind": "request", "parts": [{"part_kind": "text", "content": "hi"}]}]', encoding="utf-8")
+    output = tmp_path / "converted.json"
+    output.write_text("the conversion before\n", encoding="utf-8")
+    monkeypatch.setattr(os, "fsync", _no_space)
+
+    code, _, err = run_main(capsys, "convert", str(history), "-o", str(output))
+
+    assert code == 3
+    assert err == f"agentrig: error: {output}: cannot write the file ({NO_SPACE}); what it held before is unchanged\n"
+    assert output.read_text(encoding="utf-8") == "the conversion before\n"
