@@ -8,6 +8,7 @@
     ├── ProviderError        (3)       a model provider failed after retries (auth, rate limit, server, connection)
     │   └── ContextOverflowError       the provider said the context window is exceeded
     ├── InfrastructureError  (3)       an environment could not be built, a subprocess failed
+    │   └── OutputWriteError           a file could not be written: the disk is full, a quota, an I/O error
     └── Interrupted          (130)     Ctrl-C / SIGINT
 
 Scenario *failures* are not errors: they are results (exit code 1), reported, never raised.
@@ -112,6 +113,16 @@ class InfrastructureError(AgentrigError):
     """Something around the run failed: an environment, a subprocess, a file system write."""
 
     exit_code = EXIT_PROVIDER
+
+
+class OutputWriteError(InfrastructureError):
+    """A file could not be written for want of space (disk full, quota exceeded) or an I/O error. The message
+    names the file and the system's reason; an atomic write leaves what the file held before unchanged."""
+
+    def __init__(self, message: str, *, path: str | Path | None = None, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.reason = reason
 
 
 class Interrupted(AgentrigError):

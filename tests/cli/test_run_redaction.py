@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from agentrig.cli import app
 from agentrig.runtime.history import jsonio
+from tests.cli.cli_helpers import run_main
 
 SECRET = "sk-agentrig-test-0123456789abcdef"
 
@@ -83,3 +84,57 @@ def test_quoted_keys_in_prompts_and_answers_leave_every_file_valid_json(tmp_path
     assert 'api_key=\\"[REDACTED]\\"' in history
     ElementTree.parse(out / "junit.xml")
     assert "YOUR_KEY" not in (out / "junit.xml").read_text(encoding="utf-8")
+
+
+# A PEM key in a secret variable: a unified diff puts each of its lines on a line of its own (behind `+`), and a
+# golden file's diff quotes it as JSON text (`\n` escaped); neither holds the value as it is in the environment.
+_PEM = (
+    "-----BEGIN TEST PRIVATE KEY-----\n"
+    "MIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX6Ppy1tPf9Cnzj4p4WGeKLs1Pt8Qu\n"
+    "KUpRKfFLfRYC9AIKjbJTWit+CqvjWYzvQwECAwEAAQJAIJLixBy2qpFoS4DSmoEm\n"
+    "Q9x2=\n"
+    "-----END TEST PRIVATE KEY-----"
+)
+
+
+def _pem_scenario(golden: Path) -> str:
+    answer = jsonio.dumps(f"The key:\n{_PEM}\nKeep it safe.").decode()
+    return (
+        "name: pem-echo\n"
+        "turns:\n"
+        "  - user: Show the signing key.\n"
+        "    model:\n"
+        f"      - text: {answer}\n"
+        "    expect:\n"
+        "      output: {equals: 'I cannot show keys.'}\n"
+        "expect:\n"
+        f"  golden: {golden.name}\n"
+    )
+
+
+def test_a_multi_line_secret_split_by_a_diff_reaches_no_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("SIGNING_SECRET", _PEM)
+    golden = tmp_path / "pem.golden.json"
+    golden.write_text('{"format": "agentrig.history/1", "messages": []}\n', encoding="utf-8")
+    (tmp_path / "pem.yaml").write_text(_pem_scenario(golden), encoding="utf-8")
+    out = tmp_path / "out"
+
+    code, stdout, stderr = run_main(capsys, "run", str(tmp_path / "pem.yaml"), "--out", str(out))
+
+    assert code == 1, stdout + stderr  # the output and the golden differ: both diffs are shown
+    outputs = {
+        "stdout": stdout + stderr,
+        **{path.name: path.read_text(encoding="utf-8") for path in (out / "report.json", out / "junit.xml")},
+        "summary.md": (out / "summary.md").read_text(encoding="utf-8"),
+        "checks.json": (out / "scenarios" / "pem-echo" / "checks.json").read_text(encoding="utf-8"),
+    }
+    checks = jsonio.read_json_file(out / "scenarios" / "pem-echo" / "checks.json")
+    details = {check["name"]: check["detail"] for check in checks}
+    assert "+[REDACTED]" in details["turn 1: output.equals"]  # the diff is there, with the key redacted whole
+    assert "[REDACTED]" in details["scenario: golden"]
+    lines = [line for line in _PEM.splitlines() if line]
+    assert "Q9x2=" in lines  # the short line, too short to be a secret alone, goes with the rest
+    leaks = {name: [line for line in lines if line in text] for name, text in outputs.items()}
+    assert leaks == {name: [] for name in outputs}

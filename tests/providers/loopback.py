@@ -60,6 +60,9 @@ class Reply:
     """Assistant text."""
     tool_calls: tuple[ToolCallReply, ...] = ()
     """Tool calls, after the text."""
+    text_deltas: tuple[str, ...] | None = None
+    """Streamed replies only: the pieces the text is sent in (they join to `text`), instead of its two halves
+    (OpenAI) or one piece (Anthropic). Real providers split words, and keys, across deltas."""
     input_tokens: int = 12
     """Reported prompt tokens."""
     output_tokens: int = 4
@@ -387,7 +390,7 @@ def _openai_chunks(reply: Reply, model: str, number: int) -> Iterator[tuple[str,
     yield "", chunk({"role": "assistant", "content": ""})
     if reply.text:
         middle = len(reply.text) // 2
-        for piece in (reply.text[:middle], reply.text[middle:]):
+        for piece in _text_pieces(reply) or (reply.text[:middle], reply.text[middle:]):
             if piece:
                 yield "", chunk({"content": piece})
     for index, call in enumerate(reply.tool_calls):
@@ -398,6 +401,14 @@ def _openai_chunks(reply: Reply, model: str, number: int) -> Iterator[tuple[str,
     yield "", chunk({}, "tool_calls" if reply.tool_calls else "stop")
     yield "", {**base, "choices": [], "usage": _openai_usage(reply)}
     yield "", "[DONE]"
+
+
+def _text_pieces(reply: Reply) -> tuple[str, ...]:
+    """The pieces a reply's text streams in when the test chose them (`text_deltas`), else ()."""
+    if reply.text_deltas is None:
+        return ()
+    assert "".join(reply.text_deltas) == reply.text, "text_deltas must join to the reply's text"
+    return reply.text_deltas
 
 
 def _anthropic_content(reply: Reply) -> list[dict[str, Any]]:
@@ -438,12 +449,14 @@ def _anthropic_events(reply: Reply, model: str, number: int) -> Iterator[tuple[s
     yield "message_start", {"type": "message_start", "message": start}
     for index, block in enumerate(_anthropic_content(reply)):
         if block["type"] == "text":
-            opening, delta = {"type": "text", "text": ""}, {"type": "text_delta", "text": block["text"]}
+            opening = {"type": "text", "text": ""}
+            deltas = [{"type": "text_delta", "text": piece} for piece in _text_pieces(reply) or [block["text"]]]
         else:
             opening = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
-            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+            deltas = [{"type": "input_json_delta", "partial_json": json.dumps(block["input"])}]
         yield "content_block_start", {"type": "content_block_start", "index": index, "content_block": opening}
-        yield "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
+        for delta in deltas:
+            yield "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
         yield "content_block_stop", {"type": "content_block_stop", "index": index}
     stop_reason = "tool_use" if reply.tool_calls else "end_turn"
     yield (

@@ -119,3 +119,15 @@ def test_redacted_json_is_valid_json_whatever_the_strings_quote(text: str) -> No
         parsed = jsonio.loads(data)
         assert REDACTED in parsed["prompt"]
         assert parsed["nested"][0]["answer"] == parsed["prompt"]
+
+
+def test_a_multi_line_secret_is_redacted_whole_line_by_line_and_as_json_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    pem = "-----BEGIN TEST KEY-----\nMIIBOgIBAAJBAKj34GkxFhD90vcN\nQ9x2=\n-----END TEST KEY-----"
+    monkeypatch.setenv("SIGNING_SECRET", pem)
+    refresh_secrets()
+    assert redact(f"key: {pem}.") == f"key: {REDACTED}."
+    # Split by someone else's diff: each line long enough to be told apart from ordinary words goes.
+    assert redact("+MIIBOgIBAAJBAKj34GkxFhD90vcN\n+Q9x2=") == f"+{REDACTED}\n+Q9x2="
+    # Quoted as JSON text (a golden file's diff): the escaped value as a whole.
+    quoted = jsonio.dumps(pem).decode()
+    assert redact(f'"content": {quoted}') == f'"content": "{REDACTED}"'

@@ -3,18 +3,22 @@
 The answer goes to stdout (or one JSON record with `--json`); errors are one line on stderr.
 Exit codes: 0 answered, 1 the run failed (e.g. --max-iterations reached), 2 usage error (no model, bad
 flag), 3 provider error after retries or timeout,
-130 interrupted (the session, if any, is saved with an `[INTERRUPTED]` response).
+130 interrupted (the session, if any, is saved with an `[INTERRUPTED]` response). A session that cannot be saved
+(the disk is full) is exit code 3, after the answer is printed; the file keeps the turns it had.
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from agentrig.errors import EXIT_FAILED, AgentrigError, Interrupted, ProviderError, UsageError
+from agentrig.errors import EXIT_FAILED, AgentrigError, Interrupted, OutputWriteError, ProviderError, UsageError
+
+if TYPE_CHECKING:
+    from agentrig.runtime.one_shot import PromptOutcome
 
 _HELP = """Send one prompt to a real model and print the answer.
 
@@ -117,7 +121,7 @@ def register(app: typer.Typer) -> None:
         from agentrig.runtime.history import jsonio
         from agentrig.runtime.history.redaction import redact
         from agentrig.runtime.history.run_records import PROVIDER_ERROR_KINDS
-        from agentrig.runtime.one_shot import PromptOutcome, PromptRequest, outcome_to_json, run_prompt
+        from agentrig.runtime.one_shot import PromptRequest, outcome_to_json, run_prompt
 
         prompt_text = _read_stdin() if text == "-" else _utf8(text, "the prompt")
         system = None if system is None else _utf8(system, "--system")
@@ -137,15 +141,20 @@ def register(app: typer.Typer) -> None:
             on_text=None if as_json or quiet else printer,
         )
 
-        def print_record(outcome: PromptOutcome) -> None:
-            sys.stdout.write(jsonio.dumps(outcome_to_json(outcome)).decode() + "\n")
+        interrupted_turn: list[PromptOutcome] = []
+
+        def on_interrupt(outcome: PromptOutcome) -> None:
+            interrupted_turn.append(outcome)
+            if as_json:
+                sys.stdout.write(jsonio.dumps(outcome_to_json(outcome)).decode() + "\n")
 
         try:
-            outcome = asyncio.run(run_prompt(request, on_interrupt=print_record if as_json else None))
-        except KeyboardInterrupt:  # the session (if any) was saved with an [INTERRUPTED] response on the way out
-            raise Interrupted(
-                "interrupted" + (f"; {session} keeps an [INTERRUPTED] response" if session else "")
-            ) from None
+            outcome = asyncio.run(run_prompt(request, on_interrupt=on_interrupt))
+        except KeyboardInterrupt:  # the session (if any) was saved on the way out
+            if printer.printed and not printer.ends_with_newline:  # streamed text that had arrived: end its line
+                sys.stdout.write("\n")
+            turn = interrupted_turn[0] if interrupted_turn else None
+            raise Interrupted(_interrupted_message(session, turn)) from None
         if as_json:
             sys.stdout.write(jsonio.dumps(outcome_to_json(outcome)).decode() + "\n")
         elif printer.printed:  # streamed: the text is out; end the line as a plain answer would
@@ -155,9 +164,24 @@ def register(app: typer.Typer) -> None:
             sys.stdout.write(answer if answer.endswith("\n") else answer + "\n")
         # Raised, not typer.Exit: the root app runs with standalone_mode=False, where click returns an
         # Exit's code instead of exiting with it; AgentrigError is printed once and mapped to its code there.
+        if outcome.session_error is not None:  # the answer is printed above; the file holds the turns it had
+            raise OutputWriteError(outcome.session_error)
         if outcome.error is not None:
             if outcome.error.kind in PROVIDER_ERROR_KINDS or outcome.error.kind == "timeout":
                 raise ProviderError(outcome.error.message)
             raise PromptFailed(outcome.error.message)
         if outcome.interrupted:
-            raise Interrupted("interrupted" + (f"; {session} keeps an [INTERRUPTED] response" if session else ""))
+            raise Interrupted(_interrupted_message(session, outcome))
+
+
+def _interrupted_message(session: Path | None, outcome: PromptOutcome | None) -> str:
+    """What an interrupted prompt says of its session: saved with the turn, or as it was before."""
+    if session is None:
+        return "interrupted"
+    if outcome is None:  # interrupted before the turn was recorded: the file was written back as it was
+        return f"interrupted; {session} keeps its earlier turns"
+    if outcome.session_error is not None:
+        return f"interrupted; {outcome.session_error}"
+    if not outcome.interrupted:  # Ctrl-C came after the answer was saved
+        return f"interrupted; {session} was saved with the answer"
+    return f"interrupted; {session} keeps an [INTERRUPTED] response"

@@ -8,27 +8,33 @@ the run is interrupted (then ending with the orchestrator's `[INTERRUPTED]` resp
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import signal
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
+from agentrig.errors import HistoryFormatError, OutputWriteError
 from agentrig.runtime.engine.event_engine import EventingEngine
 from agentrig.runtime.engine.orchestrator import RequestOrchestrator
 from agentrig.runtime.engine.pydantic_ai_engine.agent_loading import AgentHandle, agent_for_prompt, load_user_agent
 from agentrig.runtime.engine.pydantic_ai_engine.plain import PydanticAIEngine
 from agentrig.runtime.engine.pydantic_ai_engine.streamed import PydanticAIStreamedEngine
 from agentrig.runtime.engine.seam import Engine
+from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.events import Event, EventLog
-from agentrig.runtime.history.redaction import redact, redact_json, refresh_secrets
+from agentrig.runtime.history.redaction import StreamRedactor, redact, redact_json, refresh_secrets
 from agentrig.runtime.history.run_records import RunError, TurnRecord
 from agentrig.runtime.history.session_lock import locked_session
 from agentrig.runtime.history.sessions import (
     Session,
-    load_session,
     new_session,
+    refuse_to_continue,
     save_session,
     session_from_json,
     session_to_json,
@@ -80,6 +86,8 @@ class PromptOutcome:
     duration_s: float
     error: RunError | None = None
     interrupted: bool = False
+    session_error: str | None = None
+    """Why the session could not be saved (the disk is full); the file then holds what it held before."""
 
 
 def _agent_handle(request: PromptRequest, settings: Settings) -> AgentHandle:
@@ -92,9 +100,16 @@ def _agent_handle(request: PromptRequest, settings: Settings) -> AgentHandle:
 
 
 def _session(path: Path | None, model_name: str) -> Session:
-    if path is not None and path.exists():
-        return load_session(path)
-    return new_session(current_model=model_name)
+    """The session to continue. A file `save_session` would refuse to overwrite (a canonical history, a bare list
+    of messages, a session of another version) is refused now, before the request is sent and paid for."""
+    if path is None or not path.exists():
+        return new_session(current_model=model_name)
+    data = jsonio.read_json_file(path)
+    try:
+        refuse_to_continue(data, path, doing="--session would overwrite")
+    except HistoryFormatError as error:
+        raise HistoryFormatError(f"{error.reason}; nothing was sent", path=path) from None
+    return session_from_json(data, source=path)
 
 
 def _redacted(session: Session) -> Session:
@@ -102,21 +117,39 @@ def _redacted(session: Session) -> Session:
     return session_from_json(redact_json(session_to_json(session)))
 
 
-def _text_listener(on_text: Callable[[str], None]) -> Callable[[Event], None]:
-    """Text deltas to `on_text`, with a newline between the texts of two messages (a text before tool calls,
-    then the answer)."""
-    last_message: list[str] = []
+class _TextStream:
+    """Text deltas to `on_text`, with a newline between the texts of two messages (a text before tool calls, then
+    the answer). Redacted over each message's joined text (`StreamRedactor`): a key a provider splits across
+    deltas never reaches the terminal, at the cost of holding back the last few words until more arrives."""
 
-    def listen(event: Event) -> None:
+    def __init__(self, on_text: Callable[[str], None]) -> None:
+        self._on_text = on_text
+        self._message: str | None = None
+        self._shown_message: str | None = None
+        self._redactor = StreamRedactor()
+
+    def __call__(self, event: Event) -> None:
+        message_id = str(event.get("message_id"))
+        if event.type == "message_end" and message_id == self._message:
+            self.flush()
         if event.type != "message_update" or event.get("part_kind") != "text" or not event.get("delta"):
             return
-        message_id = str(event.get("message_id"))
-        if last_message and last_message[0] != message_id:
-            on_text("\n")
-        last_message[:] = [message_id]
-        on_text(str(event.get("delta")))
+        if message_id != self._message:
+            self.flush()
+            self._message = message_id
+        self._show(self._redactor.feed(str(event.get("delta"))))
 
-    return listen
+    def flush(self) -> None:
+        """Show what the redactor still holds of the current message (it has ended)."""
+        self._show(self._redactor.finish())
+
+    def _show(self, text: str) -> None:
+        if not text:
+            return
+        if self._shown_message is not None and self._shown_message != self._message:
+            self._on_text("\n")
+        self._shown_message = self._message
+        self._on_text(text)
 
 
 async def run_prompt(
@@ -139,30 +172,71 @@ async def _run_prompt(request: PromptRequest, on_interrupt: Callable[[PromptOutc
     started = time.perf_counter()
     refresh_secrets()
     model_name = resolve_model_name(request.model)
+    session = _session(request.session_path, model_name)  # before anything is sent: a file it cannot save back to
     model = build_model(model_name, base_url=request.base_url)
     settings = Settings(max_iterations=request.max_iterations, timeout=request.timeout)
     handle = _agent_handle(request, settings)
     engine: Engine = PydanticAIEngine(handle, model=model)
+    text_stream = _TextStream(request.on_text) if request.stream and request.on_text is not None else None
     if request.stream:
         engine = PydanticAIStreamedEngine(handle, model=model)
-        if request.on_text is not None:
-            engine = EventingEngine(engine, EventLog(listener=_text_listener(request.on_text)))
-    orchestrator = RequestOrchestrator(engine, _session(request.session_path, model_name), settings=settings)
+        if text_stream is not None:
+            engine = EventingEngine(engine, EventLog(listener=text_stream))
+    orchestrator = RequestOrchestrator(engine, session, settings=settings)
+    save_failure: str | None = None
     try:
-        record = await orchestrator.run(request.text)
+        try:
+            record = await orchestrator.run(request.text)
+        finally:
+            save_failure = _save(orchestrator.session, request.session_path)  # first: nothing may come between
+            if text_stream is not None:
+                text_stream.flush()
+            await model.aclose()
     except (KeyboardInterrupt, asyncio.CancelledError):
-        # The turn was finalized (and is saved below) before Ctrl-C was re-raised: report it, then re-raise.
+        # The turn was finalized and saved before Ctrl-C was re-raised (or Ctrl-C came after the save, while
+        # closing): report it, then re-raise.
         if on_interrupt is not None and orchestrator.last_record is not None:
-            on_interrupt(_outcome(orchestrator.last_record, model_name, started))
+            on_interrupt(_outcome(orchestrator.last_record, model_name, started, save_failure))
         raise
+    return _outcome(record, model_name, started, save_failure)
+
+
+def _save(session: Session, path: Path | None) -> str | None:
+    """Save the session back, Ctrl-C held off until the file is whole; the one-line reason when the disk is full
+    (the file then holds what it held before: `save_session` writes atomically)."""
+    if path is None:
+        return None
+    with _sigint_deferred():
+        try:
+            save_session(_redacted(session), path)
+        except OutputWriteError as error:
+            return f"{path}: cannot save the session ({error.reason}); it keeps the turns it had, not this one"
+    return None
+
+
+@contextlib.contextmanager
+def _sigint_deferred() -> Generator[None]:
+    """Ctrl-C during the block takes effect when it ends, as it would have then (asyncio's handler cancels the run,
+    a second one raises KeyboardInterrupt): the session is written whole, with the turn, before the interrupt."""
+    previous = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or previous is None:
+        yield
+        return
+    received: list[int] = []
+
+    def remember(number: int, frame: FrameType | None) -> None:
+        received.append(number)
+
+    signal.signal(signal.SIGINT, remember)
+    try:
+        yield
     finally:
-        if request.session_path is not None:
-            save_session(_redacted(orchestrator.session), request.session_path)
-        await model.aclose()
-    return _outcome(record, model_name, started)
+        signal.signal(signal.SIGINT, previous)
+        if received:
+            signal.raise_signal(signal.SIGINT)
 
 
-def _outcome(record: TurnRecord, model_name: str, started: float) -> PromptOutcome:
+def _outcome(record: TurnRecord, model_name: str, started: float, save_failure: str | None) -> PromptOutcome:
     error = record.error
     if error is not None:
         error = RunError(kind=error.kind, message=redact(error.message))
@@ -174,6 +248,7 @@ def _outcome(record: TurnRecord, model_name: str, started: float) -> PromptOutco
         duration_s=time.perf_counter() - started,
         error=error,
         interrupted=record.interrupted,
+        session_error=save_failure,
     )
 
 

@@ -315,6 +315,11 @@ class RequestOrchestrator:
         started: float,
     ) -> TurnRecord:
         history = attempt.messages
+        if len(history) < len(full_input):
+            # The run ended (Ctrl-C, an error) before the framework held the history: while the agent was being
+            # built or the run entered. What the engine has is not the session: the stored turns and the prompt are
+            # kept as they were to be sent, or the save would wipe them (a file holding only `[INTERRUPTED]`).
+            history = [*full_input, *([Message.request(TextPart(content=prompt))] if prompt is not None else [])]
         pending_deferred = attempt.pending_deferred
         if not pending_deferred and (attempt.error is not None or attempt.interrupted):
             failure = attempt.error.message if attempt.error is not None else ""

@@ -19,13 +19,19 @@ script write the same log, except that only the streamed one has `message_update
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeAlias, get_args, runtime_checkable
 
 from agentrig.runtime.history.canonical import Message, RetryPromptPart, TextPart, ToolReturnPart
 from agentrig.runtime.history.jsonio import dumps, loads
-from agentrig.runtime.history.redaction import dumps_redacted
+from agentrig.runtime.history.redaction import (
+    StreamRedactor,
+    dumps_redacted,
+    might_hold_secret,
+    might_hold_secret_json,
+    redact,
+)
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.history.wire import message_to_json
 
@@ -40,6 +46,7 @@ __all__ = [
     "dumps_events",
     "events_from_json",
     "read_events",
+    "redacted_deltas",
     "write_event_log",
 ]
 
@@ -313,9 +320,44 @@ class EventLog:
 
 def dumps_events(events: Iterable[Event], *, redacted: bool = False) -> bytes:
     """JSON Lines: one object per event, each line ending with a newline; with `redacted`, API keys are redacted
-    value by value, so every line stays valid JSON."""
-    encode = dumps_redacted if redacted else dumps
-    return b"".join(encode(event.to_json()) + b"\n" for event in events)
+    value by value, so every line stays valid JSON, and the deltas of each streamed part are redacted as the text
+    they join to (`redacted_deltas`)."""
+    listed = list(events)
+    data = b"".join(dumps(event.to_json()) + b"\n" for event in listed)
+    if not redacted:
+        return data
+    # Nearly every log holds no key: then neither does any delta, nor all of them joined (every part's joined text,
+    # parts one after the other), and the plain bytes are the redacted ones.
+    streamed = "".join(str(event.data.get("delta", "")) for event in listed if event.type == "message_update")
+    if not might_hold_secret_json(data) and not might_hold_secret(streamed):
+        return data
+    return b"".join(dumps_redacted(event.to_json()) + b"\n" for event in redacted_deltas(listed))
+
+
+def redacted_deltas(events: Iterable[Event]) -> list[Event]:
+    """The events with the `delta` of every `message_update` redacted over its part's joined text.
+
+    A provider splits a key across deltas, and a fragment alone (`sk-ab`, or the middle of a key with no known
+    shape) redacts to nothing. The deltas of a part whose joined text holds a key go through one `StreamRedactor`:
+    a delta keeps what can be released by then (possibly nothing: text that could be the start of a key waits for
+    the next delta) and the part's last delta also gets the rest. So the deltas still join to the part's text,
+    redacted. The deltas of a part that holds no key are kept as they are."""
+    listed = list(events)
+    parts: dict[tuple[int, Any, Any], list[int]] = {}
+    for index, event in enumerate(listed):
+        if event.type == "message_update":
+            parts.setdefault((event.run, event.get("message_id"), event.get("part_index")), []).append(index)
+    for indexes in parts.values():
+        deltas = [str(listed[index].get("delta", "")) for index in indexes]
+        joined = "".join(deltas)
+        if redact(joined) == joined:
+            continue
+        redactor = StreamRedactor()
+        released = [redactor.feed(delta) for delta in deltas]
+        released[-1] += redactor.finish()
+        for index, delta in zip(indexes, released, strict=True):
+            listed[index] = replace(listed[index], data={**listed[index].data, "delta": delta})
+    return listed
 
 
 def events_from_json(objects: Iterable[dict[str, Any]]) -> list[Event]:

@@ -8,6 +8,7 @@ fsynced and then renamed over the target: a reader sees the old file or the new 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import tempfile
 from collections.abc import Generator
@@ -16,10 +17,19 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from agentrig.errors import HistoryFormatError
+from agentrig.errors import HistoryFormatError, OutputWriteError
 from agentrig.runtime.history.stale_temps import remove_stale_temp_files, temp_prefix
 
-__all__ = ["dumps", "loads", "open_atomic", "read_json_file", "write_atomic"]
+__all__ = [
+    "dumps",
+    "is_out_of_space",
+    "loads",
+    "open_atomic",
+    "open_atomic_files",
+    "out_of_space",
+    "read_json_file",
+    "write_atomic",
+]
 
 _PRETTY = orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
 
@@ -72,27 +82,89 @@ def write_atomic(path: str | Path, data: bytes) -> None:
         handle.write(data)
 
 
+# The errors that say the disk (or the quota) is full, or that it failed: no other path or permission would help.
+_OUT_OF_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+
+
+def is_out_of_space(error: BaseException) -> bool:
+    """Whether `error` is a write failing for want of space (disk full, quota, file too large) or an I/O error."""
+    return isinstance(error, OSError) and error.errno in _OUT_OF_SPACE
+
+
+def out_of_space(
+    path: str | Path, error: OSError, *, kept: str = "what it held before is unchanged"
+) -> OutputWriteError:
+    """The one-line error for a write of `path` that `is_out_of_space`; `kept` says what is left of the file."""
+    reason = error.strerror or str(error)
+    return OutputWriteError(f"{path}: cannot write the file ({reason}); {kept}", path=path, reason=reason)
+
+
 @contextlib.contextmanager
 def open_atomic(path: str | Path) -> Generator[BinaryIO]:
     """A file to write `path` through piece by piece, atomically as `write_atomic`: it replaces `path` only when the
-    block ends without an exception (then it is fsynced first); otherwise it is removed and `path` is untouched."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    remove_stale_temp_files(target)  # what a writer killed mid-save (kill -9) left behind
-    descriptor, temp_name = tempfile.mkstemp(prefix=temp_prefix(target), suffix=".tmp", dir=target.parent)
+    block ends without an exception (then it is fsynced first); otherwise it is removed and `path` is untouched.
+
+    A symbolic link is written through: the file it points to is replaced, the link stays (a session or a golden
+    file kept elsewhere and linked into a project). A full disk (`is_out_of_space`) raises `OutputWriteError`
+    naming `path`."""
+    with open_atomic_files(path) as (handle,):
+        yield handle
+
+
+@contextlib.contextmanager
+def open_atomic_files(*paths: str | Path) -> Generator[tuple[BinaryIO, ...]]:
+    """Files to write several `paths` through together, as `open_atomic`, replaced all or none: every one is
+    written and fsynced before the first is renamed over its path (in the order given), so a disk that fills up
+    while the last is written leaves every path as it was (a run's report.json, junit.xml and summary.md)."""
+    pending: list[_TempFile] = []
     try:
-        with os.fdopen(descriptor, "wb") as handle:
+        for path in paths:
+            pending.append(_TempFile(path))
+        yield tuple(temp.handle for temp in pending)
+        for temp in pending:
+            temp.finish()
+        for temp in pending:
+            os.replace(temp.name, temp.target)
+    except BaseException as error:
+        for temp in pending:
+            temp.discard()
+        if isinstance(error, OSError) and is_out_of_space(error):
+            if len(paths) == 1:
+                raise out_of_space(paths[0], error) from None
+            named = ", ".join(str(path) for path in paths)
+            raise OutputWriteError(f"{named}: cannot write the files ({error.strerror}); none was replaced") from None
+        raise
+
+
+class _TempFile:
+    """The temporary file one path of `open_atomic_files` is written to, next to its target."""
+
+    def __init__(self, path: str | Path) -> None:
+        # A symbolic link is written through: its target is replaced, the link stays.
+        self.target = Path(os.path.realpath(path))
+        self.target.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temp_files(self.target)  # what a writer killed mid-save (kill -9) left behind
+        descriptor, self.name = tempfile.mkstemp(prefix=temp_prefix(self.target), suffix=".tmp", dir=self.target.parent)
+        self.handle: BinaryIO = os.fdopen(descriptor, "wb")
+        try:
             # mkstemp creates the file 0600; keep the mode of the file being replaced, or use the usual 0644.
             try:
-                mode = target.stat().st_mode & 0o777
+                mode = self.target.stat().st_mode & 0o777
             except OSError:
                 mode = 0o644
-            os.fchmod(handle.fileno(), mode)
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp_name, target)
-    except BaseException:
+            os.fchmod(self.handle.fileno(), mode)
+        except BaseException:
+            self.discard()
+            raise
+
+    def finish(self) -> None:
+        """Flush, fsync and close: the data is on disk before the file is renamed over its target."""
+        self.handle.flush()
+        os.fsync(self.handle.fileno())
+        self.handle.close()
+
+    def discard(self) -> None:
         with contextlib.suppress(OSError):
-            os.unlink(temp_name)
-        raise
+            self.handle.close()
+        with contextlib.suppress(OSError):
+            os.unlink(self.name)

@@ -8,7 +8,13 @@
   (`api_key=...`, `"x-api-key": "..."`), and the whole value of such a key in JSON objects;
 - the actual values of the key variables present in the environment (`*_API_KEY`, `*_TOKEN`,
   `*_SECRET`, ...) and of keys registered at run time with `register_secret` (a `--api-key`-style
-  argument that never was in the environment).
+  argument that never was in the environment); also as they appear inside a JSON string (a golden
+  file's diff quotes JSON text), and, for a multi-line value (a PEM key), each of its lines: a unified
+  diff puts every line of a text on a line of its own, behind a `+` or `-`.
+
+A text that arrives in pieces (a streamed answer, the deltas of an event log) is redacted with a
+`StreamRedactor`: a piece is released only up to a point no key can straddle, so a key split across
+pieces is redacted as it would be in the joined text.
 
 Values are redacted, never serialized bytes: replacing text inside a JSON document can eat the backslash of
 an escaped quote (`api_key=\\"...`) and end the string early. Writers redact the data before serializing it
@@ -30,7 +36,10 @@ from agentrig.runtime.history import jsonio
 
 __all__ = [
     "REDACTED",
+    "StreamRedactor",
     "dumps_redacted",
+    "might_hold_secret",
+    "might_hold_secret_json",
     "redact",
     "redact_json",
     "redact_json_bytes",
@@ -84,16 +93,26 @@ def refresh_secrets() -> None:
     _cached = None
 
 
+def _forms(value: str) -> set[str]:
+    """The texts that give `value` away: itself, as it reads inside a JSON string (a newline or a quote escaped),
+    and each line of a multi-line value long enough to be told apart from ordinary words."""
+    found = {value, jsonio.dumps(value)[1:-1].decode()}
+    if "\n" in value or "\r" in value:
+        found.update(line.strip() for line in value.splitlines() if len(line.strip()) >= _MIN_SECRET_LENGTH)
+    return found
+
+
 def _secrets() -> tuple[tuple[str, ...], tuple[bytes, ...]]:
-    """The secret values, longest first (a secret that contains another is replaced whole), and each as it
-    appears inside a JSON string."""
+    """The secret texts (`_forms` of each value), longest first (a secret that contains another is replaced
+    whole, a multi-line value before its lines), and each as it appears inside a JSON string."""
     global _cached
     if _cached is None:
         values = set(_registered)
         for name, value in os.environ.items():
             if _SECRET_ENV_NAME.search(name) and len(value) >= _MIN_SECRET_LENGTH:
                 values.add(value)
-        ordered = tuple(sorted(values, key=len, reverse=True))
+        texts = {form for value in values for form in _forms(value)}
+        ordered = tuple(sorted(texts, key=len, reverse=True))
         _cached = (ordered, tuple(jsonio.dumps(value)[1:-1] for value in ordered))
     return _cached
 
@@ -103,6 +122,17 @@ def _might_hold_secret_text(text: str, secrets: Iterable[str]) -> bool:
         return True
     lowered = text.lower()
     return any(marker in lowered for marker in _MARKERS)
+
+
+def might_hold_secret(text: str) -> bool:
+    """Whether `text` might hold a secret: False means `redact(text) == text` (a substring test, no regular
+    expression); True may be wrong."""
+    return _might_hold_secret_text(text, _secrets()[0])
+
+
+def might_hold_secret_json(data: bytes) -> bool:
+    """`might_hold_secret` for serialized JSON."""
+    return _might_hold_secret_json(data)
 
 
 def _might_hold_secret_json(data: bytes) -> bool:
@@ -181,3 +211,64 @@ def redact_json_bytes(data: bytes, *, pretty: bool = False) -> bytes:
     if not _might_hold_secret_json(data):
         return data
     return jsonio.dumps(_walk(jsonio.loads(data), _secrets()[0]), pretty=pretty)
+
+
+# --- streams ---
+
+# The key names a value can follow across whitespace (`Authorization: Bearer TOKEN`, `"api_key" : "..."`); a
+# piece of a stream is never cut within three words after one (name, separator, `Bearer`, then the value).
+_NAME_MARKERS = ("bearer", "api_key", "api-key", "apikey", "authorization")
+_WORDS_A_NAME_REACHES = 3
+_WHITESPACE = re.compile(r"\s")
+
+
+class StreamRedactor:
+    """Redacts a text that arrives in pieces, so that the joined output holds no key the joined input held.
+
+    Redacting each piece alone misses a key split across two pieces (`sk-ab` + `cdef...`), and providers split
+    keys across deltas. `feed` holds the text back from the last point where a key could still be growing and
+    releases, redacted, what comes before it; `finish` releases the rest. Text is cut only at whitespace that no
+    key-shaped token crosses, no more than three words after a key's name (`api_key`, `Authorization`,
+    `Bearer`), and outside any secret value that contains whitespace. So a piece may come out empty, or later
+    than it arrived: at most the last few words are held.
+    """
+
+    def __init__(self) -> None:
+        self._held = ""
+
+    def feed(self, piece: str) -> str:
+        """The redacted text that can be released now that `piece` arrived (possibly empty)."""
+        self._held += piece
+        cut = _release_point(self._held)
+        if cut == 0:
+            return ""
+        released, self._held = self._held[:cut], self._held[cut:]
+        return redact(released)
+
+    def finish(self) -> str:
+        """The redacted rest: the stream has ended."""
+        rest, self._held = self._held, ""
+        return redact(rest) if rest else ""
+
+
+def _release_point(text: str) -> int:
+    """The end of the longest start of `text` that can be redacted on its own, whatever text follows (0: none)."""
+    spaced = [secret for secret in _secrets()[0] if _WHITESPACE.search(secret)]
+    for space in reversed([match.start() for match in _WHITESPACE.finditer(text, 1)]):
+        if _can_cut(text, space, spaced):
+            return space
+    return 0
+
+
+def _can_cut(text: str, cut: int, spaced_secrets: Iterable[str]) -> bool:
+    """Whether no key can straddle `cut`, a whitespace position (no key-shaped token contains whitespace)."""
+    last_words = text[:cut].rsplit(None, _WORDS_A_NAME_REACHES)[-_WORDS_A_NAME_REACHES:]
+    if any(marker in word.lower() for word in last_words for marker in _NAME_MARKERS):
+        return False
+    for secret in spaced_secrets:  # a secret value with whitespace in it, begun before the cut and not over
+        start = text.find(secret[0], max(0, cut - len(secret) + 1), cut)
+        while start != -1:
+            if text.startswith(secret[: len(text) - start], start):
+                return False
+            start = text.find(secret[0], start + 1, cut)
+    return True

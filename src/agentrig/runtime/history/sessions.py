@@ -38,6 +38,7 @@ __all__ = [
     "load_history_file",
     "load_session",
     "new_session",
+    "refuse_to_continue",
     "save_session",
     "session_from_json",
     "session_to_json",
@@ -195,11 +196,23 @@ def _refuse_to_overwrite(path: Path) -> None:
         raise HistoryFormatError(
             f"refusing to overwrite a file that is not an agentrig session ({error.reason})", path=path
         ) from None
+    refuse_to_continue(data, path)
+
+
+def refuse_to_continue(data: object, path: Path, *, doing: str = "refusing to overwrite") -> None:
+    """Raise unless `data` (the parsed content of `path`) is an agentrig session this agentrig may write back.
+
+    A canonical history or a bare list of messages loads as a session, but saving a session over it would
+    replace someone's file with another format: `agentrig prompt --session` calls this before it sends anything."""
     if not is_session_object(data):
-        raise HistoryFormatError("refusing to overwrite a file that is not an agentrig session", path=path)
+        what = "a canonical history" if isinstance(data, dict) else "a list of messages"
+        if not isinstance(data, dict | list):
+            what = "not a JSON object"
+        raise HistoryFormatError(f"{doing} a file that is not an agentrig session ({what})", path=path)
+    assert isinstance(data, dict)
     if data.get("version", SESSION_VERSION) not in _ACCEPTED_VERSIONS:
         raise HistoryFormatError(
-            f"refusing to overwrite a session of unknown version {data['version']!r} (this agentrig writes "
+            f"{doing} a session of unknown version {data['version']!r} (this agentrig writes "
             f"version {SESSION_VERSION})",
             path=path,
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 
 from agentrig.runtime.history.canonical import JsonValue
+from agentrig.runtime.history.redaction import redact
 from agentrig.runtime.history.run_records import Check
 
 __all__ = ["SCRIPT_ONLY", "as_tuple", "skip_check", "unified_diff"]
@@ -14,10 +15,13 @@ SCRIPT_ONLY = "only a scripted model makes this exact; the run used a real model
 
 
 def unified_diff(expected: str, actual: str, *, expected_label: str = "expected", actual_label: str = "actual") -> str:
-    """A unified diff of two texts, empty when they are equal."""
+    """A unified diff of two texts, empty when they are equal; API keys are redacted in both texts first.
+
+    Redacting the diff afterwards is too late for a key of several lines (a PEM key): the diff puts each of its
+    lines on a line of its own, behind a `+` or `-`, and the key as a whole is in none of them."""
     lines = difflib.unified_diff(
-        expected.splitlines(keepends=True),
-        actual.splitlines(keepends=True),
+        redact(expected).splitlines(keepends=True),
+        redact(actual).splitlines(keepends=True),
         fromfile=expected_label,
         tofile=actual_label,
     )

@@ -7,8 +7,9 @@
 A run never holds its whole report: each scenario's entry goes to the three files as it comes, so 10,000 scenarios
 cost the memory of one (summary.md keeps the details of failed scenarios for its last section, and only those).
 report.html (`agentrig.runtime.reports.html`) reads each scenario's folder as its entry comes, so the folders must
-be written first (they are). Each file is written atomically when the block ends, and none is replaced if the block
-raises.
+be written first (they are). The files are written atomically when the block ends: report.json, junit.xml and
+summary.md are all replaced, or none (when the block raises, or the disk fills up); report.html is committed just
+before them, and a failure there replaces none of the three.
 
 JUnit and markdown are rendered from report entries (JSON data), never from live objects, so `merge` renders
 exactly what a single run would have; `render_junit` and `render_summary` render a whole report in memory.
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from agentrig.runtime.history.jsonio import dumps, open_atomic
+from agentrig.runtime.history.jsonio import dumps, open_atomic, open_atomic_files
 from agentrig.runtime.history.redaction import redact_json
 from agentrig.runtime.reports.html import REPORT_HTML, HtmlReport
 from agentrig.runtime.suite.merge_checks import describe_partial
@@ -42,10 +43,15 @@ def report_files(out_dir: Path, head: Mapping[str, Any], *, html: HtmlOptions | 
     out_dir.mkdir(parents=True, exist_ok=True)
     # Redacted as data, before rendering: junit.xml and summary.md show what report.json holds.
     redacted_head: dict[str, Any] = redact_json(dict(head))
+    # All three replaced or none (`open_atomic_files`): a disk that fills up while summary.md is written must not
+    # leave a new junit.xml beside the old report.json. report.json goes last, it is what marks the folder a run's.
+    # The page is committed first (inner block): if that fails, the three are not replaced either.
     with (
-        open_atomic(out_dir / "report.json") as report,
-        open_atomic(out_dir / "junit.xml") as junit,
-        open_atomic(out_dir / "summary.md") as summary,
+        open_atomic_files(out_dir / "summary.md", out_dir / "junit.xml", out_dir / "report.json") as (
+            summary,
+            junit,
+            report,
+        ),
         _html_file(out_dir, html) as page,
     ):
         writers: list[_ReportJson | _JUnit | _Markdown | HtmlReport] = [

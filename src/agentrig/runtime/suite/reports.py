@@ -24,7 +24,7 @@ from typing import Any
 
 from agentrig import __version__
 from agentrig.errors import InputError, UsageError
-from agentrig.runtime.history.jsonio import read_json_file
+from agentrig.runtime.history.jsonio import is_out_of_space, out_of_space, read_json_file
 from agentrig.runtime.history.redaction import redact_json
 from agentrig.runtime.history.run_records import RunError, ScenarioResult, TurnRecord
 from agentrig.runtime.suite.merge_checks import check_shard_set, contained_path
@@ -297,8 +297,7 @@ def merge_reports(directories: Iterable[Path], out_dir: Path, *, allow_partial: 
     prepare_out_dir(out_dir)
     for source_dir, target_dir in copies:
         if source_dir.is_dir():
-            # Links are copied as links, never followed: a link in an input does not pull outside files in.
-            shutil.copytree(source_dir, target_dir, symlinks=True, dirs_exist_ok=True)
+            _copy_scenario_folder(source_dir, target_dir)
     first = reports[0]
     merged = {
         "format": REPORT_FORMAT,
@@ -314,6 +313,29 @@ def merge_reports(directories: Iterable[Path], out_dir: Path, *, allow_partial: 
         "scenarios": scenarios,
     }
     return write_report_files(out_dir, merged)
+
+
+def _copy_scenario_folder(source_dir: Path, target_dir: Path) -> None:
+    """Copy one input's scenario folder into the merged output; a full disk stops the merge with one line."""
+
+    def copy_file(source: str, target: str) -> object:
+        try:
+            return shutil.copy2(source, target)
+        except OSError as error:  # raised past copytree, which would gather it into a list of strings
+            if is_out_of_space(error):
+                raise out_of_space(target, error, kept=_MERGE_STOPPED) from None
+            raise
+
+    try:
+        # Links are copied as links, never followed: a link in an input does not pull outside files in.
+        shutil.copytree(source_dir, target_dir, symlinks=True, dirs_exist_ok=True, copy_function=copy_file)
+    except OSError as error:
+        if is_out_of_space(error):
+            raise out_of_space(target_dir, error, kept=_MERGE_STOPPED) from None
+        raise
+
+
+_MERGE_STOPPED = "the merge stopped before writing its reports; the input directories are unchanged"
 
 
 def append_step_summary(out_dir: Path) -> None:

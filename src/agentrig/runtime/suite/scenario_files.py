@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from agentrig.runtime.history.events import EVENTS_FILE, Event, dumps_events
+from agentrig.runtime.history.jsonio import is_out_of_space, out_of_space
 from agentrig.runtime.history.redaction import dumps_redacted, redact_json_bytes
 from agentrig.runtime.history.run_records import Check, ScenarioResult
 from agentrig.runtime.suite.options import ExecutionLike
@@ -46,19 +47,33 @@ def _write_file(path: Path, data: bytes) -> None:
     Not `write_atomic`: these are files in agentrig's own output folder (never a user's file), and an fsync per
     file made writing them cost more than running the scenario."""
     try:
-        handle = os.open(path, _FILE_FLAGS, 0o666)
-    except OSError:
-        if not path.is_symlink():
-            raise
-        path.unlink()
-        handle = os.open(path, _FILE_FLAGS, 0o666)
+        try:
+            handle = os.open(path, _FILE_FLAGS, 0o666)
+        except OSError:
+            if not path.is_symlink():
+                raise
+            path.unlink()
+            handle = os.open(path, _FILE_FLAGS, 0o666)
+    except OSError as error:
+        if is_out_of_space(error):
+            raise out_of_space(path, error, kept=_RUN_STOPPED) from None
+        raise
     try:
         view = memoryview(data)
         while view:
             view = view[os.write(handle, view) :]
         os.ftruncate(handle, len(data))
+    except OSError as error:
+        if not is_out_of_space(error):
+            raise
+        path.unlink(missing_ok=True)  # half an earlier run's file and half this one's would read as either
+        raise out_of_space(path, error, kept=_RUN_STOPPED) from None
     finally:
         os.close(handle)
+
+
+# What a full disk leaves: the reports (report.json, junit.xml, summary.md) are written last, each whole or not at all.
+_RUN_STOPPED = "the run stopped before writing its reports (those of an earlier run are unchanged)"
 
 
 class _Folder:
@@ -69,13 +84,18 @@ class _Folder:
         self.path = path
         self._written: set[str] = set()
         try:
-            path.mkdir(parents=True)
-            self._reused = False
-        except FileExistsError:
-            if path.is_symlink() or not path.is_dir():
-                path.unlink()
-                path.mkdir()
-            self._reused = True
+            try:
+                path.mkdir(parents=True)
+                self._reused = False
+            except FileExistsError:
+                if path.is_symlink() or not path.is_dir():
+                    path.unlink()
+                    path.mkdir()
+                self._reused = True
+        except OSError as error:
+            if is_out_of_space(error):
+                raise out_of_space(path, error, kept=_RUN_STOPPED) from None
+            raise
 
     def write(self, name: str, data: bytes) -> None:
         self._written.add(name)
