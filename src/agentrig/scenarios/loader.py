@@ -492,9 +492,8 @@ def iter_scenarios(paths: Iterable[Path]) -> Iterator[LoadedScenario]:
 
 
 def load_scenario_text(text: str, path: Path) -> list[LoadedScenario]:
-    """Load and validate scenarios given as YAML text (`agentrig.testing`'s inline scenarios): `path` names them in
-    errors and reports, and its directory resolves their relative file names. Raises the first `ScenarioError`.
-    Scripted calls to tools the agent lacks are not checked here (`tool_names`: the caller knows the agent)."""
+    """Scenarios given as YAML text (`agentrig.testing`), named by `path`, whose folder resolves relative files; raises
+    the first `ScenarioError`. Calls to tools the agent lacks are the caller's check (only it knows the agent)."""
     scenarios, errors = _load_text(text, Path(path))
     if errors:
         raise errors[0]

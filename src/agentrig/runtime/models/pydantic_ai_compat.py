@@ -160,6 +160,13 @@ def keep_over_limit_response(messages: list[ModelMessage], response: Any) -> lis
     marks it `interrupted`. Keep it the later way on every version, so the same limit leaves the same history
     (its unanswered calls are then closed as interrupted, as after any interrupted response).
     """
-    if response is None or not messages or messages[-1].kind != "request" or response in messages:
+    responses = [message for message in messages if message.kind == "response"]
+    # Compared by parts: a streamed response is rebuilt by each `get()`, so the object kept is not the one seen.
+    if (
+        response is None
+        or not messages
+        or messages[-1].kind != "request"
+        or (responses and responses[-1].parts == response.parts)
+    ):
         return messages  # nothing was lost: no response, or the limit was checked before a request
     return [*messages, replace(response, state="interrupted")]

@@ -7,9 +7,8 @@
 A run never holds its whole report: each scenario's entry goes to the three files as it comes, so 10,000 scenarios
 cost the memory of one (summary.md keeps the details of failed scenarios for its last section, and only those).
 report.html (`agentrig.runtime.reports.html`) reads each scenario's folder as its entry comes, so the folders must
-be written first (they are). The files are written atomically when the block ends: report.json, junit.xml and
-summary.md are all replaced, or none (when the block raises, or the disk fills up); report.html is committed just
-before them, and a failure there replaces none of the three.
+be written first (they are). The files are written atomically, together, when the block ends: all are replaced,
+or none (when the block raises, or the disk fills up).
 
 JUnit and markdown are rendered from report entries (JSON data), never from live objects, so `merge` renders
 exactly what a single run would have; `render_junit` and `render_summary` render a whole report in memory.
@@ -25,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from agentrig.runtime.history.jsonio import dumps, open_atomic, open_atomic_files
+from agentrig.runtime.history.jsonio import dumps, open_atomic_files
 from agentrig.runtime.history.redaction import redact_json
 from agentrig.runtime.reports.html import REPORT_HTML, HtmlReport
 from agentrig.runtime.suite.merge_checks import describe_partial
@@ -43,24 +42,20 @@ def report_files(out_dir: Path, head: Mapping[str, Any], *, html: HtmlOptions | 
     out_dir.mkdir(parents=True, exist_ok=True)
     # Redacted as data, before rendering: junit.xml and summary.md show what report.json holds.
     redacted_head: dict[str, Any] = redact_json(dict(head))
-    # All three replaced or none (`open_atomic_files`): a disk that fills up while summary.md is written must not
-    # leave a new junit.xml beside the old report.json. report.json goes last, it is what marks the folder a run's.
-    # The page is committed first (inner block): if that fails, the three are not replaced either.
-    with (
-        open_atomic_files(out_dir / "summary.md", out_dir / "junit.xml", out_dir / "report.json") as (
-            summary,
-            junit,
-            report,
-        ),
-        _html_file(out_dir, html) as page,
-    ):
+    # All replaced or none (`open_atomic_files`): a disk that fills up while summary.md is written must not leave a
+    # new junit.xml beside the old report.json. report.json goes last, it is what marks the folder a run's.
+    names = ["summary.md", "junit.xml", *([REPORT_HTML] if html is not None else []), "report.json"]
+    if html is None:
+        (out_dir / REPORT_HTML).unlink(missing_ok=True)  # it would show another run
+    with open_atomic_files(*(out_dir / name for name in names)) as handles:
+        summary, junit, *pages, report = handles
         writers: list[_ReportJson | _JUnit | _Markdown | HtmlReport] = [
             _ReportJson(report, redacted_head),
             _JUnit(junit, redacted_head),
             _Markdown(summary, redacted_head),
         ]
-        if page is not None and html is not None:
-            writers.append(HtmlReport(page, redacted_head, run_dir=out_dir, engine=html.engine))
+        if html is not None:
+            writers.extend(HtmlReport(page, redacted_head, run_dir=out_dir, engine=html.engine) for page in pages)
 
         def add(entry: Mapping[str, Any]) -> dict[str, Any]:
             redacted: dict[str, Any] = redact_json(dict(entry))
@@ -79,16 +74,6 @@ class HtmlOptions:
 
     engine: str | None = None
     """The engine that ran the scenarios (`--engine`), shown in the page's header."""
-
-
-@contextlib.contextmanager
-def _html_file(out_dir: Path, html: HtmlOptions | None) -> Generator[IO[bytes] | None]:
-    if html is None:
-        (out_dir / REPORT_HTML).unlink(missing_ok=True)
-        yield None
-        return
-    with open_atomic(out_dir / REPORT_HTML) as handle:
-        yield handle
 
 
 def render_junit(report: Mapping[str, Any]) -> bytes:
