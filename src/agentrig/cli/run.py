@@ -41,7 +41,7 @@ Examples:
 
 Exit codes: 0 all passed, 1 a scenario failed, 2 usage or scenario file error,
 3 provider or infrastructure error (takes precedence over 1), 130 interrupted
-(partial reports are written).
+by Ctrl-C, 143 stopped by SIGTERM (partial reports are written either way).
 """
 
 _STATUS_WORD = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped": "SKIP"}

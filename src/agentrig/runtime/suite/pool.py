@@ -10,20 +10,59 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
+import select
 import signal
 import sys
 import threading
+import time
 from concurrent.futures import ProcessPoolExecutor
 
 __all__ = ["new_pool", "started_pool"]
 
 
-def _worker_init(cwd: str) -> None:
-    # The parent handles Ctrl-C (stops scheduling, writes partial reports); workers must not die mid-write.
+def _worker_init(cwd: str, run_pid: int) -> None:
+    # The parent handles Ctrl-C and SIGTERM (stops scheduling, ends the workers, writes partial reports); a
+    # signal sent to the whole process group must not kill workers mid-write before the parent decides.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    _die_with_run(run_pid)
     os.environ.setdefault("PYDANTIC_AI_NO_BANNER", "1")
     os.chdir(cwd)
     gc.freeze()  # the preloaded modules live as long as the worker: no full collection rescans them
+
+
+def _die_with_run(run_pid: int) -> None:
+    """End this worker as soon as the run's process ends, however it ended (SIGKILL included).
+
+    Nothing else would: a worker waits for work on a queue whose write end it holds itself, so it never sees
+    the run go, and it keeps the forkserver alive (each worker holds the forkserver's liveness pipe). Such a
+    worker would go on with its batch and write into `--out` after its run. Linux 5.3+: a pidfd of the run's
+    process becomes readable when it ends; elsewhere the run's liveness is polled."""
+
+    def watch() -> None:
+        try:
+            pidfd = os.pidfd_open(run_pid)
+        except ProcessLookupError:
+            pidfd = None  # already gone
+        except (AttributeError, OSError):  # no pidfd: poll
+            while _alive(run_pid):
+                time.sleep(0.5)
+            pidfd = None
+        if pidfd is not None:
+            select.select([pidfd], [], [])
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="agentrig-run-watch", daemon=True).start()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 # Imported once by the forkserver, so forked workers start warm: everything a scripted scenario touches
@@ -60,4 +99,6 @@ def new_pool(jobs: int) -> ProcessPoolExecutor:
         context.set_forkserver_preload(_WORKER_PRELOAD)
     else:
         context = multiprocessing.get_context("spawn")
-    return ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_worker_init, initargs=(os.getcwd(),))
+    return ProcessPoolExecutor(
+        max_workers=jobs, mp_context=context, initializer=_worker_init, initargs=(os.getcwd(), os.getpid())
+    )

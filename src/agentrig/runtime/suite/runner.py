@@ -10,6 +10,7 @@ Results are sorted by scenario id whatever order they finish in. The parts: `sel
 from __future__ import annotations
 
 import gc
+import signal
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -29,6 +30,7 @@ from agentrig.runtime.suite.scenario_store import ScenarioIdentity, ScenarioRef,
 from agentrig.runtime.suite.selection import KeywordExpression, parse_shard, select_scenarios, shard_members
 from agentrig.runtime.suite.sequential import run_sequentially
 from agentrig.runtime.suite.spool import Spool, SpoolView
+from agentrig.runtime.suite.stop_signals import StopSignals
 from agentrig.runtime.suite.workers import run_parallel
 from agentrig.scenarios.loader import LoadedScenario, iter_scenarios
 
@@ -79,7 +81,8 @@ def run_suite(
     loaded: Sequence[LoadedScenario] | None = None,
     pool: ProcessPoolExecutor | None = None,
 ) -> SuiteResult:
-    """Run the selected scenarios and write reports to `options.out_dir` (also after Ctrl-C, then partial).
+    """Run the selected scenarios and write reports to `options.out_dir` (also after Ctrl-C or SIGTERM, then
+    partial: `stop_signals`).
 
     With `-j N`, `pool` is a `pool.started_pool(N)` the caller started early (the run shuts it down), else the run
     starts one."""
@@ -91,7 +94,8 @@ def run_suite(
         # scenario files, instead of after it.
         if pool is None and options.jobs > 1:
             pool = started_pool(options.jobs)
-        return _run_suite(options, progress, execute, loaded, pool, started)
+        with StopSignals() as signals:
+            return _run_suite(options, progress, execute, loaded, pool, started, signals)
     finally:
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
@@ -117,6 +121,7 @@ def _run_suite(
     loaded: Sequence[LoadedScenario] | None,
     pool: ProcessPoolExecutor | None,
     started: float,
+    signals: StopSignals,
 ) -> SuiteResult:
     # Each file parsed once, each scenario detached from its YAML as soon as its file is checked and held as a
     # reference (`scenario_store`): a run of thousands of scenarios holds no parse trees, and a thousand scenarios.
@@ -130,12 +135,17 @@ def _run_suite(
         real_model(options.model, base_url=options.base_url)  # fail fast here, not once per worker
     _check_recording_dirs(options)
     earlier_folders = reports.prepare_run_out_dir(options.out_dir) if options.out_dir is not None else frozenset()
+    # From here on the run writes into --out: a signal stops it only where it waits, and the reports get written.
+    signals.protect()
+    if options.out_dir is not None:
+        reports.mark_run_started(options.out_dir, SuiteResult(results=(), duration_s=0.0, interrupted=True))
 
     # Results wait for the reports in a spool: a run of thousands of scenarios holds a thousand of them at most.
     spool = Spool[ScenarioResult]()
     finished: dict[str, int] = {}  # scenario id -> its result's index in the spool
     counts = count_statuses(())
     interrupted = False
+    stop_signal: int | None = None
 
     def record(item: ScenarioIdentity, result: ScenarioResult) -> None:
         finished[item.id] = spool.append(result)
@@ -157,8 +167,9 @@ def _run_suite(
         else:
             assert pool is not None  # created by run_suite whenever jobs > 1
             run_parallel(pool, selected, options, execute, record)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as interrupt:  # Ctrl-C or SIGTERM (stop_signals.RunInterrupted) or a scenario's own
         interrupted = True
+        stop_signal = getattr(interrupt, "signum", signals.signum or signal.SIGINT)
     finally:
         gc.unfreeze()
 
@@ -176,6 +187,7 @@ def _run_suite(
         results=SpoolView(spool, [finished[item.id] for item in selected]),
         duration_s=time.perf_counter() - started,
         interrupted=interrupted,
+        stop_signal=stop_signal,
         shard=options.shard,
         model=options.model,
         discovered=len(all_loaded),
