@@ -9,8 +9,9 @@ loop where asyncio cannot reach it (a sync deps callable or an async tool that s
 only a watcher outside the loop can give up on it:
 
 - `settings.timeout` bounds the whole scenario, not only each turn's agent run: past `scenario_budget` (a
-  timeout per turn, and one more, at least 5 s, for its agent and deps) the scenario is abandoned, with a `timeout` error, and the rest go on in a new lane. The abandoned lane is a
-  daemon thread; it is told to cancel, and whatever it finishes later is dropped (`_Lane.abandoned`).
+  timeout per turn, and one more, at least 5 s, for its agent and deps) the scenario is abandoned, with a
+  `timeout` error, and the rest go on in a new lane. The abandoned lane is a daemon thread; it is told to
+  cancel, and whatever it finishes later is dropped (`_Lane.abandoned`).
 - Ctrl-C and SIGTERM reach the watcher (signals go to the main thread): it cancels the scenario in flight and
   gives it `WIND_DOWN_S` to finish cleanly (its deps' exit, its connections), then abandons it; a second signal
   abandons it at once. KeyboardInterrupt then propagates to the caller, which writes what finished.
