@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
+from pathlib import Path
 
 from agentrig.errors import UsageError
 from agentrig.runtime.history.redaction import refresh_secrets
@@ -23,7 +24,7 @@ from agentrig.runtime.models.chain import real_model
 from agentrig.runtime.suite import reports
 from agentrig.runtime.suite.options import DEFAULT_OUT_DIR, ExecuteScenario, ExecutionLike, RunOptions, max_jobs
 from agentrig.runtime.suite.outcome import SuiteResult, count_statuses, exit_code_for
-from agentrig.runtime.suite.pool import started_pool
+from agentrig.runtime.suite.pool import send_worker_imports, started_pool
 from agentrig.runtime.suite.scenario_files import remove_scenario_folders, write_scenario_outputs
 from agentrig.runtime.suite.scenario_run import engine_for, run_one
 from agentrig.runtime.suite.scenario_store import ScenarioIdentity, ScenarioRef, store_scenarios
@@ -93,12 +94,30 @@ def run_suite(
         # Workers start first: the forkserver imports pydantic-ai (about a second) while this process reads the
         # scenario files, instead of after it.
         if pool is None and options.jobs > 1:
-            pool = started_pool(options.jobs)
+            pool = started_pool(options.jobs, user_modules_later=True)
         with StopSignals() as signals:
             return _run_suite(options, progress, execute, loaded, pool, started, signals)
     finally:
+        send_worker_imports([])  # a run that stopped early: the forkserver waits for nothing more
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _user_modules(selected: Sequence[ScenarioRef], options: RunOptions) -> list[tuple[str, list[str], bool]]:
+    """What the `-j N` workers' forkserver imports before it forks them: each module the selected scenarios'
+    `agent:` and `deps:` (and `--deps`) name, once, from where its first scenario would import it."""
+    cwd = str(Path.cwd())
+    offline = options.model is None  # a scripted run imports agents with placeholder provider keys
+    modules: dict[str, tuple[str, list[str], bool]] = {}
+    for ref in selected:
+        names = ref.user_modules
+        if options.default_deps:
+            names = (*names, options.default_deps.partition(":")[0])
+        for name in names:
+            if name not in modules:
+                directories = [str(ref.base_dir.resolve())] if ref.base_dir is not None else []
+                modules[name] = (name, [*directories, cwd], offline)
+    return list(modules.values())
 
 
 def _checked(options: RunOptions) -> RunOptions:
@@ -129,6 +148,8 @@ def _run_suite(
     selected = select_scenarios(all_loaded, keyword=options.keyword, shard=options.shard)
     if options.keyword and not selected and not options.shard:
         raise UsageError(f"-k {options.keyword!r} selects none of the {len(all_loaded)} scenarios")
+    if options.jobs > 1:
+        send_worker_imports(_user_modules(selected, options))
     # Everything that can be a usage error is checked before the output directory is cleared.
     model = real_model(options.model, base_url=options.base_url) if options.jobs == 1 else None
     if options.model is not None and options.jobs > 1:
