@@ -111,12 +111,18 @@ def _start_forkserver_awaiting_imports() -> None:
         return
     from multiprocessing import forkserver
 
-    path = os.path.join(tempfile.mkdtemp(prefix="agentrig-imports-"), "imports.json")
+    server = getattr(forkserver, "_forkserver", None)
+    running = getattr(server, "_forkserver_pid", None)
+    directory = tempfile.mkdtemp(prefix="agentrig-imports-")
+    path = os.path.join(directory, "imports.json")
     os.environ[WORKER_IMPORTS_VARIABLE] = path  # read by the forkserver's `warm_up` as it starts
     try:
         forkserver.ensure_running()  # starts it now, with this environment (or keeps one already running)
     finally:
         del os.environ[WORKER_IMPORTS_VARIABLE]
+    if running is not None and getattr(server, "_forkserver_pid", None) == running:
+        os.rmdir(directory)  # one started earlier in this process (a second run) serves, and waits for nothing
+        return
     _imports_file = path
 
 
