@@ -115,15 +115,18 @@ class _Lane:
 
     def _main(self) -> None:
         loop = self._loop
+        loop.set_exception_handler(_quiet_about_agent_generators)
         try:
             self._task = loop.create_task(self._drive())
             loop.run_until_complete(self._task)
         except KeyboardInterrupt as interrupt:
             self.escaped = interrupt
-        except SystemExit as error:  # raised in a task of the scenario's own: it ended the loop, not the run
-            self._failed(error)
         except asyncio.CancelledError:  # the watcher cancelled the lane (Ctrl-C, or it was abandoned)
             pass
+        # SystemExit raised in a task of the scenario's own ends the loop, not the run; so does what escapes
+        # pydantic-ai's own generators (a GeneratorExit a tool raised, at pydantic-ai 2.38): the scenario's error.
+        except BaseException as error:
+            self._failed(error)
         finally:
             self.ended.set()
             self.changed.set()
@@ -237,6 +240,14 @@ def _wind_down(lane: _Lane) -> None:
         pass
     finally:
         lane.abandon()
+
+
+def _quiet_about_agent_generators(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """asyncio's report, except for an async generator that failed to close: the agent's run it belonged to
+    failed already (a tool raised GeneratorExit, say), and its scenario's error says so; a traceback on stderr
+    would only repeat it."""
+    if context.get("asyncgen") is None:
+        loop.default_exception_handler(context)
 
 
 def _close(loop: asyncio.AbstractEventLoop) -> None:
