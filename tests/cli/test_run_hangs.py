@@ -36,6 +36,12 @@ _HANGING = textwrap.dedent(
         time.sleep(3600)
         return "never"
 
+    @agent.tool_plain
+    def leave_a_thread() -> str:  # a thread of the agent's own that never ends (Python joins it at exit)
+        import threading
+        threading.Thread(target=time.sleep, args=(3600,), daemon=False).start()
+        return "left"
+
     def slow_deps() -> None:  # a deps callable that never returns
         _started()
         time.sleep(3600)
@@ -146,3 +152,11 @@ def test_a_run_killed_outright_leaves_no_earlier_report_claiming_success(suite: 
     assert report(out)["scenarios"] == []
     assert not (out / "junit.xml").exists()
     assert left_running(process.pid) == []  # the workers go with the forkserver, which goes with the run
+
+
+def test_a_thread_the_agent_leaves_running_does_not_keep_the_process_alive(suite: Path) -> None:
+    _scenario(suite, "m-leaves-a-thread", timeout=None, tool="leave_a_thread")
+    out = suite.parent / "out"
+    code, output = finish(start_run(suite, out))  # exits within a few seconds of its reports, with their code
+    assert code == 0, output
+    assert set(statuses(out).values()) == {("passed", "")}
