@@ -263,7 +263,7 @@ def adapters(session: nox.Session, pydantic_ai: str) -> None:
 
 @nox.session(tags=["ci"])
 def tunacode(session: nox.Session) -> None:
-    """tunacode's own `load_session` reads what `agentrig convert --to tinyagent` writes (tests/history/test_tunacode_loader.py)."""
+    """tunacode's own `load_session` reads what `agentrig convert --to tinyagent` writes (test_tunacode_loader.py)."""
     # tunacode-cli is no agentrig dependency (it pins rich<15 and click<8.2): installed here only, with the newest pin.
     session.install("-e", ".[dev]", *pins(NEWEST), "tunacode-cli>=0.2.3,<0.3")
     session.run(

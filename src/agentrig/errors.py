@@ -9,7 +9,7 @@
     │   └── ContextOverflowError       the provider said the context window is exceeded
     ├── InfrastructureError  (3)       an environment could not be built, a subprocess failed
     │   └── OutputWriteError           a file could not be written: the disk is full, a quota, an I/O error
-    └── Interrupted          (130)     Ctrl-C / SIGINT
+    └── Interrupted          (130)     Ctrl-C / SIGINT (143 for a run stopped by SIGTERM: EXIT_TERMINATED)
 
 Scenario *failures* are not errors: they are results (exit code 1), reported, never raised.
 This module imports nothing outside the standard library.
@@ -25,6 +25,8 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_PROVIDER = 3
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
+"""128 + SIGTERM, as a shell reports a process SIGTERM killed: `agentrig run` stopped by SIGTERM, reports written."""
 
 
 class AgentrigError(Exception):

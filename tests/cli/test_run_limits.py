@@ -27,9 +27,9 @@ def test_jobs_above_four_per_cpu_are_capped_with_a_note(
     started: list[int] = []
     real_started_pool = pool.started_pool
 
-    def recording_pool(jobs: int) -> ProcessPoolExecutor:
+    def recording_pool(jobs: int, *, user_modules_later: bool = False) -> ProcessPoolExecutor:
         started.append(jobs)
-        return real_started_pool(jobs)
+        return real_started_pool(jobs, user_modules_later=user_modules_later)
 
     monkeypatch.setattr(pool, "started_pool", recording_pool)  # the CLI starts it, before importing the runner
     code, _, err = run_main(capsys, "run", str(tmp_path / "one.yaml"), "-j", "6", "-q", "--out", str(tmp_path / "o"))

@@ -8,8 +8,12 @@ here, and printed as one line on stderr with their documented exit code; `--debu
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import sys
+import threading
+import time
 from typing import Annotated
 
 # Plain help and error text: rich would double `agentrig --help` start-up (it is imported by typer at
@@ -20,11 +24,11 @@ import typer  # must follow the environment default above
 
 from agentrig import __version__
 from agentrig.cli import check, convert, diff, matrix, merge, prompt, report, run, scaffold, schema, validate
-from agentrig.errors import EXIT_INTERRUPTED, AgentrigError
+from agentrig.errors import EXIT_INTERRUPTED, EXIT_TERMINATED, AgentrigError
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 passed, 1 a scenario or check failed, 2 usage or file error, "
-    "3 provider or infrastructure error, 130 interrupted."
+    "3 provider or infrastructure error, 130 interrupted (143: run stopped by SIGTERM)."
 )
 
 _state = {"debug": False}
@@ -92,8 +96,46 @@ def _app_for(args: list[str]) -> typer.Typer:
     return single
 
 
+EXIT_GRACE_S = 5.0
+"""How long the process may take to exit once the command is done, when threads it does not own are still
+running (Python waits for them at exit): past that it exits anyway, with the command's code."""
+
+
+def _exit_despite_threads(code: object) -> None:
+    """A user's agent may leave a thread that never ends (Python joins every non-daemon thread at exit). The
+    reports are written and the last line printed: exit with the command's code within `EXIT_GRACE_S`, however
+    such a thread behaves (a daemon timer; an exit that does not hang finishes first and it never fires)."""
+    current = threading.current_thread()
+    if not any(t is not current and not t.daemon and t.is_alive() for t in threading.enumerate()):
+        return
+    real_exit = os._exit
+
+    def exit_anyway() -> None:
+        time.sleep(EXIT_GRACE_S)
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):  # closed or gone: nothing more can be said
+                stream.flush()
+        real_exit(code if isinstance(code, int) else (0 if code is None else 1))
+
+    threading.Thread(target=exit_anyway, name="agentrig-exit", daemon=True).start()
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Console entry point: run the app, turning domain errors into one line and an exit code."""
+    """Console entry point: run the app, turning domain errors into one line and an exit code.
+
+    As the process's entry point (`argv` None), the process exits even if threads of a user's agent never end."""
+    code: object = 0
+    try:
+        _main(argv)
+    except SystemExit as exit_:
+        code = exit_.code
+        raise
+    finally:
+        if argv is None:
+            _exit_despite_threads(code)
+
+
+def _main(argv: list[str] | None) -> None:
     # pydantic-ai >= 2.39 prints a first-run banner on stderr in terminals; agentrig's stderr is for its own lines.
     os.environ.setdefault("PYDANTIC_AI_NO_BANNER", "1")
     try:
@@ -107,9 +149,9 @@ def main(argv: list[str] | None = None) -> None:
             raise
         typer.echo(f"agentrig: error: {error.message}", err=True)
         sys.exit(error.exit_code)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as interrupt:  # Ctrl-C, or SIGTERM during `agentrig run` (stop_signals.RunInterrupted)
         typer.echo("agentrig: interrupted", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+        sys.exit(EXIT_TERMINATED if getattr(interrupt, "signum", None) == signal.SIGTERM else EXIT_INTERRUPTED)
     except typer.Exit as exit_:
         sys.exit(exit_.exit_code)
     except typer.Abort:

@@ -43,7 +43,7 @@ Examples:
 
 Exit codes: 0 all passed, 1 a scenario failed, 2 usage or scenario file error,
 3 provider or infrastructure error (takes precedence over 1), 130 interrupted
-(partial reports are written).
+by Ctrl-C, 143 stopped by SIGTERM (partial reports are written either way).
 """
 
 _STATUS_WORD = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped": "SKIP"}
@@ -192,7 +192,7 @@ def register(app: typer.Typer) -> None:
         execute = _engine(engine, options)
         # -j N: the workers' forkserver starts importing pydantic-ai now, while this process imports the runner
         # and reads the scenario files (the runner itself would start it 0.2-0.3 s later).
-        pool = started_pool(jobs) if jobs > 1 else None
+        pool = started_pool(jobs, user_modules_later=True) if jobs > 1 else None
         from agentrig.runtime.suite.report_files import describe_check, summary_line
         from agentrig.runtime.suite.reports import append_step_summary, report_entries
         from agentrig.runtime.suite.runner import run_suite

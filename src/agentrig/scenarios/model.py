@@ -415,7 +415,8 @@ class Settings(_Strict):
     output_retries: int = Field(default=1, ge=0)
     """Retries allowed when the output fails validation; given for a user's agent, it replaces the agent's own."""
     timeout: float | None = Field(default=None, gt=0)
-    """Seconds per turn before the run is interrupted."""
+    """Seconds per turn before the run is interrupted (a `timeout` error). It bounds the whole scenario too: past a
+    timeout per turn plus one more (at least 5 s) for its agent and deps, a scenario that blocks is abandoned."""
     request_limit: int | None = Field(default=None, ge=1)
     """pydantic-ai `UsageLimits.request_limit`: model requests per turn before a `usage_limit` error."""
     tool_calls_limit: int | None = Field(default=None, ge=0)

@@ -16,7 +16,7 @@ from typing import Any
 
 from agentrig.errors import ScenarioError
 
-__all__ = ["resolve_attribute", "sys_exit_hint"]
+__all__ = ["on_sys_path", "resolve_attribute", "sys_exit_hint"]
 
 
 def sys_exit_hint(exit_: SystemExit) -> str:
@@ -26,7 +26,8 @@ def sys_exit_hint(exit_: SystemExit) -> str:
 
 
 @contextmanager
-def _on_sys_path(paths: Sequence[Path]) -> Generator[None]:
+def on_sys_path(paths: Sequence[Path]) -> Generator[None]:
+    """`paths` in front of `sys.path` for the duration of the block (those not there already)."""
     added = [str(p.resolve()) for p in paths if str(p.resolve()) not in sys.path]
     sys.path[:0] = added
     try:
@@ -59,7 +60,7 @@ def resolve_attribute(spec: str, *, search_paths: Sequence[Path], fail: Callable
     module_name, _, attribute_path = spec.partition(":")
     if not module_name or not attribute_path:
         raise fail(f"{spec!r} is not of the form module:attribute")
-    with _on_sys_path(search_paths):
+    with on_sys_path(search_paths):
         value: Any = _import_module(module_name, fail)
     for attribute in attribute_path.split("."):
         names = dir(value)

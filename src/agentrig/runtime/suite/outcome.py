@@ -7,10 +7,11 @@ failed, else `passed`.
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from agentrig.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_PROVIDER
+from agentrig.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_PROVIDER, EXIT_TERMINATED
 from agentrig.runtime.history.run_records import (
     PROVIDER_ERROR_KINDS,
     Check,
@@ -41,7 +42,9 @@ class SuiteResult:
     duration_s: float
     """Wall time of the whole run."""
     interrupted: bool = False
-    """Ctrl-C stopped the run; unfinished scenarios are `skipped`."""
+    """Ctrl-C or SIGTERM stopped the run; unfinished scenarios are `skipped`."""
+    stop_signal: int | None = None
+    """The signal that stopped it (SIGTERM makes the exit code 143); None for Ctrl-C raised another way."""
     shard: tuple[int, int] | None = None
     shard_plan: str = "count"
     """How the shards were dealt: `count`, or `durations <digest>` (`shard_plan`); merge refuses a mix."""
@@ -53,7 +56,9 @@ class SuiteResult:
 
     @property
     def exit_code(self) -> int:
-        """130 interrupted > 3 provider/infrastructure error > 1 failed > 0 (docs/exit-codes.md)."""
+        """130 interrupted (143 by SIGTERM) > 3 provider/infrastructure error > 1 failed > 0 (docs/exit-codes.md)."""
+        if self.interrupted and self.stop_signal == signal.SIGTERM:
+            return EXIT_TERMINATED
         return exit_code_for(self.counts, interrupted=self.interrupted)
 
 

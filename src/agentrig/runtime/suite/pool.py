@@ -8,22 +8,69 @@ before this process imports the runner, so the two imports overlap on two cores.
 from __future__ import annotations
 
 import gc
+import json
 import multiprocessing
 import os
+import select
 import signal
 import sys
+import tempfile
 import threading
+import time
 from concurrent.futures import ProcessPoolExecutor
 
-__all__ = ["new_pool", "started_pool"]
+__all__ = ["WORKER_IMPORTS_VARIABLE", "new_pool", "send_worker_imports", "started_pool"]
+
+WORKER_IMPORTS_VARIABLE = "AGENTRIG_WORKER_IMPORTS"
+"""Names, for the forkserver being started, the file the run will write the user's modules into (`warm_up`)."""
+
+_imports_file: str | None = None
+"""The file a forkserver this process started waits for, until `send_worker_imports` writes it."""
 
 
-def _worker_init(cwd: str) -> None:
-    # The parent handles Ctrl-C (stops scheduling, writes partial reports); workers must not die mid-write.
+def _worker_init(cwd: str, run_pid: int) -> None:
+    # The parent handles Ctrl-C and SIGTERM (stops scheduling, ends the workers, writes partial reports); a
+    # signal sent to the whole process group must not kill workers mid-write before the parent decides.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    _die_with_run(run_pid)
     os.environ.setdefault("PYDANTIC_AI_NO_BANNER", "1")
     os.chdir(cwd)
     gc.freeze()  # the preloaded modules live as long as the worker: no full collection rescans them
+
+
+def _die_with_run(run_pid: int) -> None:
+    """End this worker as soon as the run's process ends, however it ended (SIGKILL included).
+
+    Nothing else would: a worker waits for work on a queue whose write end it holds itself, so it never sees
+    the run go, and it keeps the forkserver alive (each worker holds the forkserver's liveness pipe). Such a
+    worker would go on with its batch and write into `--out` after its run. Linux 5.3+: a pidfd of the run's
+    process becomes readable when it ends; elsewhere the run's liveness is polled."""
+
+    def watch() -> None:
+        try:
+            pidfd = os.pidfd_open(run_pid)
+        except ProcessLookupError:
+            pidfd = None  # already gone
+        except (AttributeError, OSError):  # no pidfd: poll
+            while _alive(run_pid):
+                time.sleep(0.5)
+            pidfd = None
+        if pidfd is not None:
+            select.select([pidfd], [], [])
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="agentrig-run-watch", daemon=True).start()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 # Imported once by the forkserver, so forked workers start warm: everything a scripted scenario touches
@@ -40,16 +87,57 @@ _WORKER_PRELOAD = [
 ]
 
 
-def started_pool(jobs: int) -> ProcessPoolExecutor:
+def started_pool(jobs: int, *, user_modules_later: bool = False) -> ProcessPoolExecutor:
     """A worker pool whose processes are already starting (the executor would start them on first use).
 
     Starting a worker blocks until the forkserver has imported its preload, so it happens on a thread: the
     caller goes on (importing the runner, reading scenario files) meanwhile, and its first `submit` waits for the
     thread's lock.
+
+    `user_modules_later`: the forkserver, once it has imported pydantic-ai, waits for `send_worker_imports` (the
+    caller must call it, with nothing if need be) and imports the user's agent and deps modules too, so that
+    every worker starts with them imported, instead of each importing them again (pandas, DuckDB, logfire...).
     """
     pool = new_pool(jobs)
+    if user_modules_later:
+        _start_forkserver_awaiting_imports()
     threading.Thread(target=lambda: [pool.submit(os.getpid) for _ in range(jobs)], daemon=True).start()
     return pool
+
+
+def _start_forkserver_awaiting_imports() -> None:
+    global _imports_file
+    if not sys.platform.startswith("linux"):
+        return
+    from multiprocessing import forkserver
+
+    server = getattr(forkserver, "_forkserver", None)
+    running = getattr(server, "_forkserver_pid", None)
+    directory = tempfile.mkdtemp(prefix="agentrig-imports-")
+    path = os.path.join(directory, "imports.json")
+    os.environ[WORKER_IMPORTS_VARIABLE] = path  # read by the forkserver's `warm_up` as it starts
+    try:
+        forkserver.ensure_running()  # starts it now, with this environment (or keeps one already running)
+    finally:
+        del os.environ[WORKER_IMPORTS_VARIABLE]
+    if running is not None and getattr(server, "_forkserver_pid", None) == running:
+        os.rmdir(directory)  # one started earlier in this process (a second run) serves, and waits for nothing
+        return
+    _imports_file = path
+
+
+def send_worker_imports(modules: list[tuple[str, list[str], bool]]) -> None:
+    """Tell the forkserver `started_pool(..., user_modules_later=True)` started which modules to import before it
+    forks workers: (module, directories to import it from, with placeholder provider keys). Once per forkserver;
+    a forkserver that was already running (a second run in one process) never reads it, and imports nothing."""
+    global _imports_file
+    path, _imports_file = _imports_file, None
+    if path is None:
+        return
+    partial = path + ".partial"
+    with open(partial, "w", encoding="utf-8") as handle:
+        json.dump(modules, handle)
+    os.replace(partial, path)  # whole or not there: the forkserver polls for it
 
 
 def new_pool(jobs: int) -> ProcessPoolExecutor:
@@ -60,4 +148,6 @@ def new_pool(jobs: int) -> ProcessPoolExecutor:
         context.set_forkserver_preload(_WORKER_PRELOAD)
     else:
         context = multiprocessing.get_context("spawn")
-    return ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_worker_init, initargs=(os.getcwd(),))
+    return ProcessPoolExecutor(
+        max_workers=jobs, mp_context=context, initializer=_worker_init, initargs=(os.getcwd(), os.getpid())
+    )

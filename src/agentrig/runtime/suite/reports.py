@@ -38,6 +38,7 @@ __all__ = [
     "append_step_summary",
     "entries_report",
     "load_report",
+    "mark_run_started",
     "merge_reports",
     "report_entries",
     "report_head",
@@ -123,6 +124,22 @@ def prepare_run_out_dir(out_dir: Path) -> frozenset[str]:
         return frozenset()
     except OSError as error:
         raise UsageError(f"--out {out_dir}: cannot write there ({error.strerror or error})") from None
+
+
+def mark_run_started(out_dir: Path, suite: SuiteResult) -> None:
+    """Replace an earlier run's reports, before this run writes anything else into `out_dir`: report.json says this
+    run was interrupted with no scenario reported (`suite`: an empty, interrupted run), and junit.xml and
+    summary.md are gone, until the run writes its own. A run killed outright (SIGKILL, the OOM killer, an agent's
+    os.abort() at -j 1) leaves that, never an earlier run's green report beside its own half-written folders."""
+    with report_files(out_dir, report_head(suite)):
+        pass
+    for name in ("junit.xml", "summary.md"):
+        try:
+            (out_dir / name).unlink()
+        except FileNotFoundError:
+            pass
+        except OSError as error:
+            raise UsageError(f"--out {out_dir}: cannot write there ({error.strerror or error})") from None
 
 
 def _ensure_ours(out_dir: Path) -> None:

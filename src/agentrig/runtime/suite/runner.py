@@ -10,10 +10,12 @@ Results are sorted by scenario id whatever order they finish in. The parts: `sel
 from __future__ import annotations
 
 import gc
+import signal
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
+from pathlib import Path
 
 from agentrig.errors import UsageError
 from agentrig.runtime.history.redaction import refresh_secrets
@@ -22,7 +24,7 @@ from agentrig.runtime.models.chain import real_model
 from agentrig.runtime.suite import reports
 from agentrig.runtime.suite.options import DEFAULT_OUT_DIR, ExecuteScenario, ExecutionLike, RunOptions, max_jobs
 from agentrig.runtime.suite.outcome import SuiteResult, count_statuses, exit_code_for
-from agentrig.runtime.suite.pool import started_pool
+from agentrig.runtime.suite.pool import send_worker_imports, started_pool
 from agentrig.runtime.suite.report_files import HtmlOptions
 from agentrig.runtime.suite.scenario_files import remove_scenario_folders, write_scenario_outputs
 from agentrig.runtime.suite.scenario_run import engine_for, run_one
@@ -37,6 +39,7 @@ from agentrig.runtime.suite.selection import (
 from agentrig.runtime.suite.sequential import run_sequentially
 from agentrig.runtime.suite.shard_plan import COUNT_PLAN, read_durations
 from agentrig.runtime.suite.spool import Spool, SpoolView
+from agentrig.runtime.suite.stop_signals import StopSignals
 from agentrig.runtime.suite.workers import run_parallel
 from agentrig.scenarios.loader import LoadedScenario, iter_scenarios
 
@@ -93,7 +96,8 @@ def run_suite(
     pool: ProcessPoolExecutor | None = None,
     note: Note | None = None,
 ) -> SuiteResult:
-    """Run the selected scenarios and write reports to `options.out_dir` (also after Ctrl-C, then partial).
+    """Run the selected scenarios and write reports to `options.out_dir` (also after Ctrl-C or SIGTERM, then
+    partial: `stop_signals`).
 
     With `-j N`, `pool` is a `pool.started_pool(N)` the caller started early (the run shuts it down), else the run
     starts one. `note` is told what the user should know before the run starts."""
@@ -104,11 +108,30 @@ def run_suite(
         # Workers start first: the forkserver imports pydantic-ai (about a second) while this process reads the
         # scenario files, instead of after it.
         if pool is None and options.jobs > 1:
-            pool = started_pool(options.jobs)
-        return _run_suite(options, progress, execute, loaded, pool, started, note)
+            pool = started_pool(options.jobs, user_modules_later=True)
+        with StopSignals() as signals:
+            return _run_suite(options, progress, execute, loaded, pool, started, signals, note)
     finally:
+        send_worker_imports([])  # a run that stopped early: the forkserver waits for nothing more
         if pool is not None:
             pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _user_modules(selected: Sequence[ScenarioRef], options: RunOptions) -> list[tuple[str, list[str], bool]]:
+    """What the `-j N` workers' forkserver imports before it forks them: each module the selected scenarios'
+    `agent:` and `deps:` (and `--deps`) name, once, from where its first scenario would import it."""
+    cwd = str(Path.cwd())
+    offline = options.model is None  # a scripted run imports agents with placeholder provider keys
+    modules: dict[str, tuple[str, list[str], bool]] = {}
+    for ref in selected:
+        names = ref.user_modules
+        if options.default_deps:
+            names = (*names, options.default_deps.partition(":")[0])
+        for name in names:
+            if name not in modules:
+                directories = [str(ref.base_dir.resolve())] if ref.base_dir is not None else []
+                modules[name] = (name, [*directories, cwd], offline)
+    return list(modules.values())
 
 
 def _checked(options: RunOptions) -> RunOptions:
@@ -133,6 +156,7 @@ def _run_suite(
     loaded: Sequence[LoadedScenario] | None,
     pool: ProcessPoolExecutor | None,
     started: float,
+    signals: StopSignals,
     note: Note | None = None,
 ) -> SuiteResult:
     # Each file parsed once, each scenario detached from its YAML as soon as its file is checked and held as a
@@ -146,18 +170,25 @@ def _run_suite(
     selected = select_scenarios(all_loaded, keyword=options.keyword, shard=options.shard, durations=durations)
     if options.keyword and not selected and not options.shard:
         raise UsageError(f"-k {options.keyword!r} selects none of the {len(all_loaded)} scenarios")
+    if options.jobs > 1:
+        send_worker_imports(_user_modules(selected, options))
     # Everything that can be a usage error is checked before the output directory is cleared.
     model = real_model(options.model, base_url=options.base_url) if options.jobs == 1 else None
     if options.model is not None and options.jobs > 1:
         real_model(options.model, base_url=options.base_url)  # fail fast here, not once per worker
     _check_recording_dirs(options)
     earlier_folders = reports.prepare_run_out_dir(options.out_dir) if options.out_dir is not None else frozenset()
+    # From here on the run writes into --out: a signal stops it only where it waits, and the reports get written.
+    signals.protect()
+    if options.out_dir is not None:
+        reports.mark_run_started(options.out_dir, SuiteResult(results=(), duration_s=0.0, interrupted=True))
 
     # Results wait for the reports in a spool: a run of thousands of scenarios holds a thousand of them at most.
     spool = Spool[ScenarioResult]()
     finished: dict[str, int] = {}  # scenario id -> its result's index in the spool
     counts = count_statuses(())
     interrupted = False
+    stop_signal: int | None = None
 
     def record(item: ScenarioIdentity, result: ScenarioResult) -> None:
         finished[item.id] = spool.append(result)
@@ -179,8 +210,9 @@ def _run_suite(
         else:
             assert pool is not None  # created by run_suite whenever jobs > 1
             run_parallel(pool, selected, options, execute, record)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as interrupt:  # Ctrl-C or SIGTERM (stop_signals.RunInterrupted) or a scenario's own
         interrupted = True
+        stop_signal = getattr(interrupt, "signum", signals.signum or signal.SIGINT)
     finally:
         gc.unfreeze()
 
@@ -198,6 +230,7 @@ def _run_suite(
         results=SpoolView(spool, [finished[item.id] for item in selected]),
         duration_s=time.perf_counter() - started,
         interrupted=interrupted,
+        stop_signal=stop_signal,
         shard=options.shard,
         shard_plan=durations.label if durations is not None else COUNT_PLAN,
         model=options.model,

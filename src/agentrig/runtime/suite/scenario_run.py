@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Coroutine
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from agentrig.errors import AgentrigError
@@ -18,10 +18,20 @@ from agentrig.runtime.suite.event_checks import check_events
 from agentrig.runtime.suite.expectations import check_scenario
 from agentrig.runtime.suite.options import ExecuteScenario, ExecutionLike, RunOptions
 from agentrig.runtime.suite.outcome import scenario_status, unexpected_error
+from agentrig.runtime.suite.process_exit import ProcessExitCalled
 from agentrig.runtime.suite.scenario_files import write_scenario_outputs
 from agentrig.scenarios.loader import LoadedScenario
 
-__all__ = ["engine_for", "failed_result", "run_one", "run_one_in_loop"]
+__all__ = [
+    "Finished",
+    "engine_for",
+    "failed_result",
+    "failure",
+    "run_one",
+    "run_one_in_loop",
+    "run_unwritten",
+    "write_finished",
+]
 
 _T = TypeVar("_T")
 
@@ -61,7 +71,22 @@ async def _execute_and_close(execute: ExecuteScenario, loaded: LoadedScenario, m
 def _describe(error: BaseException) -> str:
     if isinstance(error, SystemExit):
         return f"the agent called sys.exit({error.code!r})"
-    return f"{type(error).__name__}: {error}"
+    if isinstance(error, ProcessExitCalled):
+        return f"the agent called os._exit({error.code!r})"
+    text = str(error)
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def _is_interruption(error: BaseException) -> bool:
+    """Ctrl-C or SIGTERM (or a cancellation the run asked for): the run stops, not only this scenario."""
+    if isinstance(error, KeyboardInterrupt):
+        return True
+    if isinstance(error, asyncio.CancelledError):
+        task = asyncio.current_task()
+        return task is None or task.cancelling() > 0  # else the agent raised it: nothing cancelled the scenario
+    if isinstance(error, BaseExceptionGroup):
+        return any(_is_interruption(inner) for inner in error.exceptions)  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType, reportUnknownMemberType]
+    return False
 
 
 def with_default_deps(loaded: LoadedScenario, deps: str | None) -> LoadedScenario:
@@ -102,19 +127,53 @@ async def run_one_in_loop(
     execute: ExecuteScenario | None = None,
 ) -> ScenarioResult:
     """`run_one` inside the caller's running event loop: `suite.sequential` drives many scenarios from one loop,
-    which saves entering a loop per scenario (0.7-1 ms, a sixth of a scripted scenario's own run).
+    which saves entering a loop per scenario (0.7-1 ms, a sixth of a scripted scenario's own run)."""
+    return write_finished(await run_unwritten(loaded, options=options, model=model, execute=execute), options)
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    """A scenario that ran (or failed to), its folder not written yet: `write_finished` writes it."""
+
+    result: ScenarioResult
+    execution: ExecutionLike | None = None
+    events: tuple[Any, ...] = ()
+
+
+async def run_unwritten(
+    loaded: LoadedScenario,
+    *,
+    options: RunOptions,
+    model: Any = None,
+    execute: ExecuteScenario | None = None,
+) -> Finished:
+    """Run and check one scenario in the running loop, writing nothing: `suite.sequential` writes its folder only
+    if the scenario was not abandoned meanwhile (a scenario that outlived its time must not write late).
 
     What the scenario leaves running is cancelled when it ends, as `asyncio.run` would. A SystemExit raised in
-    a task of its own ends the loop instead of reaching this coroutine: `suite.sequential` handles that."""
+    a task of its own ends the loop instead of reaching this coroutine: `suite.sequential` handles that.
+    Ctrl-C, SIGTERM and a cancellation of this task propagate; everything else is this scenario's error."""
     started = time.perf_counter()
     loaded = _as_run(loaded, options)
     try:
         execution = await _isolated(_execute(loaded, model, options, execute))
-    # The engine or the user's agent failed: this scenario's error, not the suite's. SystemExit too: a user's
-    # tool or agent that calls sys.exit() must not end the whole run with no report (and exit code 0).
-    except (Exception, SystemExit) as error:
-        return failed_result(loaded, error, started=started, options=options)
+    # The engine or the user's agent failed: this scenario's error, not the suite's. Whatever it raised: a
+    # sys.exit() or os._exit() in a tool, a CancelledError or GeneratorExit nothing asked for, a BaseException of
+    # its own must not end the whole run with no report (and, at -j 1, exit code 0).
+    except BaseException as error:
+        if _is_interruption(error):
+            raise
+        return Finished(failure(loaded, error, started=started))
     return _checked(loaded, execution, started=started, options=options)
+
+
+def write_finished(finished: Finished, options: RunOptions) -> ScenarioResult:
+    """Write the scenario's folder (with `options.out_dir`) and return what the run keeps of its result."""
+    result = finished.result
+    if options.out_dir is None:
+        return result
+    write_scenario_outputs(options.out_dir, result, execution=finished.execution, events=finished.events)
+    return _written(result) if finished.execution is not None else result
 
 
 def _as_run(loaded: LoadedScenario, options: RunOptions) -> LoadedScenario:
@@ -148,9 +207,14 @@ def failed_result(
     loaded: LoadedScenario, error: BaseException, *, started: float, options: RunOptions
 ) -> ScenarioResult:
     """The `error` result of a scenario whose run raised `error`, its files written (the run left no events)."""
+    return write_finished(Finished(failure(loaded, error, started=started)), options)
+
+
+def failure(loaded: LoadedScenario, error: BaseException, *, started: float) -> ScenarioResult:
+    """The `error` result of a scenario whose run raised `error`."""
     message = error.message if isinstance(error, AgentrigError) else _describe(error)
     scenario = loaded.scenario
-    result = ScenarioResult(
+    return ScenarioResult(
         name=scenario.name,
         path=loaded.path.as_posix(),
         tags=scenario.tags,
@@ -158,14 +222,9 @@ def failed_result(
         error=RunError(kind="agent_error", message=message.splitlines()[0] if message else type(error).__name__),
         duration_s=time.perf_counter() - started,
     )
-    if options.out_dir is not None:
-        write_scenario_outputs(options.out_dir, result)
-    return result
 
 
-def _checked(
-    loaded: LoadedScenario, execution: ExecutionLike, *, started: float, options: RunOptions
-) -> ScenarioResult:
+def _checked(loaded: LoadedScenario, execution: ExecutionLike, *, started: float, options: RunOptions) -> Finished:
     scenario = loaded.scenario
     history = _history_of(execution)
     turns = tuple(execution.turns)
@@ -193,10 +252,7 @@ def _checked(
         error=unexpected,
         duration_s=time.perf_counter() - started,
     )
-    if options.out_dir is not None:
-        write_scenario_outputs(options.out_dir, result, execution=execution, events=events)
-        result = _written(result)
-    return result
+    return Finished(result, execution, events)
 
 
 def _written(result: ScenarioResult) -> ScenarioResult:

@@ -44,6 +44,10 @@ class ScenarioRef:
     tags: tuple[str, ...]
     store: Spool[LoadedScenario]
     index: int
+    user_modules: tuple[str, ...] = ()
+    """The modules its `agent:` and `deps:` name (`-j N` workers start with them imported)."""
+    base_dir: Path | None = None
+    """The scenario's directory, where those modules are imported from."""
 
     def load(self) -> LoadedScenario:
         """The scenario (from memory, or read back from the spool: then a copy of its own)."""
@@ -56,7 +60,12 @@ def store_scenarios(scenarios: Iterable[LoadedScenario]) -> list[ScenarioRef]:
     refs: list[ScenarioRef] = []
     for scenario in scenarios:
         scenario = scenario.detached()
+        named = (scenario.scenario.agent, scenario.scenario.deps)
+        modules = tuple(spec.partition(":")[0] for spec in named if spec)
+        index = store.append(scenario)
         refs.append(
-            ScenarioRef(scenario.id, scenario.name, scenario.path, scenario.tags, store, store.append(scenario))
+            ScenarioRef(
+                scenario.id, scenario.name, scenario.path, scenario.tags, store, index, modules, scenario.base_dir
+            )
         )
     return refs

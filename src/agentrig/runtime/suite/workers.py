@@ -16,6 +16,7 @@ from typing import Any
 
 from agentrig.runtime.history.run_records import RunError, ScenarioResult
 from agentrig.runtime.models.chain import real_model
+from agentrig.runtime.suite import stop_signals
 from agentrig.runtime.suite.options import ExecuteScenario, RunOptions
 from agentrig.runtime.suite.outcome import is_failure
 from agentrig.runtime.suite.pool import new_pool
@@ -108,7 +109,8 @@ def run_parallel(
                 submit(batch, alone=False)
             if not running:
                 break
-            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            with stop_signals.waiting():  # Ctrl-C and SIGTERM reach the run here, never mid-record
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
             broken = False
             for future in sorted(done, key=first_id):
                 batch, alone, started = running.pop(future)
@@ -133,16 +135,24 @@ def run_parallel(
                 pool.shutdown(wait=False, cancel_futures=True)
                 pool = new_pool(options.jobs)
     except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
-        _terminate_workers(pool)
+        _stop_workers(pool, within_s=0.0)
         raise
-    pool.shutdown(wait=True)
+    _stop_workers(pool, within_s=WORKERS_EXIT_S)
 
 
-def _terminate_workers(pool: ProcessPoolExecutor) -> None:
-    # concurrent.futures offers no public way to stop running workers; after Ctrl-C they must not
-    # keep running (they ignore SIGINT), so end them. The mapping is private but stable since 3.8.
-    processes: dict[int, Any] = getattr(pool, "_processes", None) or {}
-    for process in list(processes.values()):
+WORKERS_EXIT_S = 5.0
+"""How long idle workers get to exit at the end of a run before they are killed: one whose scenario left a
+thread that never ends (Python joins such threads at exit) would otherwise keep the run from ending."""
+
+
+def _stop_workers(pool: ProcessPoolExecutor, *, within_s: float) -> None:
+    # concurrent.futures offers no public way to stop running workers; after Ctrl-C or SIGTERM they must not keep
+    # running (they ignore both), so end them. The mapping is private but stable since 3.8; shutdown drops it.
+    processes: list[Any] = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    deadline = time.monotonic() + within_s
+    for process in processes:
+        process.join(max(0.0, deadline - time.monotonic()))
+    for process in processes:
         if process.is_alive():
-            process.terminate()
+            process.kill()

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from pydantic_ai import Agent
 from pydantic_ai.models import Model, override_allow_model_requests
 
 from agentrig.runtime.engine.compaction.controller import CompactionController
@@ -30,6 +31,7 @@ from agentrig.runtime.engine.pydantic_ai_engine.plain import PydanticAIEngine
 from agentrig.runtime.engine.pydantic_ai_engine.streamed import PydanticAIStreamedEngine
 from agentrig.runtime.engine.pydantic_ai_engine.subagents import SubAgentRun, SubAgentScripts
 from agentrig.runtime.engine.session_registry import scenario_registry
+from agentrig.runtime.engine.tool_threads import DaemonThreads
 from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.events import Event, EventLog
@@ -43,6 +45,10 @@ from agentrig.runtime.models.usage_tap import UsageTap
 from agentrig.scenarios.loader import LoadedScenario
 
 __all__ = ["NO_DEPS", "ScenarioExecution", "execute_scenario", "scripted_model_for"]
+
+_TOOL_THREADS = DaemonThreads()
+"""Where the agent's sync tools run: a tool that never returns neither outlives its turn's timeout nor keeps the
+process from exiting (`tool_threads`)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -137,6 +143,7 @@ async def execute_scenario(
     guard = override_allow_model_requests(False) if scripted else nullcontext()
     async with AsyncExitStack() as stack:
         stack.enter_context(guard)
+        stack.enter_context(Agent.using_thread_executor(_TOOL_THREADS))
         if deps is not NO_DEPS:
             handle.deps = deps
         elif loaded.scenario.deps is not None:

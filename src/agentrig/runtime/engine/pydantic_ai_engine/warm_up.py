@@ -3,12 +3,52 @@
 pydantic-ai builds its messages' validator and serializer (`ModelMessagesTypeAdapter`) the first time either is
 used, 40-60 ms; every scenario's run uses the serializer for `pydantic_ai_dump.json`. Built here, in the process
 the workers fork from, each worker starts with it instead of building its own. `-j 1` builds it during its first
-scenario, as any process would.
+scenario, as any process would. The user's own modules are imported here too (`_import_user_modules`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import importlib
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
 from pydantic_ai.messages import ModelMessagesTypeAdapter
+
+from agentrig.runtime.engine.module_loading import on_sys_path
+from agentrig.runtime.engine.pydantic_ai_engine.deps import offline_import
 
 ModelMessagesTypeAdapter.dump_json([])
 ModelMessagesTypeAdapter.validate_python([])
+
+
+def _import_user_modules() -> None:
+    """The user's agent and deps modules, when the run that started this forkserver names them
+    (`pool.started_pool(..., user_modules_later=True)`): imported here once, so that every worker forked from
+    this process starts with them, as `-j 1` imports them once. The run writes their names once it has read its
+    scenario files; this waits for that (or for the run to end). An import that fails is left to the worker,
+    which imports the module again and reports the failure as its scenario's error."""
+    path = os.environ.pop("AGENTRIG_WORKER_IMPORTS", None)
+    if not path:
+        return
+    run_pid = os.getppid()
+    while not os.path.exists(path):
+        if os.getppid() != run_pid:  # the run is gone: this forkserver is about to end too
+            return
+        time.sleep(0.01)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            modules: list[tuple[str, list[str], bool]] = json.load(handle)
+    finally:
+        shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+    for module, directories, offline in modules:
+        paths = [Path(directory) for directory in directories]
+        # An import that fails here is imported again by the worker, which reports what goes wrong.
+        with offline_import(offline), on_sys_path(paths), contextlib.suppress(BaseException):
+            importlib.import_module(module)
+
+
+_import_user_modules()

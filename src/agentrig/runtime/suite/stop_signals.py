@@ -1,0 +1,100 @@
+"""Ctrl-C (SIGINT) and SIGTERM during `agentrig run`: both stop the run the same way, with its reports written.
+
+While a run holds them (`StopSignals`, in the main thread), a signal raises `RunInterrupted` (a
+KeyboardInterrupt, so everything that handles Ctrl-C handles SIGTERM alike) only where the run waits for its
+scenarios (`waiting()`): never in the middle of recording a result or writing a file. A signal that arrives
+elsewhere is held and raised at the next wait. The first signal decides the exit code (130 for SIGINT, 143 for
+SIGTERM); the run then stops its scenarios and writes its reports, and a second signal stops waiting for a
+scenario that does not wind down (`sequential`). Before the run writes into `--out`, a signal raises at once:
+there is nothing to protect yet.
+
+Standard library only: workers and the CLI import it before anything heavy.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Generator
+from contextlib import contextmanager
+from types import FrameType, TracebackType
+
+__all__ = ["RunInterrupted", "StopSignals", "waiting"]
+
+HANDLED = (signal.SIGINT, signal.SIGTERM)
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """The run was stopped by a signal (`signum`: SIGINT for Ctrl-C, or SIGTERM)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+class StopSignals:
+    """SIGINT and SIGTERM for the run in progress (installed by `with StopSignals():` in the main thread only;
+    elsewhere, and in worker processes, it does nothing)."""
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        """The first signal received (it decides the exit code); None while none came."""
+        self._raise_anywhere = True
+        self._waiting = 0
+        self._pending = False
+        self._previous: dict[int, object] = {}
+
+    def __enter__(self) -> StopSignals:
+        global _active
+        if threading.current_thread() is threading.main_thread():
+            for signum in HANDLED:
+                self._previous[signum] = signal.signal(signum, self._handle)
+            _active = self
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        global _active
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)  # pyright: ignore[reportArgumentType]
+        self._previous.clear()
+        if _active is self:
+            _active = None
+
+    def protect(self) -> None:
+        """From now on a signal is raised only inside `waiting()` (the run has started writing into `--out`)."""
+        self._raise_anywhere = False
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        if self.signum is None:
+            self.signum = signum
+        if self._raise_anywhere or self._waiting:
+            self._pending = False
+            raise RunInterrupted(self.signum)
+        self._pending = True
+
+    @contextmanager
+    def waiting(self) -> Generator[None]:
+        """A wait that a signal may interrupt (raising `RunInterrupted`); a signal held since is raised now."""
+        if self._pending:
+            self._pending = False
+            raise RunInterrupted(self.signum or signal.SIGINT)
+        self._waiting += 1
+        try:
+            yield
+        finally:
+            self._waiting -= 1
+
+
+_active: StopSignals | None = None
+
+
+@contextmanager
+def waiting() -> Generator[None]:
+    """`StopSignals.waiting()` of the run in progress in this process, if it holds the signals."""
+    if _active is None:
+        yield
+        return
+    with _active.waiting():
+        yield

@@ -1,0 +1,46 @@
+"""`-j N` workers start with the user's agent modules imported: the forkserver imports each once, as `-j 1` does,
+instead of every worker importing pandas (or whatever the agent imports) again. A real process: the forkserver of
+a test process may be running already, and only a fresh one reads a run's modules."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from tests.cli.run_process import finish, start_run, statuses
+
+_AGENT = textwrap.dedent(
+    """
+    import os
+    from pathlib import Path
+    from pydantic_ai import Agent
+
+    with Path(__file__).with_name("imported.log").open("a") as log:  # one line per process that imports this
+        log.write(f"{os.getpid()} {os.environ.get('OPENAI_API_KEY', '')}\\n")
+
+    agent = Agent("openai:gpt-4o")  # named at import: needs the placeholder key a scripted run provides
+
+    @agent.tool_plain
+    def where() -> str:
+        return "here"
+    """
+)
+
+
+def test_workers_start_with_the_agent_module_imported_once(tmp_path: Path) -> None:
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "heavy_agent.py").write_text(_AGENT, encoding="utf-8")
+    for index in range(12):
+        (suite / f"s{index:02}.yaml").write_text(
+            f"name: s{index:02}\nagent: heavy_agent:agent\nturns:\n  - user: hi\n    model:\n"
+            "      - tool_calls: [{id: t1, name: where, args: {}}]\n      - text: done\n",
+            encoding="utf-8",
+        )
+    out = tmp_path / "out"
+    code, output = finish(start_run(suite, out, "-j", "2"))
+    assert code == 0, output
+    assert set(statuses(out).values()) == {("passed", "")}
+    imports = (suite / "imported.log").read_text(encoding="utf-8").splitlines()
+    assert len(imports) == 1, imports  # the forkserver's, not one per worker
+    assert imports[0].endswith(" agentrig-offline-placeholder")  # imported offline, as a worker would
