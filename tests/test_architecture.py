@@ -33,7 +33,17 @@ PYDANTIC_AI_PACKAGES = frozenset({"pydantic_ai", "pydantic_graph"})
 FRAMEWORK_ALLOWED_UNDER = (RUNTIME / "engine", RUNTIME / "models")
 """The only packages whose modules may import an agent framework."""
 
-RUNTIME_LAYERS = {"history": 0, "models": 1, "reports": 1, "engine": 2, "suite": 3, "matrix": 3, "scaffold": 3, "": 3}
+RUNTIME_LAYERS = {
+    "history": 0,
+    "models": 1,
+    "checks": 1,
+    "reports": 1,
+    "engine": 2,
+    "suite": 3,
+    "matrix": 3,
+    "scaffold": 3,
+    "": 3,
+}
 """Rank of each runtime sub-package ("" = runtime's flat modules): imports point only to a lower or equal rank."""
 
 MAX_FLAT_RUNTIME_MODULES = 6

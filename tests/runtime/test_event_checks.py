@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from agentrig.errors import AgentrigError
+from agentrig.runtime.checks.event_checks import check_events
 from agentrig.runtime.history.canonical import Message, TextPart, ToolCallPart, ToolReturnPart
 from agentrig.runtime.history.events import Event, EventLog, StreamDelta
 from agentrig.runtime.history.usage import Usage
-from agentrig.runtime.suite.event_checks import check_events
 from agentrig.scenarios.event_model import EventExpectations
 from tests.runtime.engine_helpers import load_yaml
 

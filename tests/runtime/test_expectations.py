@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
+from agentrig.runtime.checks.expectations import check_scenario, check_turn
+from agentrig.runtime.checks.history_checks import ALL_INVARIANTS, canonical_golden_bytes, check_golden, strip_run_ids
 from agentrig.runtime.history.canonical import Message, TextPart, ToolCallPart, ToolReturnPart
 from agentrig.runtime.history.run_records import Check, CompactionOutcome, RunError, ToolCallStatusRecord, TurnRecord
 from agentrig.runtime.history.usage import Usage
-from agentrig.runtime.suite.expectations import check_scenario, check_turn
-from agentrig.runtime.suite.history_checks import ALL_INVARIANTS, canonical_golden_bytes, check_golden, strip_run_ids
 from agentrig.scenarios.model import Scenario, TurnExpectations
 
 

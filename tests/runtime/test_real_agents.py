@@ -18,11 +18,11 @@ from typing import Any
 
 import pytest
 
+from agentrig.runtime.checks.expectations import check_scenario
 from agentrig.runtime.engine.pydantic_ai_engine.agent_loading import AgentCache
 from agentrig.runtime.engine.pydantic_ai_engine.scenario_execution import ScenarioExecution, execute_scenario
 from agentrig.runtime.history.canonical import ToolReturnPart
 from agentrig.runtime.history.run_records import TurnRecord
-from agentrig.runtime.suite.expectations import check_scenario
 from agentrig.scenarios.loader import LoadedScenario
 from tests.runtime.engine_helpers import assert_invariants, load_yaml
 

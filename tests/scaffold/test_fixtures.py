@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from agentrig.runtime.checks.history_checks import canonical_golden_bytes
 from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.sessions import load_history_file
 from agentrig.runtime.scaffold import Unreplayable
 from agentrig.runtime.scaffold.document import golden_history
-from agentrig.runtime.suite.history_checks import canonical_golden_bytes
 from tests.scaffold.replay import REPO, failures, run_scenario, scaffold_to
 
 _DUMPS_AGENT = "tests.runtime.data.make_pydantic_ai_dumps:agent"

@@ -59,15 +59,15 @@ def register(app: typer.Typer) -> None:
 
 def _normalized(path: Path) -> str:
     """The history as its golden file would hold it, with any key it quotes redacted (never printed)."""
+    from agentrig.runtime.checks.history_checks import canonical_golden_bytes
     from agentrig.runtime.history.redaction import redact_json_bytes
     from agentrig.runtime.history.sessions import load_history_file
-    from agentrig.runtime.suite.history_checks import canonical_golden_bytes
 
     return redact_json_bytes(canonical_golden_bytes(load_history_file(path)), pretty=True).decode("utf-8")
 
 
 def _diff_files(first: Path, second: Path, *, first_label: str | None = None, second_label: str | None = None) -> str:
-    from agentrig.runtime.suite.check_support import unified_diff
+    from agentrig.runtime.checks.check_support import unified_diff
 
     return unified_diff(
         _normalized(first),

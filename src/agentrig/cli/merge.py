@@ -42,8 +42,8 @@ def register(app: typer.Typer) -> None:
         ] = False,
     ) -> None:
         from agentrig.runtime.history.jsonio import dumps
-        from agentrig.runtime.suite.merge_checks import describe_partial
-        from agentrig.runtime.suite.report_files import summary_line
+        from agentrig.runtime.reports.merge_checks import describe_partial
+        from agentrig.runtime.reports.report_files import summary_line
         from agentrig.runtime.suite.reports import append_step_summary, merge_reports
         from agentrig.runtime.suite.runner import exit_code_for
 

@@ -193,7 +193,7 @@ def register(app: typer.Typer) -> None:
         # -j N: the workers' forkserver starts importing pydantic-ai now, while this process imports the runner
         # and reads the scenario files (the runner itself would start it 0.2-0.3 s later).
         pool = started_pool(jobs, user_modules_later=True) if jobs > 1 else None
-        from agentrig.runtime.suite.report_files import describe_check, summary_line
+        from agentrig.runtime.reports.report_files import describe_check, summary_line
         from agentrig.runtime.suite.reports import append_step_summary, report_entries
         from agentrig.runtime.suite.runner import run_suite
 

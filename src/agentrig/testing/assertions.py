@@ -10,7 +10,7 @@ tools, and the usage. No indexing into `capture_run_messages()`.
 
 `messages` is anything holding a run's messages: pydantic-ai's `AgentRunResult` (its `all_messages()`), a list of
 its `ModelMessage`s, an `agentrig.testing.ScenarioRun`, or agentrig canonical messages. Calls are matched by the
-rules of a scenario's `tool_calls` expectations (`runtime/suite/tool_call_checks`); each failure lists every call
+rules of a scenario's `tool_calls` expectations (`runtime/checks/tool_call_checks`); each failure lists every call
 that was made.
 """
 
@@ -90,7 +90,7 @@ def _calls_made(calls: Sequence[ToolCall]) -> str:
 
 
 def _args_match(call: ToolCall, args: Mapping[str, Any] | None, *, exact: bool) -> bool:
-    from agentrig.runtime.suite.tool_call_checks import args_dict
+    from agentrig.runtime.checks.tool_call_checks import args_dict
 
     if args is None:
         return True

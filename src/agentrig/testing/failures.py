@@ -11,7 +11,7 @@ __all__ = ["failure_text"]
 
 def failure_text(entry: Mapping[str, Any]) -> str:
     """A failed or errored scenario as `agentrig run` prints it: what errored, then each failed check."""
-    from agentrig.runtime.suite.report_files import describe_check
+    from agentrig.runtime.reports.report_files import describe_check
 
     status = entry["status"]
     lines = [f"{'ERROR' if status == 'error' else 'FAIL'} {entry['name']} ({entry['path']})"]

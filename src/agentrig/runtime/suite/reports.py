@@ -24,13 +24,13 @@ from typing import Any
 
 from agentrig import __version__
 from agentrig.errors import InputError, UsageError
+from agentrig.runtime.checks.outcome import SuiteResult
 from agentrig.runtime.history.jsonio import is_out_of_space, out_of_space, read_json_file
 from agentrig.runtime.history.redaction import redact_json
 from agentrig.runtime.history.run_records import RunError, ScenarioResult, TurnRecord
-from agentrig.runtime.suite.merge_checks import check_shard_set, contained_path
-from agentrig.runtime.suite.outcome import SuiteResult
-from agentrig.runtime.suite.report_files import HtmlOptions, report_files
-from agentrig.runtime.suite.report_shape import check_report_shape
+from agentrig.runtime.reports.merge_checks import check_shard_set, contained_path
+from agentrig.runtime.reports.report_files import HtmlOptions, report_files
+from agentrig.runtime.reports.report_shape import check_report_shape
 from agentrig.runtime.suite.scenario_files import check_json
 
 __all__ = [

@@ -18,14 +18,14 @@ from dataclasses import replace
 from pathlib import Path
 
 from agentrig.errors import UsageError
+from agentrig.runtime.checks.outcome import SuiteResult, count_statuses, exit_code_for
 from agentrig.runtime.history.redaction import refresh_secrets
 from agentrig.runtime.history.run_records import Check, ScenarioResult
 from agentrig.runtime.models.chain import real_model
+from agentrig.runtime.reports.report_files import HtmlOptions
 from agentrig.runtime.suite import reports
 from agentrig.runtime.suite.options import DEFAULT_OUT_DIR, ExecuteScenario, ExecutionLike, RunOptions, max_jobs
-from agentrig.runtime.suite.outcome import SuiteResult, count_statuses, exit_code_for
 from agentrig.runtime.suite.pool import send_worker_imports, started_pool
-from agentrig.runtime.suite.report_files import HtmlOptions
 from agentrig.runtime.suite.scenario_files import remove_scenario_folders, write_scenario_outputs
 from agentrig.runtime.suite.scenario_run import engine_for, run_one
 from agentrig.runtime.suite.scenario_store import ScenarioIdentity, ScenarioRef, store_scenarios

@@ -10,14 +10,14 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from agentrig.errors import AgentrigError
+from agentrig.runtime.checks.event_checks import check_events
+from agentrig.runtime.checks.expectations import check_scenario
+from agentrig.runtime.checks.outcome import scenario_status, unexpected_error
 from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.run_records import RunError, ScenarioResult
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.models import chain
-from agentrig.runtime.suite.event_checks import check_events
-from agentrig.runtime.suite.expectations import check_scenario
 from agentrig.runtime.suite.options import ExecuteScenario, ExecutionLike, RunOptions
-from agentrig.runtime.suite.outcome import scenario_status, unexpected_error
 from agentrig.runtime.suite.process_exit import ProcessExitCalled
 from agentrig.runtime.suite.scenario_files import write_scenario_outputs
 from agentrig.scenarios.loader import LoadedScenario

@@ -31,10 +31,10 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from agentrig.runtime.checks.outcome import is_failure
 from agentrig.runtime.history.run_records import RunError, ScenarioResult
 from agentrig.runtime.suite import stop_signals
 from agentrig.runtime.suite.options import ExecuteScenario, RunOptions
-from agentrig.runtime.suite.outcome import is_failure
 from agentrig.runtime.suite.process_exit import intercepted_process_exit
 from agentrig.runtime.suite.scenario_run import Finished, failure, run_unwritten, write_finished
 from agentrig.scenarios.loader import LoadedScenario

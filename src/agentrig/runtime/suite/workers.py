@@ -14,11 +14,11 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
+from agentrig.runtime.checks.outcome import is_failure
 from agentrig.runtime.history.run_records import RunError, ScenarioResult
 from agentrig.runtime.models.chain import real_model
 from agentrig.runtime.suite import stop_signals
 from agentrig.runtime.suite.options import ExecuteScenario, RunOptions
-from agentrig.runtime.suite.outcome import is_failure
 from agentrig.runtime.suite.pool import new_pool
 from agentrig.runtime.suite.scenario_files import write_scenario_outputs
 from agentrig.runtime.suite.scenario_store import ScenarioIdentity, ScenarioRef

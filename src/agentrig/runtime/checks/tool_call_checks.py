@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
+from agentrig.runtime.checks.check_support import skip_check
 from agentrig.runtime.history.canonical import JsonValue, ToolCallPart
 from agentrig.runtime.history.run_records import Check, ToolCallStatusRecord
-from agentrig.runtime.suite.check_support import skip_check
 from agentrig.scenarios.model import ToolCallMatcher, ToolCallsExpectation
 
 __all__ = ["args_dict", "check_tool_calls"]

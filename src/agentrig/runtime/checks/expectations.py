@@ -17,20 +17,20 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from agentrig.runtime.history.canonical import JsonValue, Message
-from agentrig.runtime.history.run_records import Check, TurnRecord
-from agentrig.runtime.history.usage import Usage
-from agentrig.runtime.suite.approval_checks import approval_args_checks
-from agentrig.runtime.suite.check_support import as_tuple, skip_check, unified_diff
-from agentrig.runtime.suite.history_checks import (
+from agentrig.runtime.checks.approval_checks import approval_args_checks
+from agentrig.runtime.checks.check_support import as_tuple, skip_check, unified_diff
+from agentrig.runtime.checks.history_checks import (
     InvariantChecker,
     check_golden,
     check_invariant_expectations,
     turn_label,
 )
-from agentrig.runtime.suite.output_checks import check_structured_output
-from agentrig.runtime.suite.tool_call_checks import check_tool_calls
-from agentrig.runtime.suite.unknown_tool_checks import SubAgentHistory, unknown_tool_checks
+from agentrig.runtime.checks.output_checks import check_structured_output
+from agentrig.runtime.checks.tool_call_checks import check_tool_calls
+from agentrig.runtime.checks.unknown_tool_checks import SubAgentHistory, unknown_tool_checks
+from agentrig.runtime.history.canonical import JsonValue, Message
+from agentrig.runtime.history.run_records import Check, TurnRecord
+from agentrig.runtime.history.usage import Usage
 from agentrig.scenarios.model import (
     Bounds,
     CompactionExpectation,

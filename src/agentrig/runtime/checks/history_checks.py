@@ -8,13 +8,13 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, get_args
 
+from agentrig.runtime.checks.check_support import unified_diff
 from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.invariants import check_invariants
 from agentrig.runtime.history.jsonio import write_atomic
 from agentrig.runtime.history.run_records import Check, TurnRecord
 from agentrig.runtime.history.tool_registry import ToolCallRegistry
 from agentrig.runtime.history.wire import dumps_history
-from agentrig.runtime.suite.check_support import unified_diff
 from agentrig.scenarios.model import InvariantName, ScenarioExpectations
 
 __all__ = [

@@ -27,7 +27,7 @@ from typing import IO, Any
 from agentrig.runtime.history.jsonio import dumps, open_atomic_files
 from agentrig.runtime.history.redaction import redact_json
 from agentrig.runtime.reports.html import REPORT_HTML, HtmlReport
-from agentrig.runtime.suite.merge_checks import describe_partial
+from agentrig.runtime.reports.merge_checks import describe_partial
 
 __all__ = ["HtmlOptions", "describe_check", "render_junit", "render_summary", "report_files", "summary_line"]
 
