@@ -11,13 +11,13 @@ from __future__ import annotations
 import gc
 import time
 from collections.abc import Iterator
-from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from agentrig.errors import AgentrigError
+from agentrig.runtime.reports.report_shape import installed_pydantic_ai_version
 
 if TYPE_CHECKING:
     from agentrig.runtime.suite.options import RunOptions
@@ -40,16 +40,6 @@ def _absolute(base: Path, value: str | None) -> Path | None:
     return None if value is None else (base / value).resolve()
 
 
-def pydantic_ai_version() -> str | None:
-    """The installed pydantic-ai's version, read from its metadata (importing it would cost a second)."""
-    for distribution in ("pydantic-ai-slim", "pydantic-ai"):
-        try:
-            return metadata.version(distribution)
-        except metadata.PackageNotFoundError:
-            continue
-    return None
-
-
 class PluginState:
     """What one pytest session knows about its scenarios."""
 
@@ -65,7 +55,7 @@ class PluginState:
         self.update_golden = bool(option("agentrig_update_golden"))
         self.engine = str(option("agentrig_engine"))
         self.options = self._run_options(here)
-        self.pydantic_ai_version = pydantic_ai_version()
+        self.pydantic_ai_version = installed_pydantic_ai_version()
         self.names: dict[str, str] = {}
         """Scenario name -> `file:line` where it is first collected (names are unique across a run, as in `run`)."""
         self.entries: list[dict[str, Any]] = []

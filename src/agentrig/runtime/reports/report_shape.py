@@ -1,18 +1,20 @@
 """What `merge` (and anything else that reads a report.json back) needs of a report, checked up front.
 
 A report.json edited by hand, truncated by another tool or written by something else must give one line that
-names the file and the missing or wrong key, not a KeyError from deep inside the merge.
+names the file and the missing or wrong key, not a KeyError from deep inside the merge. Also what a report's
+head says of the environment that wrote it (`installed_pydantic_ai_version`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from agentrig.errors import InputError
 
-__all__ = ["check_report_shape"]
+__all__ = ["check_report_shape", "installed_pydantic_ai_version"]
 
 _STATUSES = ("passed", "failed", "error", "skipped")
 
@@ -53,3 +55,13 @@ def check_report_shape(data: Mapping[str, Any], path: Path) -> None:
         for number, check in enumerate(scenario["checks"]):
             if not isinstance(check, dict) or not isinstance(check.get("name"), str):
                 raise InputError(f"{path}: {where}checks[{number}]: must be an object with a 'name'")
+
+
+def installed_pydantic_ai_version() -> str | None:
+    """The installed pydantic-ai's version, read from its metadata (importing it would cost a second), or None."""
+    for distribution in ("pydantic-ai-slim", "pydantic-ai"):
+        try:
+            return metadata.version(distribution)
+        except metadata.PackageNotFoundError:
+            continue
+    return None

@@ -18,7 +18,6 @@ import os
 import platform
 import shutil
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +29,7 @@ from agentrig.runtime.history.redaction import redact_json
 from agentrig.runtime.history.run_records import RunError, ScenarioResult, TurnRecord
 from agentrig.runtime.reports.merge_checks import check_shard_set, contained_path
 from agentrig.runtime.reports.report_files import HtmlOptions, report_files
-from agentrig.runtime.reports.report_shape import check_report_shape
+from agentrig.runtime.reports.report_shape import check_report_shape, installed_pydantic_ai_version
 from agentrig.runtime.suite.scenario_files import check_json
 
 __all__ = [
@@ -162,15 +161,6 @@ def _ensure_ours(out_dir: Path) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def _pydantic_ai_version() -> str | None:
-    for distribution in ("pydantic-ai-slim", "pydantic-ai"):
-        try:
-            return metadata.version(distribution)
-        except metadata.PackageNotFoundError:
-            continue
-    return None
-
-
 def _error_json(error: RunError | None) -> dict[str, Any] | None:
     return None if error is None else {"kind": error.kind, "message": error.message}
 
@@ -226,7 +216,7 @@ def report_head(suite: SuiteResult) -> dict[str, Any]:
     return {
         "format": REPORT_FORMAT,
         "agentrig_version": __version__,
-        "pydantic_ai_version": _pydantic_ai_version(),
+        "pydantic_ai_version": installed_pydantic_ai_version(),
         "python_version": platform.python_version(),
         "model": suite.model,
         "shard": None

@@ -73,7 +73,9 @@ def _write_file(path: Path, data: bytes) -> None:
 
 
 # What a full disk leaves: the reports (report.json, junit.xml, summary.md) are written last, each whole or not at all.
-_RUN_STOPPED = "the run stopped before writing its reports (those of an earlier run are unchanged)"
+_RUN_STOPPED = "the run stopped before writing its reports (report.json says it was interrupted)"
+"""The run replaced an earlier run's report.json with an interrupted one before it wrote anything (`reports.
+mark_run_started`), so no green report stands beside the folders this run half replaced."""
 
 
 class _Folder:

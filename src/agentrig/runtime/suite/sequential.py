@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from agentrig.errors import OutputWriteError
 from agentrig.runtime.checks.outcome import is_failure
 from agentrig.runtime.history.run_records import RunError, ScenarioResult
 from agentrig.runtime.suite import stop_signals
@@ -104,7 +105,7 @@ class _Lane:
         self.done = False
         """Every scenario ran, or -x stopped the run: no new lane is needed."""
         self.escaped: BaseException | None = None
-        """A KeyboardInterrupt raised inside a scenario: the watcher raises it."""
+        """A KeyboardInterrupt raised inside a scenario, or an `OutputWriteError` writing one: the watcher raises it."""
         self.changed = threading.Event()
         """Set when a scenario with a deadline starts and when the lane ends: the watcher looks again."""
         self.ended = threading.Event()
@@ -123,6 +124,8 @@ class _Lane:
             self.escaped = interrupt
         except asyncio.CancelledError:  # the watcher cancelled the lane (Ctrl-C, or it was abandoned)
             pass
+        except OutputWriteError as error:  # agentrig could not write a scenario's files (a full disk): the run stops
+            self.escaped = error
         # SystemExit raised in a task of the scenario's own ends the loop, not the run; so does what escapes
         # pydantic-ai's own generators (a GeneratorExit a tool raised, at pydantic-ai 2.38): the scenario's error.
         except BaseException as error:
