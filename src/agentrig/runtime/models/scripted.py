@@ -51,7 +51,7 @@ from agentrig.runtime.history.run_records import Check
 from agentrig.runtime.models.input_checks import common_input_checks
 from agentrig.runtime.models.run_control import request_abort
 from agentrig.runtime.models.scripted_stream import StreamItem, response_deltas, with_fixed_usage
-from agentrig.runtime.models.stops import ScriptExhausted, ScriptMismatch
+from agentrig.runtime.models.stops import ScriptExhausted, ScriptMismatch, describe_step, shorten
 from agentrig.scenarios.model import ModelInputCheck, ModelStep, ScriptedError
 
 __all__ = ["SCRIPT_MODEL_NAME", "ScriptedModel", "summary_request"]
@@ -115,11 +115,6 @@ def _part_text(part: Any) -> str | None:
     return None
 
 
-def _shorten(text: str, limit: int = 60) -> str:
-    folded = " ".join(text.split())
-    return folded if len(folded) <= limit else folded[: limit - 3] + "..."
-
-
 def describe_request(messages: Sequence[ModelMessage]) -> str:
     """A short summary of the request being answered (the last message), for error messages."""
     if not messages or not isinstance(messages[-1], ModelRequest):
@@ -129,27 +124,8 @@ def describe_request(messages: Sequence[ModelMessage]) -> str:
         text = _part_text(part)
         name = getattr(part, "tool_name", None)
         label = part.part_kind + (f" {name}" if name else "")
-        pieces.append(f"{label} {json.dumps(_shorten(text))}" if text is not None else label)
+        pieces.append(f"{label} {json.dumps(shorten(text))}" if text is not None else label)
     return "; ".join(pieces) or "an empty request"
-
-
-def describe_step(step: ModelStep) -> str:
-    """A short summary of a scripted step, for mismatch messages."""
-    if step.error is not None:
-        return f"error {step.error.kind}"
-    if step.empty:
-        return "empty"
-    if step.summary is not None:
-        return f"summary {json.dumps(_shorten(step.summary))}"
-    pieces: list[str] = []
-    if step.abort:
-        pieces.append("abort")
-    if step.thought is not None:
-        pieces.append(f"thought {json.dumps(_shorten(step.thought))}")
-    if step.text is not None:
-        pieces.append(f"text {json.dumps(_shorten(step.text))}")
-    pieces.extend(f"tool call {call.name}" for call in step.tool_calls)
-    return ", ".join(pieces)
 
 
 class ScriptedModel(FunctionModel):
@@ -343,7 +319,7 @@ def _input_checks(
         # Messages of the current run carry its run_id; a system prompt on any other message came from history.
         current_run = messages[-1].run_id if messages else None
         stale = [
-            _shorten(part.content)
+            shorten(part.content)
             for message in messages
             if current_run is None or message.run_id != current_run
             for part in message.parts

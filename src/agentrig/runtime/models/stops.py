@@ -8,11 +8,19 @@ raises the same ones.
     ├── MaxIterationsReached         settings.max_iterations model requests             -> max_iterations
     └── EmptyResponsesRepeated       consecutive empty model responses                  -> unexpected_model_behavior
     ScriptedToolFailure              a YAML tool's `fail` outcome                       -> tool_failed
+
+`describe_step` says which step a script error is about, in the same words on every engine.
 """
 
 from __future__ import annotations
 
+import json
+from typing import TYPE_CHECKING
+
 from agentrig.runtime.history.run_records import RunErrorKind
+
+if TYPE_CHECKING:  # only its attributes are read: the errors stay importable without the scenario models
+    from agentrig.scenarios.model import ModelStep
 
 __all__ = [
     "EmptyResponsesRepeated",
@@ -21,6 +29,8 @@ __all__ = [
     "ScriptExhausted",
     "ScriptMismatch",
     "ScriptedToolFailure",
+    "describe_step",
+    "shorten",
 ]
 
 
@@ -66,3 +76,28 @@ class ScriptedToolFailure(Exception):
         self.message = message
         self.tool_call_id = tool_call_id
         """The failing call, so the orchestrator can close it with a `failed` return."""
+
+
+def shorten(text: str, limit: int = 60) -> str:
+    """`text` on one line, cut to `limit` characters, for error messages."""
+    folded = " ".join(text.split())
+    return folded if len(folded) <= limit else folded[: limit - 3] + "..."
+
+
+def describe_step(step: ModelStep) -> str:
+    """A short summary of a scripted step, for mismatch messages."""
+    if step.error is not None:
+        return f"error {step.error.kind}"
+    if step.empty:
+        return "empty"
+    if step.summary is not None:
+        return f"summary {json.dumps(shorten(step.summary))}"
+    pieces: list[str] = []
+    if step.abort:
+        pieces.append("abort")
+    if step.thought is not None:
+        pieces.append(f"thought {json.dumps(shorten(step.thought))}")
+    if step.text is not None:
+        pieces.append(f"text {json.dumps(shorten(step.text))}")
+    pieces.extend(f"tool call {call.name}" for call in step.tool_calls)
+    return ", ".join(pieces)

@@ -32,9 +32,10 @@ from tinyagent.agent_types import (
 )
 
 from agentrig.runtime.engine.tinyagent_engine.input_checks import input_checks
+from agentrig.runtime.engine.tinyagent_engine.tools import wait_unless_aborted
 from agentrig.runtime.history.canonical import Message, TextPart
 from agentrig.runtime.history.run_records import Check, RunError
-from agentrig.runtime.models.stops import ScriptExhausted, ScriptMismatch
+from agentrig.runtime.models.stops import ScriptExhausted, ScriptMismatch, describe_step
 from agentrig.runtime.models.stream_chunks import arguments_text, fragment_size, json_fragments, word_chunks
 from agentrig.scenarios.model import ModelStep, ScriptedError
 
@@ -208,7 +209,7 @@ class TinyagentScript:
             return None
         return ScriptMismatch(
             f"turn {self._turn + 1}: {len(left)} scripted step(s) left unused, from step {self._step + 1}"
-            f" ({_describe(left[0])}); the run ended before asking for them"
+            f" ({describe_step(left[0])}); the run ended before asking for them"
         )
 
     def _steps(self) -> tuple[ModelStep, ...]:
@@ -222,13 +223,13 @@ class TinyagentScript:
         step = steps[self._step]
         if step.error is None and summarizing != (step.summary is not None):
             asked = "a compaction summary" if summarizing else "a normal response"
-            raise ScriptMismatch(f"{where}: the model was asked for {asked} but the step is {_describe(step)}")
+            raise ScriptMismatch(f"{where}: the model was asked for {asked} but the step is {describe_step(step)}")
         self._step += 1
         return where, step
 
     async def _before_answer(self, step: ModelStep, where: str, signal: asyncio.Event | None) -> None:
         if step.delay:
-            await _sleep(step.delay, signal)
+            await wait_unless_aborted(step.delay, signal)  # an abort shows at the next hook, as before
         if step.abort:
             raise AbortRequested(step.text, where)
         if step.error is not None:
@@ -256,35 +257,3 @@ class TinyagentScript:
             self._checks.extend(input_checks(step.expect_input, request, (), instructions="", where=where))
         await self._before_answer(step, where, None)
         return step.summary or ""
-
-
-async def _sleep(seconds: float, signal: asyncio.Event | None) -> None:
-    """Wait `seconds`, or less when tinyagent's abort signal is set meanwhile."""
-    if signal is None:
-        await asyncio.sleep(seconds)
-        return
-    try:
-        await asyncio.wait_for(signal.wait(), timeout=seconds)
-    except TimeoutError:
-        return
-
-
-def _shorten(text: str, limit: int = 60) -> str:
-    folded = " ".join(text.split())
-    return folded if len(folded) <= limit else folded[: limit - 3] + "..."
-
-
-def _describe(step: ModelStep) -> str:
-    if step.error is not None:
-        return f"error {step.error.kind}"
-    if step.empty:
-        return "empty"
-    if step.summary is not None:
-        return f"summary {json.dumps(_shorten(step.summary))}"
-    pieces = ["abort"] if step.abort else []
-    if step.thought is not None:
-        pieces.append(f"thought {json.dumps(_shorten(step.thought))}")
-    if step.text is not None:
-        pieces.append(f"text {json.dumps(_shorten(step.text))}")
-    pieces.extend(f"tool call {call.name}" for call in step.tool_calls)
-    return ", ".join(pieces)

@@ -26,7 +26,7 @@ from tinyagent.agent_types import AgentTool, AgentToolResult, TextContent
 from agentrig.runtime.engine.tool_rules import ToolCallCounts, describe_args, matching_result
 from agentrig.scenarios.tool_model import ToolSpec
 
-__all__ = ["DEFERRED_PLACEHOLDER", "RunAborted", "ToolFailed", "ToolOutcomes", "yaml_tools"]
+__all__ = ["DEFERRED_PLACEHOLDER", "RunAborted", "ToolFailed", "ToolOutcomes", "wait_unless_aborted", "yaml_tools"]
 
 DEFERRED_PLACEHOLDER = "deferred to the host"
 """The text of the placeholder result a deferred call gets inside tinyagent's loop (never kept)."""
@@ -84,15 +84,16 @@ class ToolOutcomes:
         return True
 
 
-async def _wait(seconds: float, signal: asyncio.Event | None) -> None:
+async def wait_unless_aborted(seconds: float, signal: asyncio.Event | None) -> bool:
+    """Wait `seconds` (a scripted delay), or less when tinyagent's abort signal is set meanwhile; True if it was."""
     if signal is None:
         await asyncio.sleep(seconds)
-        return
+        return False
     try:
         await asyncio.wait_for(signal.wait(), timeout=seconds)
     except TimeoutError:
-        return
-    raise RunAborted("the run was stopped while the tool ran")
+        return False
+    return True
 
 
 def yaml_tools(
@@ -112,8 +113,8 @@ def yaml_tools(
                 outcomes.failure = outcomes.failure or (tool_call_id, message)
                 outcomes.mismatch = True
                 raise ToolFailed(message)
-            if result.delay:
-                await _wait(result.delay, signal)
+            if result.delay and await wait_unless_aborted(result.delay, signal):
+                raise RunAborted("the run was stopped while the tool ran")
             if result.defer:
                 outcomes.deferred.add(tool_call_id)
                 return AgentToolResult(content=[TextContent(text=DEFERRED_PLACEHOLDER)])
