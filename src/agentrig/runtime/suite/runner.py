@@ -80,7 +80,8 @@ def _skipped(item: ScenarioRef, reason: str) -> ScenarioResult:
     )
 
 
-def _check_recording_dirs(options: RunOptions) -> None:
+def check_recording_dirs(options: RunOptions) -> None:
+    """A `UsageError` for a `--replay` directory that does not exist or a `--record` path that is a file."""
     if options.replay_dir is not None and not options.replay_dir.is_dir():
         raise UsageError(f"--replay {options.replay_dir}: no such directory")
     if options.record_dir is not None and options.record_dir.exists() and not options.record_dir.is_dir():
@@ -104,7 +105,7 @@ def run_suite(
     started = time.perf_counter()
     refresh_secrets()  # the environment's key values, read once for this run's redaction
     try:
-        options = _checked(options)
+        options = checked_options(options)
         # Workers start first: the forkserver imports pydantic-ai (about a second) while this process reads the
         # scenario files, instead of after it.
         if pool is None and options.jobs > 1:
@@ -134,7 +135,7 @@ def _user_modules(selected: Sequence[ScenarioRef], options: RunOptions) -> list[
     return list(modules.values())
 
 
-def _checked(options: RunOptions) -> RunOptions:
+def checked_options(options: RunOptions) -> RunOptions:
     """The options, `-j` capped per CPU; a `UsageError` for a combination that cannot run."""
     if options.jobs < 1:
         raise UsageError(f"-j/--jobs must be at least 1, got {options.jobs}")
@@ -176,7 +177,7 @@ def _run_suite(
     model = real_model(options.model, base_url=options.base_url) if options.jobs == 1 else None
     if options.model is not None and options.jobs > 1:
         real_model(options.model, base_url=options.base_url)  # fail fast here, not once per worker
-    _check_recording_dirs(options)
+    check_recording_dirs(options)
     earlier_folders = reports.prepare_run_out_dir(options.out_dir) if options.out_dir is not None else frozenset()
     # From here on the run writes into --out: a signal stops it only where it waits, and the reports get written.
     signals.protect()
@@ -241,10 +242,3 @@ def _run_suite(
         html = HtmlOptions(engine=options.engine) if options.html_report else None
         reports.write_reports(options.out_dir, suite, html=html)
     return suite
-
-
-# For front ends that run scenarios one at a time (`single.ScenarioSession`): the same usage errors as `agentrig run`.
-checked_options = _checked
-"""The options, `-j` capped per CPU; a `UsageError` for a combination that cannot run."""
-check_recording_dirs = _check_recording_dirs
-"""A `UsageError` for a `--replay` directory that does not exist or a `--record` path that is a file."""
