@@ -25,6 +25,7 @@ __all__ = [
     "describe_repeat",
     "describe_totals",
     "format_usd",
+    "totals_properties",
 ]
 
 TOKEN_COUNTERS = ("requests", "tool_calls", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
@@ -170,7 +171,8 @@ def describe_repeat(entry: Mapping[str, Any]) -> str:
 def accounting_lines(totals: Mapping[str, Any] | None, repeats: Mapping[str, Any] | None) -> list[str]:
     """What a run's totals and repeats say, for the terminal: `totals: ...`, then one line per repeated scenario."""
     lines: list[str] = []
-    if totals is not None and (totals.get("requests") or totals.get("cost_note") or totals.get("not_run_for_budget")):
+    # A scripted run's totals are its script's: said in report.json, not on the terminal.
+    if totals is not None and (totals.get("priced") or totals.get("unpriced") or totals.get("not_run_for_budget")):
         lines.append(f"totals: {describe_totals(totals)}")
     if repeats is not None:
         lines.append(f"repeats: each scenario {repeats['count']} times")
@@ -178,3 +180,19 @@ def accounting_lines(totals: Mapping[str, Any] | None, repeats: Mapping[str, Any
         if repeats["flaky"]:
             lines.append(f"flaky: {', '.join(repeats['flaky'])}")
     return lines
+
+
+def totals_properties(totals: Mapping[str, Any] | None, repeats: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+    """junit.xml's run properties for the totals: requests, tokens, cost (only what the run has)."""
+    if totals is None:
+        return []
+    names = ("requests", "input_tokens", "output_tokens", "cache_read_tokens", "cost_usd", "spent_usd")
+    properties = [(f"total_{name}", str(totals[name])) for name in names if totals.get(name) is not None]
+    if totals.get("cost_note"):
+        properties.append(("cost_note", str(totals["cost_note"])))
+    if totals.get("not_run_for_budget"):
+        properties.append(("not_run_for_budget", str(totals["not_run_for_budget"])))
+    if repeats is not None:
+        properties.append(("repeat", str(repeats["count"])))
+        properties.append(("flaky", ", ".join(repeats["flaky"])))
+    return properties
