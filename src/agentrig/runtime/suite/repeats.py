@@ -89,15 +89,17 @@ class _Scenario:
 class RepeatTally:
     """The runs of each scenario as they finish, and the scenarios' verdicts over them."""
 
-    def __init__(self, count: int, default_rate: float | None) -> None:
+    def __init__(self, count: int, default_rate: float | None, rates: Mapping[str, float | None] | None = None) -> None:
         self.count = count
         self.default_rate = default_rate
+        self.rates = dict(rates or {})
+        """Scenario name -> its own `settings.pass_rate` (None: the default)."""
         self._scenarios: dict[str, _Scenario] = {}
 
-    def add(self, ref: Any, result: ScenarioResult) -> None:
-        """One run finished (or was not run: skipped); `ref` says the rate its scenario needs."""
+    def add(self, result: ScenarioResult) -> None:
+        """One run finished (or was not run: skipped)."""
         cost = result.cost.usd if result.cost is not None else None
-        rate = getattr(ref, "pass_rate", None)
+        rate = self.rates.get(base_name(result.name))
         self.add_run(result.name, result.path, result.status, result.usage, cost, result.duration_s, rate)
 
     def add_entry(self, entry: Mapping[str, Any], rate: float | None) -> None:

@@ -29,7 +29,7 @@ from agentrig.runtime.suite import reports
 from agentrig.runtime.suite.budget import RunBudget
 from agentrig.runtime.suite.options import DEFAULT_OUT_DIR, ExecuteScenario, ExecutionLike, RunOptions, max_jobs
 from agentrig.runtime.suite.pool import send_worker_imports, started_pool
-from agentrig.runtime.suite.repeats import RepeatTally, expand_repeats
+from agentrig.runtime.suite.repeats import RepeatTally, base_name, expand_repeats
 from agentrig.runtime.suite.scenario_files import remove_scenario_folders, write_scenario_outputs
 from agentrig.runtime.suite.scenario_run import engine_for, run_one
 from agentrig.runtime.suite.scenario_store import ScenarioIdentity, ScenarioRef, store_scenarios
@@ -231,7 +231,8 @@ def _run_suite(
     stop_signal: int | None = None
     totals = RunTotals(max_cost_usd=options.max_cost)
     budget = RunBudget(options.max_cost)
-    repeats = RepeatTally(options.repeat, options.pass_rate) if options.repeat > 1 else None
+    rates = {base_name(item.name): item.pass_rate for item in selected}
+    repeats = RepeatTally(options.repeat, options.pass_rate, rates) if options.repeat > 1 else None
 
     def record(item: ScenarioIdentity, result: ScenarioResult) -> None:
         finished[item.id] = spool.append(result)
@@ -239,7 +240,7 @@ def _run_suite(
         totals.add({"status": result.status, "usage": result.usage.to_json(), "cost": cost_json(result.cost)})
         budget.add(result)
         if repeats is not None:
-            repeats.add(item, result)
+            repeats.add(result)
         if progress is not None:
             progress(len(finished), len(selected), result)
 
@@ -273,7 +274,7 @@ def _run_suite(
             if budget.exhausted and not interrupted:
                 totals.not_run_for_budget += 1
             if repeats is not None:
-                repeats.add(item, skipped)
+                repeats.add(skipped)
             if options.out_dir is not None:
                 write_scenario_outputs(options.out_dir, skipped)
     if options.out_dir is not None:
