@@ -90,6 +90,8 @@ def scenario_model(
     exists = path.is_file()
     if setup.mode == "none" or (setup.mode == "once" and exists):
         replay = replay_model(path, meter=meter)
+        if model_name is not None and replay.model_label != model_name:  # the runner checks first; the plugin here
+            raise UsageError(f"{path}: recorded with {replay.model_label}, but this run's --model is {model_name}")
         if meter is not None and meter.model is None:  # `--replay DIR` alone: priced as the model it recorded
             meter.model = replay.model_label
         return replay
@@ -97,5 +99,8 @@ def scenario_model(
         raise UsageError(f"--record-mode {setup.mode}: recording {scenario} needs --model, the live model")
     recorder = RecordingModel(live, path, scenario=scenario, model_label=model_name)
     if setup.mode == "new_episodes" and exists:
-        return EpisodesModel(replay_model(path, meter=meter), recorder)
+        replay = replay_model(path, meter=meter)
+        if model_name is not None and replay.model_label != model_name:
+            raise UsageError(f"{path}: recorded with {replay.model_label}, but this run's --model is {model_name}")
+        return EpisodesModel(replay, recorder)
     return recorder

@@ -57,6 +57,7 @@ __all__ = [
     "check_recording_dirs",
     "checked_options",
     "exit_code_for",
+    "live_model_name",
     "parse_shard",
     "run_one",
     "run_suite",
@@ -137,6 +138,14 @@ def _user_modules(selected: Sequence[ScenarioRef], options: RunOptions) -> list[
                 directories = [str(ref.base_dir.resolve())] if ref.base_dir is not None else []
                 modules[name] = (name, [*directories, cwd], offline)
     return list(modules.values())
+
+
+def live_model_name(options: RunOptions) -> str | None:
+    """The model a run may send requests to: `--model`, unless the run only replays (then none, and no key)."""
+    setup = record_setup(
+        mode=options.record_mode, record_dir=options.record_dir, replay_dir=options.replay_dir, model=options.model
+    )
+    return None if setup is not None and setup.replays_only else options.model
 
 
 def checked_options(options: RunOptions) -> RunOptions:
