@@ -340,7 +340,9 @@
       facts(["versions " + versions.join(", "), "Python " + h.python_version, "generated " + h.generated_on, "agentrig " + h.agentrig_version]),
       facts((h.versions || []).map(function (v) {
         var c = v.counts || {};
-        return v.version + ": " + (c.passed || 0) + " passed, " + (c.failed || 0) + " failed" + (c.error ? ", " + c.error + " errors" : "") + (v.error ? " (run error)" : "");
+        var t = h.axis === "model" ? v.totals : null;
+        return v.version + ": " + (c.passed || 0) + " passed, " + (c.failed || 0) + " failed" + (c.error ? ", " + c.error + " errors" : "") + (v.error ? " (run error)" : "") +
+          (t ? ", " + t.requests + " requests, " + t.input_tokens + " / " + t.output_tokens + " tokens, " + (t.cost_usd === null ? "no price" : "$" + t.cost_usd.toFixed(4)) : "");
       })),
       el("div", { class: "facts" }, versions.filter(function (v) { return index.links[v]; }).map(function (v) { return el("span", null, [el("a", { href: index.links[v], text: v + " report" })]); })),
       regressions.length ? el("div", { class: "banner" }, ["Regressions: " + regressions.map(function (r) { return r.scenario + " (" + r.status + " on " + r.version + ")"; }).join(", ")]) : null]);
