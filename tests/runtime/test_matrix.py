@@ -257,12 +257,14 @@ def test_compatibility_json_is_a_tagged_document_with_only_declared_keys(tmp_pat
         "paths",
         "baseline",
         "command",
+        "axis",
         "evidence_boundary",
         "versions",
         "scenarios",
         "regressions",
         "exit_code",
     }
+    assert document["axis"] == "pydantic-ai"
     assert document["generated_on"] == "2026-12-02"
     assert [version["version"] for version in document["versions"]] == ["2.38.0", "2.40.0"]
     assert document["versions"][1]["counts"] == {"passed": 1}
@@ -277,6 +279,7 @@ def test_compatibility_json_is_a_tagged_document_with_only_declared_keys(tmp_pat
             "raw_dump_differs": [],
             "raw_dump_changes": {},
             "diffs": [],
+            "metrics": {},
         }
     ]
     assert not (tmp_path / "r" / "diffs").exists()
