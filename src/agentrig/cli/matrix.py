@@ -127,7 +127,11 @@ def register(app: typer.Typer) -> None:
         from agentrig.runtime.matrix.environments import MatrixOptions, run_matrix
         from agentrig.runtime.versions import PYDANTIC_AI_VERSIONS
 
-        model_flags = {"--base-url": base_url, "--record-mode": record_mode, "--recordings": recordings}
+        model_flags: dict[str, object] = {
+            "--base-url": base_url,
+            "--record-mode": record_mode,
+            "--recordings": recordings,
+        }
         model_flags |= {"--prices": prices, "--max-cost": max_cost}
         if models is not None:
             _run_models(paths or DEFAULT_PATHS, models, out, jobs, keyword, stream, model_flags, versions)

@@ -177,8 +177,9 @@ def load_version_output(
 
 def scenario_metrics(entry: Mapping[str, Any]) -> dict[str, Any]:
     """What one scenario's run cost, from its report.json entry: requests, tokens, money, seconds."""
-    usage = entry.get("usage") if isinstance(entry.get("usage"), dict) else {}
-    cost = entry.get("cost") if isinstance(entry.get("cost"), dict) else {}
+    raw_usage, raw_cost = entry.get("usage"), entry.get("cost")
+    usage: Mapping[str, Any] = raw_usage if isinstance(raw_usage, dict) else {}
+    cost: Mapping[str, Any] = raw_cost if isinstance(raw_cost, dict) else {}
     return {
         "requests": usage.get("requests", 0),
         "input_tokens": usage.get("input_tokens", 0),
