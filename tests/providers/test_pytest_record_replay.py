@@ -86,3 +86,30 @@ def test_replaying_from_a_missing_directory_is_a_usage_error(pytester: pytest.Py
 
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--agentrig-record-mode none * no such directory*"])
+
+
+def test_once_records_what_is_missing_and_replays_the_rest_without_a_key(
+    pytester: pytest.Pytester, loopback: ServerFactory
+) -> None:
+    _write(pytester, "Paris")
+    calls = tool_calls(ToolCallReply(id="call_1", name="weather", args={"city": "Paris"}))
+    server = loopback([calls, text("It is sunny in Paris.")])
+    real = ["--agentrig-model", "openai:gpt-4o", "--agentrig-base-url", server.openai_base_url]
+    once = ["--agentrig-record-mode", "once", "--agentrig-recordings", "rec"]
+
+    first = pytester.runpytest_inprocess(*real, *once)
+    first.assert_outcomes(passed=1)
+    assert len(server.requests) == 2
+    # Recorded now: `once` replays it, and `none` with the model named needs no key and no server.
+    second = pytester.runpytest_inprocess(*real, *once)
+    second.assert_outcomes(passed=1)
+    offline = pytester.runpytest_inprocess(
+        "--agentrig-model", "openai:gpt-4o", "--agentrig-record-mode", "none", "--agentrig-recordings", "rec"
+    )
+    offline.assert_outcomes(passed=1)
+    assert len(server.requests) == 2
+    other = pytester.runpytest_inprocess(
+        "--agentrig-model", "openai:gpt-4o-mini", "--agentrig-record-mode", "none", "--agentrig-recordings", "rec"
+    )
+    other.assert_outcomes(failed=1)
+    assert "recorded with openai:gpt-4o, but this run's --model is openai:gpt-4o-mini" in other.stdout.str()

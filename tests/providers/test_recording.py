@@ -21,6 +21,7 @@ from agentrig.runtime.history.run_records import TurnRecord
 from agentrig.runtime.history.sessions import new_session
 from agentrig.runtime.history.wire import message_to_json
 from agentrig.runtime.models.providers import build_model
+from agentrig.runtime.models.record_modes import RecordSetup, record_setup
 from agentrig.runtime.models.record_replay import (
     RECORDING_FORMAT,
     RecordingModel,
@@ -28,9 +29,9 @@ from agentrig.runtime.models.record_replay import (
     ReplayModel,
     recording_path,
     replay_model,
-    scenario_model,
     wrap_for_recording,
 )
+from agentrig.runtime.models.recorded_runs import EpisodesModel, scenario_model
 from tests.providers.conftest import ServerFactory
 from tests.providers.loopback import ToolCallReply, text, tool_calls
 
@@ -191,24 +192,54 @@ def test_bad_recording_files(tmp_path: Path, content: bytes, message: str) -> No
 
 
 def test_missing_recording(tmp_path: Path) -> None:
-    with pytest.raises(HistoryFormatError, match="no such file"):
+    with pytest.raises(HistoryFormatError, match="no recording of this scenario"):
         replay_model(tmp_path / "absent.json")
 
 
-def test_scenario_model_chooses_by_flags(loopback: ServerFactory, tmp_path: Path) -> None:
+def test_scenario_model_chooses_by_mode(loopback: ServerFactory, tmp_path: Path) -> None:
     path, _ = _record(loopback, tmp_path)
     real = build_model("openai:gpt-4o", base_url=loopback().openai_base_url)
 
-    assert scenario_model("list-files", real) is real
-    replay = scenario_model("list-files", None, replay_dir=tmp_path)
+    assert scenario_model("list-files", real, setup=None) is real
+    replay = scenario_model("list-files", None, setup=RecordSetup("none", tmp_path))
     assert isinstance(replay, ReplayModel)
     assert replay.path == path
-    recording = scenario_model("other", real, record_dir=tmp_path / "new")
-    assert isinstance(recording, RecordingModel)
-    assert recording.path == tmp_path / "new" / "other.json"
-    with pytest.raises(UsageError, match="--record needs --model"):
-        scenario_model("x", None, record_dir=tmp_path)
-    with pytest.raises(UsageError, match="cannot be used together"):
-        scenario_model("x", real, record_dir=tmp_path, replay_dir=tmp_path)
-    with pytest.raises(HistoryFormatError, match="no such file"):
-        scenario_model("absent", None, replay_dir=tmp_path)
+    assert isinstance(scenario_model("list-files", real, setup=RecordSetup("once", tmp_path)), ReplayModel)
+    assert isinstance(scenario_model("list-files", real, setup=RecordSetup("new_episodes", tmp_path)), EpisodesModel)
+    for mode in ("once", "new_episodes", "all"):
+        recording = scenario_model("other", real, setup=RecordSetup(mode, tmp_path / "new"))
+        assert isinstance(recording, RecordingModel)
+        assert recording.path == tmp_path / "new" / "other.json"
+    assert isinstance(scenario_model("list-files", real, setup=RecordSetup("all", tmp_path)), RecordingModel)
+    with pytest.raises(UsageError, match="needs --model"):
+        scenario_model("x", None, setup=RecordSetup("all", tmp_path))
+    with pytest.raises(HistoryFormatError, match="no recording of this scenario"):
+        scenario_model("absent", None, setup=RecordSetup("none", tmp_path))
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        ({"record_dir": Path("r"), "replay_dir": Path("r")}, "cannot be used together"),
+        ({"record_dir": Path("r")}, "--record needs --model"),
+        ({"mode": "once"}, "--record-mode once needs --model"),
+        ({"mode": "sometimes", "model": "openai:gpt-4o"}, "--record-mode sometimes: expected one of none, once"),
+        ({"mode": "all", "model": "openai:gpt-4o", "replay_dir": Path("r")}, "--replay DIR only replays"),
+    ],
+)
+def test_record_flags_that_cannot_run_are_one_line(flags: dict[str, object], message: str) -> None:
+    arguments: dict[str, object] = {"mode": None, "record_dir": None, "replay_dir": None, "model": None, **flags}
+    with pytest.raises(UsageError, match=message) as raised:
+        record_setup(**arguments)  # pyright: ignore[reportArgumentType]
+    assert "\n" not in raised.value.message
+
+
+def test_record_modes_and_their_directory() -> None:
+    assert record_setup(mode=None, record_dir=None, replay_dir=Path("r"), model=None) == RecordSetup("none", Path("r"))
+    assert record_setup(mode=None, record_dir=Path("r"), replay_dir=None, model="m:x") == RecordSetup("all", Path("r"))
+    assert record_setup(mode="rewrite", record_dir=Path("r"), replay_dir=None, model="m:x") == RecordSetup(
+        "all", Path("r")
+    )
+    assert record_setup(mode="once", record_dir=None, replay_dir=None, model="m:x") == RecordSetup(
+        "once", Path("recordings")
+    )

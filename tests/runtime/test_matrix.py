@@ -257,15 +257,19 @@ def test_compatibility_json_is_a_tagged_document_with_only_declared_keys(tmp_pat
         "paths",
         "baseline",
         "command",
+        "axis",
         "evidence_boundary",
         "versions",
         "scenarios",
         "regressions",
         "exit_code",
     }
+    assert document["axis"] == "pydantic-ai"
     assert document["generated_on"] == "2026-12-02"
     assert [version["version"] for version in document["versions"]] == ["2.38.0", "2.40.0"]
     assert document["versions"][1]["counts"] == {"passed": 1}
+    metrics = document["scenarios"][0].pop("metrics")  # what each version's run cost (tokens, money, seconds)
+    assert set(metrics) == {"2.38.0", "2.40.0"}
     assert document["scenarios"] == [
         {
             "name": "a",

@@ -21,8 +21,11 @@ HELP = (
     "are identical on every version, how the raw pydantic-ai dumps differ, and the commands that reproduce it; "
     "OUT/diffs/<scenario>/ holds unified diffs against the first (baseline) version; OUT/compatibility.html shows "
     "it all in a browser, one column per version (docs/report.md).\n\n"
-    "Exit codes: 0 no regression; 1 a version fails a scenario that passes on the baseline; 2 usage error; "
-    "3 an environment could not be built."
+    "With --models A,B the columns are models instead: the same suite runs with `agentrig run --model M` for each, in "
+    "this environment, live or from each model's recordings (--record-mode, --recordings DIR/<model>/), and the page "
+    "shows status, tokens, cost and latency per model and how the histories changed (docs/providers.md).\n\n"
+    "Exit codes: 0 no regression; 1 a version (or model) fails a scenario that passes on the baseline; 2 usage error; "
+    "3 an environment could not be built, or the baseline's run left no report."
 )
 
 DEFAULT_PATHS = [Path("scenarios")]
@@ -90,12 +93,51 @@ def register(app: typer.Typer) -> None:
         stream: Annotated[
             bool, typer.Option("--stream", help="Run every scenario streamed, as `agentrig run --stream` does.")
         ] = False,
+        models: Annotated[
+            str | None,
+            typer.Option(
+                "--models",
+                help="Comma-separated provider:name models, baseline first: compare models instead of versions.",
+            ),
+        ] = None,
+        base_url: Annotated[
+            str | None, typer.Option("--base-url", help="With --models: an OpenAI- or Anthropic-compatible server.")
+        ] = None,
+        record_mode: Annotated[
+            str | None,
+            typer.Option(
+                "--record-mode",
+                help="With --models: none (replay each model's recordings offline), once, new_episodes or all.",
+            ),
+        ] = None,
+        recordings: Annotated[
+            Path | None,
+            typer.Option("--recordings", help="With --record-mode: each model's recordings are DIR/<model>/."),
+        ] = None,
+        prices: Annotated[
+            Path | None, typer.Option("--prices", help="With --models: prices for models genai-prices does not know.")
+        ] = None,
+        max_cost: Annotated[
+            float | None, typer.Option("--max-cost", help="With --models: the budget of each model's run, in USD.")
+        ] = None,
     ) -> None:
         import sys
 
         from agentrig.errors import UsageError
         from agentrig.runtime.matrix.environments import MatrixOptions, run_matrix
         from agentrig.runtime.versions import PYDANTIC_AI_VERSIONS
+
+        model_flags: dict[str, object] = {
+            "--base-url": base_url,
+            "--record-mode": record_mode,
+            "--recordings": recordings,
+        }
+        model_flags |= {"--prices": prices, "--max-cost": max_cost}
+        if models is not None:
+            _run_models(paths or DEFAULT_PATHS, models, out, jobs, keyword, stream, model_flags, versions)
+        given = [flag for flag, value in model_flags.items() if value is not None]
+        if given:
+            raise UsageError(f"{', '.join(given)}: only with --models (the version matrix runs the scripts)")
 
         chosen = tuple(v.strip() for v in versions.split(",") if v.strip()) if versions else PYDANTIC_AI_VERSIONS
         if not chosen:
@@ -133,3 +175,53 @@ def register(app: typer.Typer) -> None:
         # SystemExit, not typer.Exit: `main()` runs click with standalone_mode=False, which returns (drops) a
         # typer.Exit code instead of exiting with it.
         raise SystemExit(report.exit_code)
+
+
+def _run_models(
+    paths: list[Path],
+    models: str,
+    out: Path,
+    jobs: int,
+    keyword: str | None,
+    stream: bool,
+    flags: dict[str, object],
+    versions: str | None,
+) -> None:
+    """`agentrig matrix --models`: the same suite on each model, side by side; exits with the report's code."""
+    from agentrig.errors import UsageError
+    from agentrig.runtime.matrix.models import ModelMatrixOptions, parse_models, run_model_matrix
+
+    if versions is not None:
+        raise UsageError("--models compares models in this environment; drop --versions (or run the two separately)")
+    chosen = parse_models(models)
+    record_mode = flags.pop("--record-mode")
+    recordings = flags.pop("--recordings")
+    if recordings is not None and record_mode is None:
+        raise UsageError("--recordings needs --record-mode (none replays each model's recordings)")
+    run_args = [*(("-k", keyword) if keyword is not None else ()), *(("--stream",) if stream else ())]
+    for flag, value in flags.items():
+        if value is not None:
+            run_args += [flag, str(value)]
+    options = ModelMatrixOptions(
+        paths=tuple(paths),
+        models=chosen,
+        out=out,
+        jobs=jobs,
+        run_args=tuple(run_args),
+        recordings=Path(str(recordings)) if recordings is not None else None,
+        record_mode=str(record_mode) if record_mode is not None else None,
+    )
+    argv = ["agentrig", "matrix", *map(str, paths), "--models", ",".join(chosen), "--out", str(out)]
+    if record_mode is not None:
+        argv += ["--record-mode", str(record_mode), "--recordings", str(recordings or "recordings")]
+    command_line = shlex.join([*argv, *run_args])
+    report = run_model_matrix(options, command_line=command_line, progress=lambda line: typer.echo(line, err=True))
+    changed = sum(1 for item in report.scenarios if item.canonical_differs)
+    typer.echo(
+        f"{len(report.scenarios)} scenarios x {len(chosen)} models: {len(report.regressions)} regression(s); "
+        f"canonical histories differ from {chosen[0]} in {changed}"
+    )
+    typer.echo(f"wrote {out / 'compatibility.md'}, {out / 'compatibility.json'} and {out / 'compatibility.html'}")
+    for regression in report.regressions:
+        typer.echo(f"regression: {regression.scenario} {regression.status} on {regression.version}")
+    raise SystemExit(report.exit_code)

@@ -38,12 +38,16 @@ Examples:
     agentrig run --model openai:gpt-4o -k smoke # script-only checks are skipped
     agentrig run --model openai:gpt-4o --record recordings/   # record real answers once
     agentrig run --replay recordings/   # then replay them offline, for ever after
+    agentrig run --model openai:gpt-4o --record-mode new_episodes --record recordings/
+    agentrig run --model openai:gpt-4o --max-cost 2.50    # stop starting scenarios past $2.50
+    agentrig run --model openai:gpt-4o --repeat 10 --pass-rate 0.8   # pass fractions
     agentrig run --deps myapp.testing:deps  # deps for scenarios that name none
     agentrig run --json --quiet > report.json
 
 Exit codes: 0 all passed, 1 a scenario failed, 2 usage or scenario file error,
 3 provider or infrastructure error (takes precedence over 1), 130 interrupted
 by Ctrl-C, 143 stopped by SIGTERM (partial reports are written either way).
+With --repeat N a scenario passes when its pass fraction meets its rate.
 """
 
 _STATUS_WORD = {"passed": "PASS", "failed": "FAIL", "error": "ERROR", "skipped": "SKIP"}
@@ -163,6 +167,41 @@ def register(app: typer.Typer) -> None:
                 "--html/--no-html", help="Write report.html, the run in one self-contained page (docs/report.md)."
             ),
         ] = True,
+        record_mode: Annotated[
+            str | None,
+            typer.Option(
+                "--record-mode",
+                help="none | once | new_episodes | all (pytest-recording's meanings, docs/providers.md) with --model; "
+                "the recordings go in --record DIR (default recordings/).",
+            ),
+        ] = None,
+        prices: Annotated[
+            Path | None,
+            typer.Option(
+                "--prices",
+                help="YAML file of USD per million tokens for models genai-prices does not know, e.g. "
+                "`openai:my-model: {input: 0.3, output: 1.2}`.",
+            ),
+        ] = None,
+        max_cost: Annotated[
+            float | None,
+            typer.Option(
+                "--max-cost",
+                help="US dollars: no scenario starts once the run has spent this much (running ones finish; the "
+                "rest are skipped, with the reason).",
+            ),
+        ] = None,
+        repeat: Annotated[
+            int, typer.Option("--repeat", help="Run each scenario N times and judge its pass fraction.")
+        ] = 1,
+        pass_rate: Annotated[
+            float | None,
+            typer.Option(
+                "--pass-rate",
+                help="Fraction (0-1) of its --repeat runs a scenario must pass when its settings.pass_rate says none "
+                "(default 1).",
+            ),
+        ] = None,
     ) -> None:
         from agentrig.runtime.suite.options import JOBS_PER_CPU, RunOptions, max_jobs
         from agentrig.runtime.suite.pool import started_pool
@@ -188,12 +227,18 @@ def register(app: typer.Typer) -> None:
             stream=stream,
             html_report=html,
             engine=engine,
+            record_mode=record_mode,
+            prices=prices,
+            max_cost=max_cost,
+            repeat=repeat,
+            pass_rate=pass_rate,
         )
         execute = _engine(engine, options)
         # -j N: the workers' forkserver starts importing pydantic-ai now, while this process imports the runner
         # and reads the scenario files (the runner itself would start it 0.2-0.3 s later).
         pool = started_pool(jobs, user_modules_later=True) if jobs > 1 else None
         from agentrig.runtime.reports.report_files import describe_check, summary_line
+        from agentrig.runtime.reports.totals import accounting_lines
         from agentrig.runtime.suite.reports import append_step_summary, report_entries
         from agentrig.runtime.suite.runner import run_suite
 
@@ -209,6 +254,7 @@ def register(app: typer.Typer) -> None:
                 human.write("interrupted: unfinished scenarios are reported as skipped\n")
             if update_golden:
                 human.writelines(line + "\n" for line in _golden_lines(report_entries(suite)))
+            human.writelines(line + "\n" for line in accounting_lines(suite.totals, suite.repeats))
             files = "report.html, report.json" if html else "report.json"
             human.write(f"reports: {out}/ ({files}, junit.xml, summary.md; per scenario scenarios/NAME/)\n")
         append_step_summary(out)
@@ -226,7 +272,13 @@ def _note(text: str) -> None:
     sys.stderr.write(f"agentrig: note: {text}\n")
 
 
-_REAL_MODEL_FLAGS = {"--model": "model", "--record": "record_dir", "--replay": "replay_dir"}
+_REAL_MODEL_FLAGS = {
+    "--model": "model",
+    "--record": "record_dir",
+    "--replay": "replay_dir",
+    "--record-mode": "record_mode",
+    "--max-cost": "max_cost",
+}
 """What `--engine tinyagent` cannot do: it runs scripts, never a real model or its recordings (docs/tinyagent.md)."""
 
 

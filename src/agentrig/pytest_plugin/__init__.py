@@ -43,9 +43,9 @@ def _not_rewritten() -> None:
 
 _not_rewritten()
 
-RECORD_MODES = ("none", "rewrite")
-"""pytest-recording's modes whose meaning `agentrig run` has: `none` replays the recordings and fails a changed
-request (`--replay`); `rewrite` records every scenario anew from the real model (`--record`)."""
+RECORD_MODES = ("none", "once", "new_episodes", "all", "rewrite")
+"""pytest-recording's modes, as `agentrig run --record-mode` has them (`runtime/models/record_modes.py`); `rewrite`
+is the older name of `all`."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -72,8 +72,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--agentrig-record-mode",
         choices=RECORD_MODES,
-        help="none: replay --agentrig-recordings offline, "
-        "a changed request fails; rewrite: record the real model's answers there (needs --agentrig-model).",
+        help="none: replay --agentrig-recordings offline, a changed request fails; once: replay what is recorded, "
+        "record what is not; new_episodes: replay, then record the new requests; all (or rewrite): record every "
+        "scenario anew (all but none need --agentrig-model).",
     )
     group.addoption("--agentrig-recordings", metavar="DIR", help="The recordings directory of --agentrig-record-mode.")
     group.addoption("--agentrig-deps", metavar="MODULE:ATTR", help="Deps for scenarios that name none of their own.")

@@ -81,15 +81,18 @@ class PluginState:
         if mode is not None and recordings is None:
             raise pytest.UsageError(f"--agentrig-record-mode {mode} needs --agentrig-recordings DIR")
         if mode is None and recordings is not None:
-            raise pytest.UsageError("--agentrig-recordings needs --agentrig-record-mode none (replay) or rewrite")
+            modes = "none, once, new_episodes, all"
+            raise pytest.UsageError(f"--agentrig-recordings needs --agentrig-record-mode ({modes})")
+        replays = mode == "none"  # without a model, as `agentrig run --replay`: the recordings name theirs
         return RunOptions(
             paths=(),
             out_dir=self.out_dir,
             update_golden=self.update_golden,
             model=option("agentrig_model"),
             base_url=option("agentrig_base_url"),
-            record_dir=recordings if mode == "rewrite" else None,
-            replay_dir=recordings if mode == "none" else None,
+            record_dir=None if replays else recordings,
+            replay_dir=recordings if replays else None,
+            record_mode=None if replays or mode is None else mode,
             stream=bool(option("agentrig_stream")),
             default_deps=option("agentrig_deps"),
         )
@@ -244,6 +247,7 @@ def _pytest_names(message: str) -> str:
     """An `agentrig run` usage message in the plugin's option names."""
     for cli, plugin in (
         ("--update-golden", "--agentrig-update-golden"),
+        ("--record-mode", "--agentrig-record-mode"),
         ("--record and --replay", "--agentrig-record-mode"),
         ("--record", "--agentrig-record-mode rewrite"),
         ("--replay", "--agentrig-record-mode none"),

@@ -431,6 +431,9 @@ class Settings(_Strict):
     """Prune the content of all but the N most recent tool returns before each request."""
     compaction: CompactionSettings | None = None
     """Compact the history when it nears the context window. Omitted: no compaction."""
+    pass_rate: float | None = Field(default=None, ge=0, le=1)
+    """The fraction of its runs under `agentrig run --repeat N` the scenario must pass, 0 to 1 (omitted: `--pass-rate`,
+    else 1, every run). A real model is not deterministic: `pass_rate: 0.8` with `--repeat 10` accepts 2 failures."""
 
 
 class Scenario(_Strict):

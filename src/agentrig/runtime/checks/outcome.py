@@ -8,8 +8,9 @@ failed, else `passed`.
 from __future__ import annotations
 
 import signal
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from agentrig.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_PROVIDER, EXIT_TERMINATED
 from agentrig.runtime.history.run_records import (
@@ -53,13 +54,21 @@ class SuiteResult:
     """Scenarios found before `-k` and `--shard` selected some."""
     counts: dict[str, int] = field(default_factory=dict[str, int])
     """passed / failed / error / skipped."""
+    verdicts: dict[str, int] | None = None
+    """Under `--repeat N`: the scenarios' verdicts over their runs (`suite.repeats`), which the exit code follows."""
+    totals: Mapping[str, Any] | None = None
+    """report.json's `totals` block (`reports.totals`): requests, tokens, cost, the budget."""
+    repeats: Mapping[str, Any] | None = None
+    """report.json's `repeats` block under `--repeat N` (`suite.repeats`)."""
 
     @property
     def exit_code(self) -> int:
-        """130 interrupted (143 by SIGTERM) > 3 provider/infrastructure error > 1 failed > 0 (docs/exit-codes.md)."""
+        """130 interrupted (143 by SIGTERM) > 3 provider/infrastructure error > 1 failed > 0 (docs/exit-codes.md);
+        under `--repeat`, by the scenarios' verdicts rather than each run's status."""
         if self.interrupted and self.stop_signal == signal.SIGTERM:
             return EXIT_TERMINATED
-        return exit_code_for(self.counts, interrupted=self.interrupted)
+        counts = self.verdicts if self.verdicts is not None else self.counts
+        return exit_code_for(counts, interrupted=self.interrupted)
 
 
 def exit_code_for(counts: dict[str, int], *, interrupted: bool) -> int:

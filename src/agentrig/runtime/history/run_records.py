@@ -115,6 +115,22 @@ class Check:
     """Set when the check does not apply (e.g. script-only expectations on a real model)."""
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Cost:
+    """What a scenario's model requests cost in money (US dollars), priced request by request."""
+
+    usd: float | None
+    """The price of every request the scenario made, live or replayed; None when there is no price (`note`)."""
+    spent_usd: float | None
+    """The part actually sent to the provider in this run (a replayed request costs nothing); None without a price."""
+    model: str | None
+    """The `provider:name` priced; None for a scripted run."""
+    priced_by: str | None = None
+    """Where the price came from: `genai-prices X.Y.Z`, or the `--prices` file."""
+    note: str | None = None
+    """Why there is no price (`no price for openai:my-model`, `scripted run: no provider, no price`)."""
+
+
 ScenarioStatus: TypeAlias = Literal["passed", "failed", "error", "skipped"]
 
 
@@ -136,3 +152,5 @@ class ScenarioResult:
     error: RunError | None = None
     duration_s: float = 0.0
     tags: tuple[str, ...] = ()
+    cost: Cost | None = None
+    """What its model requests cost; None when nothing priced it (a scenario that did not run)."""

@@ -26,6 +26,7 @@ from typing import Any
 from agentrig.errors import HistoryFormatError
 from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import JsonValue, Message
+from agentrig.runtime.history.recordings import is_recording, recording_history
 from agentrig.runtime.history.redaction import dumps_redacted
 from agentrig.runtime.history.tinyagent_sessions import is_tinyagent_session, normalize_session_json
 from agentrig.runtime.history.usage import Usage
@@ -332,6 +333,8 @@ def session_from_json(data: object, *, source: str | Path | None = None) -> Sess
 
 
 def _history_or_foreign(data: object, path: Path | None) -> tuple[list[Message], list[str]]:
+    if is_recording(data):  # `check`, `convert` and `diff` read a recording as the conversation it recorded
+        return recording_history(data, source=path), []
     if isinstance(data, dict) and "format" not in data:
         keys = ", ".join(sorted(str(k) for k in data)[:6]) or "none"
         raise HistoryFormatError(

@@ -35,6 +35,7 @@ __all__ = [
     "compare_outputs",
     "load_version_output",
     "normalized_json_text",
+    "scenario_metrics",
     "summarize_change",
 ]
 COMPARED_FILES = ("history.json", "pydantic_ai_dump.json")
@@ -73,6 +74,10 @@ class VersionOutput:
     """True when the environment was reused rather than built."""
     command: tuple[str, ...] = ()
     """The command that produced the output."""
+    metrics: Mapping[str, Mapping[str, Any]] = field(default_factory=dict[str, Mapping[str, Any]])
+    """Scenario name -> what its run cost: requests, input and output tokens, `cost_usd` (None: no price), seconds."""
+    totals: Mapping[str, Any] | None = None
+    """The run's report.json `totals` (requests, tokens, cost), when it has them."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -154,11 +159,35 @@ def load_version_output(
         scenarios = report["scenarios"]
         statuses = {str(item["name"]): str(item["status"]) for item in scenarios}
         tags = {str(item["name"]): tuple(str(tag) for tag in item.get("tags", ())) for item in scenarios}
+        metrics = {str(item["name"]): scenario_metrics(item) for item in scenarios}
     except (AgentrigError, KeyError, TypeError) as error:
         reason = stderr_tail.strip() or str(error)
         return VersionOutput(error=reason, **common)
     resolved = report.get("pydantic_ai_version")
-    return VersionOutput(statuses=statuses, tags=tags, resolved_version=str(resolved) if resolved else None, **common)
+    totals = report.get("totals") if isinstance(report.get("totals"), dict) else None
+    return VersionOutput(
+        statuses=statuses,
+        tags=tags,
+        resolved_version=str(resolved) if resolved else None,
+        metrics=metrics,
+        totals=totals,
+        **common,
+    )
+
+
+def scenario_metrics(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """What one scenario's run cost, from its report.json entry: requests, tokens, money, seconds."""
+    raw_usage, raw_cost = entry.get("usage"), entry.get("cost")
+    usage: Mapping[str, Any] = raw_usage if isinstance(raw_usage, dict) else {}
+    cost: Mapping[str, Any] = raw_cost if isinstance(raw_cost, dict) else {}
+    return {
+        "requests": usage.get("requests", 0),
+        "input_tokens": usage.get("input_tokens", 0),
+        "output_tokens": usage.get("output_tokens", 0),
+        "cost_usd": cost.get("usd"),
+        "cost_note": cost.get("note"),
+        "duration_s": entry.get("duration_s"),
+    }
 
 
 def _mask(value: Any) -> Any:
@@ -235,7 +264,7 @@ def _diff_scenario(
                 fromfile=f"{baseline.version}/scenarios/{name}/{file_name}",
                 tofile=f"{other.version}/scenarios/{name}/{file_name}",
             )
-            relative = f"diffs/{name}/{other.version}.{file_name.removesuffix('.json')}.diff"
+            relative = f"diffs/{name}/{_file_safe(other.version)}.{file_name.removesuffix('.json')}.diff"
             jsonio.write_atomic(out / relative, "".join(lines).encode())
             diffs.append(relative)
             if file_name == "history.json":
@@ -244,6 +273,11 @@ def _diff_scenario(
                 raw_differs.append(other.version)
                 raw_changes[other.version] = compare_dumps(base_text, text)
     return canonical_differs, raw_differs, raw_changes, diffs
+
+
+def _file_safe(label: str) -> str:
+    """A column's label as part of a file name (a model's `provider:name` keeps its colon, loses any slash)."""
+    return label.replace("/", "~")
 
 
 def compare_outputs(

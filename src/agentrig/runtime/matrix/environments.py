@@ -179,11 +179,11 @@ def environment_marker(spec: EnvironmentSpec) -> dict[str, object]:
     }
 
 
-def _tail(text: str, lines: int = LOG_TAIL_LINES) -> str:
+def log_tail(text: str, lines: int = LOG_TAIL_LINES) -> str:
     return "\n".join(text.strip().splitlines()[-lines:])
 
 
-def _last_line(text: str) -> str:
+def last_line(text: str) -> str:
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     return lines[-1] if lines else "no output"
 
@@ -243,7 +243,7 @@ def _remove_environment(spec: EnvironmentSpec) -> None:
 def _run_step(spec: EnvironmentSpec, command: Sequence[str]) -> None:
     completed = subprocess.run(list(command), capture_output=True, text=True, env=_subprocess_env())
     if completed.returncode != 0:
-        reason = _last_line(completed.stderr or completed.stdout)
+        reason = last_line(completed.stderr or completed.stdout)
         raise InfrastructureError(f"pydantic-ai {spec.version}: cannot build the environment {spec.location}: {reason}")
 
 
@@ -270,7 +270,7 @@ def ensure_environment(spec: EnvironmentSpec, *, uv: str | None, rebuild: bool =
     return False
 
 
-def _prepare_run_dir(directory: Path) -> None:
+def prepare_run_dir(directory: Path) -> None:
     if not directory.exists():
         return
     # A previous matrix run's output is replaced whole so that stale scenarios cannot leak into the comparison.
@@ -305,7 +305,7 @@ def _display_path(argument: str) -> str:
 
 def _status_counts(output: VersionOutput) -> str:
     if output.error is not None:
-        return f"agentrig run failed (exit {output.exit_code}): {_last_line(output.error)}"
+        return f"agentrig run failed (exit {output.exit_code}): {last_line(output.error)}"
     counts = Counter(output.statuses.values())
     parts = [f"{counts['passed']} passed"]
     parts += [f"{counts[name]} {name}" for name in ("failed", "error", "skipped") if counts[name]]
@@ -319,7 +319,7 @@ def _run_version(
     reused = ensure_environment(spec, uv=uv, rebuild=options.rebuild)
     progress(f"{prefix}: environment ready ({'reused' if reused else 'built'})")
     run_dir = options.out / spec.version
-    _prepare_run_dir(run_dir)
+    prepare_run_dir(run_dir)
     command = run_command(spec, options)
     completed = subprocess.run(list(command), capture_output=True, text=True, env=version_run_env())
     log = options.out / "logs" / f"{spec.version}.log"
@@ -328,7 +328,7 @@ def _run_version(
         spec.version,
         run_dir,
         exit_code=completed.returncode,
-        stderr_tail=_tail(completed.stderr),
+        stderr_tail=log_tail(completed.stderr),
         environment=spec.location,
         reused=reused,
         command=tuple(_display_path(part) for part in command),
@@ -351,7 +351,7 @@ def _require_baseline_report(baseline: VersionOutput) -> None:
     """Without the baseline's report nothing can be compared: a bad scenario file is the user's (exit 2), else 3."""
     if baseline.error is None:
         return
-    reason = _last_line(baseline.error).removeprefix("agentrig: error: ")
+    reason = last_line(baseline.error).removeprefix("agentrig: error: ")
     message = (
         f"pydantic-ai {baseline.version} (baseline): agentrig run left no report (exit {baseline.exit_code}): {reason}"
     )

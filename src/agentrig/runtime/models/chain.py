@@ -6,13 +6,17 @@ pydantic-ai `Model` with one job; wrappers derive from `WrapperModel` and overri
     pydantic-ai Agent run
       └─ RequestModel           fallback tool-call parsing; a compaction's summarized input   request_model.py
           ├─ ScriptedModel       a scripted run: answers from the scenario's YAML steps         scripted.py
-          ├─ ReplayModel         --replay DIR: answers from a recording; a changed request fails record_replay.py
-          └─ RecordingModel      --record DIR: saves each answer of the model it wraps          record_replay.py
-              └─ RetryingModel   429, 5xx and connection failures retried, Retry-After honoured providers.py
-                  └─ provider    pydantic-ai's OpenAI / Anthropic / ... model and its SDK client
+          ├─ ReplayModel         --record-mode none/once: answers from a recording; a changed request fails
+          │                                                                                     record_replay.py
+          ├─ EpisodesModel       --record-mode new_episodes: the replay, then the recording      recorded_runs.py
+          └─ RecordingModel      --record-mode once/new_episodes/all: saves each answer (or error) record_replay.py
+              └─ MeteredModel    counts and prices each answered request (the scenario's meter) metering.py
+                  └─ RetryingModel 429, 5xx and connection failures retried, Retry-After honoured providers.py
+                      └─ provider pydantic-ai's OpenAI / Anthropic / ... model and its SDK client
 
-`RecordingModel` appears only with `--record`; without `--record`/`--replay` a real run is
-`RequestModel -> RetryingModel -> provider`. Errors leave the chain through one table (`failures.py`).
+`RecordingModel` appears only when a scenario records (`record_modes` says when); without recordings a real run is
+`RequestModel -> MeteredModel -> RetryingModel -> provider`. Errors leave the chain through one table
+(`failures.py`).
 """
 
 from __future__ import annotations
@@ -26,9 +30,11 @@ if TYPE_CHECKING:  # pydantic-ai is imported only when a chain is built: the sui
     # and `agentrig run --engine tinyagent` must work where pydantic-ai is not installed.
     from pydantic_ai.models import Model
 
+    from agentrig.runtime.models.metering import ScenarioMeter
+    from agentrig.runtime.models.record_modes import RecordSetup
     from agentrig.runtime.models.request_model import InputPrefix
 
-__all__ = ["for_request", "for_scenario", "real_model"]
+__all__ = ["for_request", "for_scenario", "real_model", "scenario_meter"]
 
 
 def real_model(name: str | None, *, base_url: str | None = None) -> Model | None:
@@ -43,14 +49,27 @@ def real_model(name: str | None, *, base_url: str | None = None) -> Model | None
 
 
 def for_scenario(
-    scenario: str, model: Model | None, *, record_dir: Path | None = None, replay_dir: Path | None = None
+    scenario: str,
+    model: Model | None,
+    *,
+    setup: RecordSetup | None = None,
+    model_name: str | None = None,
+    meter: ScenarioMeter | None = None,
 ) -> Model | None:
-    """The model one scenario runs with: `model`, or a recording around it (`--record`), or a replay of one."""
-    if record_dir is None and replay_dir is None:
+    """The model one scenario runs with: `model` (counted by `meter`), or a recording around it, or a replay of
+    one, or both (`setup`'s record mode: `record_modes`, `recorded_runs`)."""
+    if setup is None and (meter is None or model is None):
         return model
-    from agentrig.runtime.models.record_replay import scenario_model
+    from agentrig.runtime.models.recorded_runs import scenario_model
 
-    return scenario_model(scenario, model, record_dir=record_dir, replay_dir=replay_dir)
+    return scenario_model(scenario, model, setup=setup, model_name=model_name, meter=meter)
+
+
+def scenario_meter(model_name: str | None, *, prices: Path | None = None) -> ScenarioMeter:
+    """A meter counting and pricing one scenario's requests (`metering`)."""
+    from agentrig.runtime.models.metering import ScenarioMeter
+
+    return ScenarioMeter(model_name, prices=prices)
 
 
 def for_request(base: Model, *, input_prefix: InputPrefix | None = None) -> Model:

@@ -12,6 +12,10 @@ any difference raises `ReplayMismatch` (run error kind `replay_mismatch`) carryi
 instead of serving a stale answer. Volatile fields (timestamps, run ids) are not part of the canonical
 form, so they never cause a mismatch. A recording made on one pydantic-ai version replays on another.
 
+A provider error that survives the retries is recorded too (`"error"` instead of `"response"`), and replayed as
+the same error (kind, status, message). `--record-mode` (`record_modes`) picks, per scenario, a replay, a
+recording, or both (`new_episodes`: `EpisodesModel` replays while the requests match, then goes live and appends).
+
 Secrets are redacted before anything is written, and the live request is redacted the same way
 before it is compared.
 """
@@ -32,31 +36,33 @@ from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.usage import RequestUsage
 
-from agentrig.errors import HistoryFormatError, UsageError
+from agentrig.errors import HistoryFormatError
 from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import Message
+from agentrig.runtime.history.recordings import RECORDING_FORMAT, recording_exchanges
 from agentrig.runtime.history.redaction import redact_json
-from agentrig.runtime.history.run_records import RunErrorKind
+from agentrig.runtime.history.run_records import PROVIDER_ERROR_KINDS, RunErrorKind
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.history.wire import history_from_json, message_to_json
 from agentrig.runtime.models import pydantic_ai_compat
 from agentrig.runtime.models.conversion import response_usage, to_canonical, to_pydantic_ai
+from agentrig.runtime.models.metering import ScenarioMeter
+from agentrig.runtime.models.providers import ProviderContextLengthError, ProviderRequestError
+from agentrig.runtime.models.record_modes import recording_path
 from agentrig.runtime.models.scripted_stream import StreamItem, response_deltas, with_fixed_usage
 from agentrig.runtime.models.stops import RunStopped
 
 __all__ = [
     "RECORDING_FORMAT",
+    "Exchange",
+    "RecordedError",
     "RecordingModel",
     "ReplayMismatch",
     "ReplayModel",
     "recording_path",
     "replay_model",
-    "scenario_model",
     "wrap_for_recording",
 ]
-
-RECORDING_FORMAT = "agentrig.recording/1"
-"""The format tag of recording files."""
 
 # Model settings that change what a model answers; the rest (timeouts, headers) do not belong in a comparison.
 _SETTINGS_THAT_MATTER = (
@@ -85,20 +91,67 @@ class ReplayMismatch(RunStopped):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class RecordedError:
+    """A provider failure that survived the retries, as recorded: replayed as the same `ProviderRequestError`."""
+
+    kind: RunErrorKind
+    """rate_limit, auth, server_error, context_length, request_rejected or connection."""
+    message: str
+    """The one-line message, redacted."""
+    provider: str
+    status_code: int | None
+    attempts: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "message": self.message,
+            "provider": self.provider,
+            "status_code": self.status_code,
+            "attempts": self.attempts,
+        }
+
+    @staticmethod
+    def of(error: ProviderRequestError) -> RecordedError:
+        return RecordedError(
+            kind=error.kind,
+            message=error.message,
+            provider=error.provider,
+            status_code=error.status_code,
+            attempts=error.attempts,
+        )
+
+    def raised(self) -> ProviderRequestError:
+        """The error to raise again on replay (a context-length one still triggers a scenario's compaction)."""
+        cls = ProviderContextLengthError if self.kind == "context_length" else ProviderRequestError
+        return cls(
+            self.message,
+            kind=self.kind,
+            provider=self.provider,
+            status_code=self.status_code,
+            attempts=self.attempts,
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Exchange:
-    """One recorded model request and the answer to it."""
+    """One recorded model request and the answer to it: a response, or the provider's error."""
 
     request: Mapping[str, Any]
     """The canonical request as JSON: messages, instructions, tools, settings."""
-    response: Message
-    """The model's answer, canonical."""
+    response: Message | None
+    """The model's answer, canonical; None when the provider failed (`error`)."""
     usage: Usage
-    """The usage the provider reported for this request."""
+    """The usage the provider reported for this request (nothing for an error)."""
+    error: RecordedError | None = None
+    """The provider's failure, when the request got no answer."""
 
-
-def recording_path(directory: str | Path, scenario: str) -> Path:
-    """Where the recording of `scenario` lives in `directory`."""
-    return Path(directory) / f"{scenario}.json"
+    def to_json(self) -> dict[str, Any]:
+        if self.error is not None:
+            return {"request": self.request, "error": self.error.to_json()}
+        assert self.response is not None
+        response = {"parts": message_to_json(self.response)["parts"], "usage": self.usage.to_json()}
+        return {"request": self.request, "response": response}
 
 
 def canonical_request(
@@ -133,12 +186,21 @@ def _without_run_id(message: Message) -> dict[str, Any]:
 class RecordingModel(WrapperModel):
     """Passes requests to the real model and writes each answered one to the recording file."""
 
-    def __init__(self, wrapped: Model, path: str | Path, *, scenario: str, model_label: str | None = None) -> None:
+    def __init__(
+        self,
+        wrapped: Model,
+        path: str | Path,
+        *,
+        scenario: str,
+        model_label: str | None = None,
+        kept: Sequence[Exchange] = (),
+    ) -> None:
         super().__init__(wrapped)
         self.path = Path(path)
         self.scenario = scenario
         self.model_label = model_label or f"{wrapped.system}:{wrapped.model_name}"
-        self.exchanges: list[Exchange] = []
+        self.exchanges: list[Exchange] = list(kept)
+        """What the file holds: the exchanges kept from an earlier recording (`new_episodes`), then this run's."""
 
     async def aclose(self) -> None:
         """Close the wrapped model's connections, when it owns any (`providers.RetryingModel.aclose`)."""
@@ -153,7 +215,11 @@ class RecordingModel(WrapperModel):
         model_request_parameters: ModelRequestParameters,
     ) -> ModelResponse:
         request = canonical_request(messages, model_settings, model_request_parameters)
-        response = await self.wrapped.request(messages, model_settings, model_request_parameters)
+        try:
+            response = await self.wrapped.request(messages, model_settings, model_request_parameters)
+        except ProviderRequestError as error:
+            self._record_error(request, error)
+            raise
         self._record(request, response)
         return response
 
@@ -166,10 +232,14 @@ class RecordingModel(WrapperModel):
         run_context: Any = None,
     ) -> AsyncGenerator[StreamedResponse, None]:
         request = canonical_request(messages, model_settings, model_request_parameters)
-        async with self.wrapped.request_stream(
-            messages, model_settings, model_request_parameters, run_context
-        ) as stream:
-            yield stream
+        try:
+            async with self.wrapped.request_stream(
+                messages, model_settings, model_request_parameters, run_context
+            ) as stream:
+                yield stream
+        except ProviderRequestError as error:  # refused before the stream, or cut off in it
+            self._record_error(request, error)
+            raise
         self._record(request, stream.get())
 
     def _record(self, request: Mapping[str, Any], response: ModelResponse) -> None:
@@ -181,6 +251,13 @@ class RecordingModel(WrapperModel):
                 usage=response_usage(response),
             )
         )
+        self._write()
+
+    def _record_error(self, request: Mapping[str, Any], error: ProviderRequestError) -> None:
+        self.exchanges.append(Exchange(request=request, response=None, usage=Usage(), error=RecordedError.of(error)))
+        self._write()
+
+    def _write(self) -> None:
         jsonio.write_atomic(self.path, jsonio.dumps(self._document(), pretty=True))
 
     def _document(self) -> dict[str, Any]:
@@ -189,16 +266,7 @@ class RecordingModel(WrapperModel):
             "scenario": self.scenario,
             "model": self.model_label,
             "recorded_with": {"pydantic_ai": pydantic_ai_compat.PYDANTIC_AI_VERSION_TEXT},
-            "exchanges": [
-                {
-                    "request": exchange.request,
-                    "response": {
-                        "parts": message_to_json(exchange.response)["parts"],
-                        "usage": exchange.usage.to_json(),
-                    },
-                }
-                for exchange in self.exchanges
-            ],
+            "exchanges": [exchange.to_json() for exchange in self.exchanges],
         }
         return cast(dict[str, Any], redact_json(document))
 
@@ -216,12 +284,23 @@ class ReplayModel(FunctionModel):
     reports_exact_usage = True
     """Every response carries the recorded usage (the orchestrator then does not flag usage as estimated)."""
 
-    def __init__(self, exchanges: Sequence[Exchange], *, path: Path, model_label: str = "replay") -> None:
+    def __init__(
+        self,
+        exchanges: Sequence[Exchange],
+        *,
+        path: Path,
+        model_label: str = "replay",
+        meter: ScenarioMeter | None = None,
+    ) -> None:
         super().__init__(self._answer, stream_function=self._stream, model_name=f"replay:{model_label}")
         self.path = path
         self.exchanges = tuple(exchanges)
+        self.model_label = model_label
+        """The `provider:name` the recording names."""
+        self.meter = meter
+        """Counts each served response's recorded usage (`ScenarioMeter.replayed`), when given."""
         self.served = 0
-        """How many recorded responses have been served."""
+        """How many recorded exchanges have been served (responses and errors)."""
         self._streamed_usage = RequestUsage()
 
     async def request(
@@ -252,34 +331,28 @@ class ReplayModel(FunctionModel):
         for item in response_deltas(response.parts):
             yield item
 
+    def matches_next(self, actual: Mapping[str, Any]) -> bool:
+        """Whether the recording holds a next exchange and its request is `actual` (`EpisodesModel` asks)."""
+        return self.served < len(self.exchanges) and self.exchanges[self.served].request == actual
+
     def _check(self, actual: Mapping[str, Any]) -> None:
         number = self.served + 1
         if self.served >= len(self.exchanges):
             raise ReplayMismatch(
                 f"{self.path}: the run made model request {number}, the recording has only {len(self.exchanges)}"
-                " (re-record with --record)"
+                " (re-record with --record-mode new_episodes or all)"
             )
-        recorded = self.exchanges[self.served].request
-        if recorded == actual:
-            return
-        diff = "".join(
-            difflib.unified_diff(
-                _lines(recorded), _lines(actual), fromfile=f"recorded request {number}", tofile=f"request {number} now"
-            )
-        )
-        changed = " ".join(
-            line.strip() for line in diff.splitlines()[2:] if line[:1] in "+-" and line.strip() not in "+-"
-        )
-        if len(changed) > _DIFF_SUMMARY_LIMIT:
-            changed = changed[: _DIFF_SUMMARY_LIMIT - 3] + "..."
-        raise ReplayMismatch(
-            f"{self.path}: model request {number} differs from the recording (re-record with --record): {changed}",
-            diff=diff,
-        )
+        exchange = self.exchanges[self.served]
+        if exchange.request != actual:
+            raise _mismatch(self.path, number, exchange.request, actual)
+        if exchange.error is not None:  # the provider failed here when it was recorded: fail the same way
+            self.served += 1
+            raise exchange.error.raised()
 
     def _answer(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         exchange = self.exchanges[self.served]
         self.served += 1
+        assert exchange.response is not None  # `_check` raised the recorded error of an exchange without one
         (response,) = to_pydantic_ai([exchange.response], source=self.path)
         response = cast(ModelResponse, response)
         # Explicit usage: FunctionModel would otherwise estimate it, differently per pydantic-ai version.
@@ -289,58 +362,72 @@ class ReplayModel(FunctionModel):
             cache_read_tokens=exchange.usage.cache_read_tokens,
             cache_write_tokens=exchange.usage.cache_write_tokens,
         )
+        if self.meter is not None:
+            self.meter.replayed.append(exchange.usage)
         return response
+
+
+def _mismatch(path: Path, number: int, recorded: Mapping[str, Any], actual: Mapping[str, Any]) -> ReplayMismatch:
+    diff = "".join(
+        difflib.unified_diff(
+            _lines(recorded), _lines(actual), fromfile=f"recorded request {number}", tofile=f"request {number} now"
+        )
+    )
+    changed = " ".join(line.strip() for line in diff.splitlines()[2:] if line[:1] in "+-" and line.strip() not in "+-")
+    if len(changed) > _DIFF_SUMMARY_LIMIT:
+        changed = changed[: _DIFF_SUMMARY_LIMIT - 3] + "..."
+    return ReplayMismatch(
+        f"{path}: model request {number} differs from the recording (re-record with --record-mode new_episodes or"
+        f" all): {changed}",
+        diff=diff,
+    )
 
 
 def _lines(document: Mapping[str, Any]) -> list[str]:
     return jsonio.dumps(document, pretty=True).decode().splitlines(keepends=True)
 
 
-def replay_model(path: str | Path) -> ReplayModel:
+def read_exchanges(path: Path) -> tuple[str, list[Exchange]]:
+    """(the model the recording names, its exchanges); a missing or malformed file is a `HistoryFormatError`."""
+    if not path.exists():
+        raise HistoryFormatError(
+            "no recording of this scenario (record it with --record-mode once or new_episodes)", path=path
+        )
+    data = jsonio.read_json_file(path)
+    exchanges: list[Exchange] = []
+    for index, entry in enumerate(recording_exchanges(data, source=path)):
+        where = f"exchanges[{index}]"
+        request = cast(dict[str, Any], entry["request"])
+        error_data = entry.get("error")
+        if isinstance(error_data, dict):
+            error = _recorded_error(cast(dict[str, Any], error_data), path=path, where=f"{where}.error")
+            exchanges.append(Exchange(request=request, response=None, usage=Usage(), error=error))
+            continue
+        response_data = cast(dict[str, Any], entry["response"])
+        (response,) = history_from_json([{"kind": "response", "parts": response_data.get("parts", [])}], source=path)
+        usage = Usage.from_json(response_data.get("usage") or {}, where=f"{where}.response.usage")
+        exchanges.append(Exchange(request=request, response=response, usage=usage))
+    return str(cast(dict[str, Any], data).get("model") or "recording"), exchanges
+
+
+def _recorded_error(data: dict[str, Any], *, path: Path, where: str) -> RecordedError:
+    kind, message, provider = data.get("kind"), data.get("message"), data.get("provider")
+    status, attempts = data.get("status_code"), data.get("attempts", 1)
+    if kind not in PROVIDER_ERROR_KINDS:
+        known = ", ".join(sorted(PROVIDER_ERROR_KINDS))
+        raise HistoryFormatError(f"expected one of {known}", path=path, field=f"{where}.kind")
+    if not isinstance(message, str) or not isinstance(provider, str):
+        raise HistoryFormatError("expected a message and a provider (strings)", path=path, field=where)
+    bad_status = status is not None and (not isinstance(status, int) or isinstance(status, bool))
+    if bad_status or not isinstance(attempts, int):
+        raise HistoryFormatError("expected an integer status_code (or null) and attempts", path=path, field=where)
+    return RecordedError(
+        kind=cast(RunErrorKind, kind), message=message, provider=provider, status_code=status, attempts=attempts
+    )
+
+
+def replay_model(path: str | Path, *, meter: ScenarioMeter | None = None) -> ReplayModel:
     """A model answering from the recording at `path`; a missing or malformed file is a `HistoryFormatError`."""
     source = Path(path)
-    data = jsonio.read_json_file(source)
-    if not isinstance(data, dict) or data.get("format") != RECORDING_FORMAT:
-        raise HistoryFormatError(f"not a recording (expected format {RECORDING_FORMAT!r})", path=source, field="format")
-    document = cast(dict[str, Any], data)
-    raw_exchanges = document.get("exchanges")
-    if not isinstance(raw_exchanges, list):
-        raise HistoryFormatError("expected a list", path=source, field="exchanges")
-    exchanges: list[Exchange] = []
-    for index, raw in enumerate(cast(list[Any], raw_exchanges)):
-        where = f"exchanges[{index}]"
-        if (
-            not isinstance(raw, dict)
-            or not isinstance(raw.get("request"), dict)
-            or not isinstance(raw.get("response"), dict)
-        ):
-            raise HistoryFormatError("expected an object with request and response objects", path=source, field=where)
-        entry = cast(dict[str, Any], raw)
-        response_data = cast(dict[str, Any], entry["response"])
-        (response,) = history_from_json([{"kind": "response", "parts": response_data.get("parts", [])}], source=source)
-        usage = Usage.from_json(response_data.get("usage") or {}, where=f"{where}.response.usage")
-        exchanges.append(Exchange(request=cast(dict[str, Any], entry["request"]), response=response, usage=usage))
-    return ReplayModel(exchanges, path=source, model_label=str(document.get("model") or "recording"))
-
-
-def scenario_model(
-    scenario: str,
-    model: Model | None,
-    *,
-    record_dir: str | Path | None = None,
-    replay_dir: str | Path | None = None,
-) -> Model | None:
-    """The model one scenario runs with under `--record DIR` / `--replay DIR` (`model` unchanged without them).
-
-    `--replay` needs no model (the recording answers); `--record` needs the real one. A scenario without a
-    recording raises `HistoryFormatError` naming the missing file.
-    """
-    if record_dir is not None and replay_dir is not None:
-        raise UsageError("--record and --replay cannot be used together")
-    if replay_dir is not None:
-        return replay_model(recording_path(replay_dir, scenario))
-    if record_dir is not None:
-        if model is None:
-            raise UsageError("--record needs --model: the real model whose answers are recorded")
-        return wrap_for_recording(model, recording_path(record_dir, scenario), scenario=scenario)
-    return model
+    model_label, exchanges = read_exchanges(source)
+    return ReplayModel(exchanges, path=source, model_label=model_label, meter=meter)

@@ -24,6 +24,7 @@ from typing import IO, Any
 
 from agentrig.runtime.history.redaction import dumps_redacted, redact_json
 from agentrig.runtime.reports.scenario_data import canonical_diff, canonical_history_text, scenario_payload
+from agentrig.runtime.reports.totals import describe_cost
 
 __all__ = ["REPORT_HTML", "Baseline", "HtmlReport", "asset_text", "embed_json", "page_end", "page_start"]
 
@@ -163,6 +164,8 @@ class HtmlReport:
             "requests": usage.get("requests", 0),
             "input_tokens": usage.get("input_tokens", 0),
             "output_tokens": usage.get("output_tokens", 0),
+            "cost": describe_cost(entry.get("cost")),
+            "cost_usd": (entry.get("cost") or {}).get("usd"),
             "tags": entry.get("tags") or [],
             "failed_checks": sum(1 for check in entry.get("checks") or () if not check.get("passed")),
             "error": (entry.get("error") or {}).get("kind"),

@@ -28,6 +28,7 @@ from agentrig.runtime.history.jsonio import dumps, open_atomic_files
 from agentrig.runtime.history.redaction import redact_json
 from agentrig.runtime.reports.html import REPORT_HTML, HtmlReport
 from agentrig.runtime.reports.merge_checks import describe_partial
+from agentrig.runtime.reports.totals import accounting_lines, describe_cost, totals_properties
 
 __all__ = ["HtmlOptions", "describe_check", "render_junit", "render_summary", "report_files", "summary_line"]
 
@@ -148,6 +149,8 @@ class _JUnit:
         for key in ("agentrig_version", "pydantic_ai_version", "python_version", "model"):
             if head.get(key) is not None:
                 ElementTree.SubElement(properties, "property", {"name": key, "value": str(head[key])})
+        for name, value in totals_properties(head.get("totals"), head.get("repeats")):
+            ElementTree.SubElement(properties, "property", {"name": name, "value": value})
         if head.get("partial"):
             ElementTree.SubElement(
                 properties, "property", {"name": "partial", "value": describe_partial(head["partial"])}
@@ -174,6 +177,11 @@ class _JUnit:
                 "time": f"{scenario['duration_s']:.3f}",
             },
         )
+        cost = scenario.get("cost") or {}
+        if cost.get("usd") is not None or cost.get("model") is not None:
+            properties = ElementTree.SubElement(case, "properties")
+            value = str(cost["usd"]) if cost.get("usd") is not None else str(cost.get("note") or "no price")
+            ElementTree.SubElement(properties, "property", {"name": "cost_usd", "value": value})
         status = scenario["status"]
         failed = _failed_checks(scenario)
         if status == "failed":
@@ -214,14 +222,16 @@ class _Markdown:
         if head.get("interrupted"):
             facts.append("**interrupted**")
         facts.append(f"{summary['duration_s']:.2f} s")
+        accounting = accounting_lines(head.get("totals"), head.get("repeats"))
         self._write_lines(
             [
                 f"## agentrig: {summary_line(summary)}",
                 "",
                 " · ".join(facts),
+                *(["", *(f"- {line.strip()}" for line in accounting)] if accounting else []),
                 "",
-                "| Status | Scenario | File | Requests | Tokens in / out | Time |",
-                "|---|---|---|---:|---:|---:|",
+                "| Status | Scenario | File | Requests | Tokens in / out | Cost | Time |",
+                "|---|---|---|---:|---:|---:|---:|",
             ]
         )
 
@@ -234,7 +244,7 @@ class _Markdown:
             [
                 f"| {_STATUS_MARK[scenario['status']]} | `{scenario['name']}` | {scenario['path']} | "
                 f"{usage['requests']} | {usage['input_tokens']} / {usage['output_tokens']} | "
-                f"{scenario['duration_s']:.2f} s |"
+                f"{describe_cost(scenario.get('cost'))} | {scenario['duration_s']:.2f} s |"
             ]
         )
         if scenario["status"] in ("failed", "error"):

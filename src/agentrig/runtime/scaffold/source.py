@@ -164,7 +164,8 @@ def _from_recording(path: Path, digest: str) -> Source:
     if not isinstance(recorded, list):
         where = f"exchanges[{len(exchanges) - 1}].request.messages"
         raise HistoryFormatError("expected a list", path=path, field=where)
-    messages = [*history_from_json(recorded, source=path), exchanges[-1].response]
+    answer = exchanges[-1].response  # None: the recording ends with a provider error (recorded since issue 28)
+    messages = [*history_from_json(recorded, source=path), *([answer] if answer is not None else [])]
     responses = sum(1 for m in messages if m.kind == "response")
     usages: tuple[Usage | None, ...] = (
         tuple(replace(e.usage, requests=1) for e in exchanges) if responses == len(exchanges) else (None,) * responses

@@ -83,3 +83,18 @@ class RunOptions:
     """Write `report.html` beside report.json (`--no-html` turns it off)."""
     engine: str = "pydantic-ai"
     """The engine's name (`--engine`), for the reports."""
+    record_mode: str | None = None
+    """`--record-mode`: none, once, new_episodes or all (pytest-recording's meanings; `models.record_modes`), with
+    `record_dir` (or `replay_dir` for none) as the recordings directory. None: `--record` alone is all, `--replay`
+    alone is none."""
+    prices: Path | None = None
+    """`--prices FILE`: US dollars per million tokens for models genai-prices does not know (`models.pricing`)."""
+    max_cost: float | None = None
+    """`--max-cost USD`: no scenario starts once the run has spent this much (the running ones finish)."""
+    repeat: int = 1
+    """`--repeat N`: each scenario runs N times (`suite.repeats`)."""
+    pass_rate: float | None = None
+    """`--pass-rate R`: the fraction of its repeats a scenario must pass when its `settings.pass_rate` says none."""
+    live_model: bool = True
+    """False when `model` is only the model the recordings are replayed as (`--record-mode none`, or `once` with
+    every recording there): no request reaches it, so it is never built and needs no key."""

@@ -30,6 +30,8 @@ from agentrig.runtime.history.run_records import RunError, ScenarioResult, TurnR
 from agentrig.runtime.reports.merge_checks import check_shard_set, contained_path
 from agentrig.runtime.reports.report_files import HtmlOptions, report_files
 from agentrig.runtime.reports.report_shape import check_report_shape, installed_pydantic_ai_version
+from agentrig.runtime.reports.totals import RunTotals, cost_json
+from agentrig.runtime.suite.repeats import merged_repeats
 from agentrig.runtime.suite.scenario_files import check_json
 
 __all__ = [
@@ -59,13 +61,38 @@ REPORT_KEYS = frozenset(
         "merged_from",
         "partial",
         "summary",
+        "totals",
+        "repeats",
         "scenarios",
     }
 )
 """Every key `report.json` may have at the top level (`merged_from` and `partial` only on merged reports)."""
+REPEATS_KEYS = frozenset({"count", "default_pass_rate", "confidence", "flaky", "scenarios"})
+"""The keys of report.json's `repeats` block (`--repeat N`; null without)."""
+REPEAT_SCENARIO_KEYS = frozenset(
+    {
+        "id",
+        "name",
+        "path",
+        "runs",
+        "passed",
+        "failed",
+        "error",
+        "skipped",
+        "pass_fraction",
+        "interval",
+        "required_rate",
+        "verdict",
+        "flaky",
+        "usage",
+        "cost_usd",
+        "duration_s",
+    }
+)
+"""The keys of each scenario in the `repeats` block."""
 SUMMARY_KEYS = frozenset({"passed", "failed", "error", "skipped", "total", "duration_s"})
 SCENARIO_KEYS = frozenset(
-    {"id", "name", "path", "status", "tags", "duration_s", "error", "usage", "turns", "checks", "output_dir"}
+    {"id", "name", "path", "status", "tags", "duration_s", "error", "usage", "cost", "turns", "checks", "output_dir"}
 )
 TURN_KEYS = frozenset(
     {
@@ -192,6 +219,7 @@ def scenario_json(result: ScenarioResult) -> dict[str, Any]:
         "duration_s": round(result.duration_s, 4),
         "error": _error_json(result.error),
         "usage": result.usage.to_json(),
+        "cost": cost_json(result.cost),
         "turns": [_turn_json(turn) for turn in result.turns],
         "checks": [check_json(check) for check in result.checks],
         "output_dir": f"scenarios/{result.name}",
@@ -224,6 +252,8 @@ def report_head(suite: SuiteResult) -> dict[str, Any]:
         else {"index": suite.shard[0], "count": suite.shard[1], "plan": suite.shard_plan},
         "interrupted": suite.interrupted,
         "summary": _summary(suite.counts, len(suite.results), suite.duration_s),
+        "totals": dict(suite.totals) if suite.totals is not None else RunTotals().to_json(),
+        "repeats": dict(suite.repeats) if suite.repeats is not None else None,
     }
 
 
@@ -317,9 +347,18 @@ def merge_reports(directories: Iterable[Path], out_dir: Path, *, allow_partial: 
         "merged_from": [str(source) for source in sources],
         "partial": partial,
         "summary": summarize(scenarios, max(float(report["summary"]["duration_s"]) for report in reports)),
+        "totals": _merged_totals(reports, scenarios),
+        "repeats": merged_repeats(reports, scenarios),
         "scenarios": scenarios,
     }
     return write_report_files(out_dir, merged)
+
+
+def _merged_totals(reports: Sequence[Mapping[str, Any]], scenarios: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    budgets = [report["totals"] for report in reports if isinstance(report.get("totals"), dict)]
+    totals = RunTotals(max_cost_usd=next((b["max_cost_usd"] for b in budgets if b.get("max_cost_usd")), None))
+    totals.not_run_for_budget = sum(int(b.get("not_run_for_budget") or 0) for b in budgets)
+    return totals.add_all(scenarios).to_json()
 
 
 def _copy_scenario_folder(source_dir: Path, target_dir: Path) -> None:
@@ -368,4 +407,5 @@ def entries_report(
     from every pytest-xdist worker), sorted by id as a run's are."""
     head = report_head(SuiteResult(results=(), duration_s=duration_s, model=model, interrupted=interrupted))
     scenarios = sorted(entries, key=lambda entry: entry["id"])
-    return {**head, "summary": summarize(scenarios, duration_s), "scenarios": scenarios}
+    totals = RunTotals().add_all(scenarios).to_json()
+    return {**head, "summary": summarize(scenarios, duration_s), "totals": totals, "scenarios": scenarios}

@@ -22,10 +22,14 @@ from agentrig.runtime.checks.outcome import SuiteResult, count_statuses, exit_co
 from agentrig.runtime.history.redaction import refresh_secrets
 from agentrig.runtime.history.run_records import Check, ScenarioResult
 from agentrig.runtime.models.chain import real_model
+from agentrig.runtime.models.record_modes import check_recorded_models, needs_live_model, record_setup
 from agentrig.runtime.reports.report_files import HtmlOptions
+from agentrig.runtime.reports.totals import RunTotals, cost_json
 from agentrig.runtime.suite import reports
+from agentrig.runtime.suite.budget import RunBudget
 from agentrig.runtime.suite.options import DEFAULT_OUT_DIR, ExecuteScenario, ExecutionLike, RunOptions, max_jobs
 from agentrig.runtime.suite.pool import send_worker_imports, started_pool
+from agentrig.runtime.suite.repeats import RepeatTally, base_name, expand_repeats
 from agentrig.runtime.suite.scenario_files import remove_scenario_folders, write_scenario_outputs
 from agentrig.runtime.suite.scenario_run import engine_for, run_one
 from agentrig.runtime.suite.scenario_store import ScenarioIdentity, ScenarioRef, store_scenarios
@@ -53,6 +57,7 @@ __all__ = [
     "check_recording_dirs",
     "checked_options",
     "exit_code_for",
+    "live_model_name",
     "parse_shard",
     "run_one",
     "run_suite",
@@ -135,6 +140,14 @@ def _user_modules(selected: Sequence[ScenarioRef], options: RunOptions) -> list[
     return list(modules.values())
 
 
+def live_model_name(options: RunOptions) -> str | None:
+    """The model a run may send requests to: `--model`, unless the run only replays (then none, and no key)."""
+    setup = record_setup(
+        mode=options.record_mode, record_dir=options.record_dir, replay_dir=options.replay_dir, model=options.model
+    )
+    return None if setup is not None and setup.replays_only else options.model
+
+
 def checked_options(options: RunOptions) -> RunOptions:
     """The options, `-j` capped per CPU; a `UsageError` for a combination that cannot run."""
     if options.jobs < 1:
@@ -147,7 +160,33 @@ def checked_options(options: RunOptions) -> RunOptions:
         raise UsageError("--record needs --model: the real model whose answers are recorded")
     if options.durations is not None and options.shard is None:
         raise UsageError("--durations balances shards: it needs --shard K/N")
+    check_accounting_options(options)
     return replace(options, jobs=min(options.jobs, max_jobs()))
+
+
+def check_accounting_options(options: RunOptions) -> None:
+    """A `UsageError` for a bad `--repeat`, `--pass-rate`, `--max-cost`, `--prices` or `--record-mode`."""
+    if options.repeat < 1:
+        raise UsageError(f"--repeat must be at least 1, got {options.repeat}")
+    if options.pass_rate is not None and not 0 <= options.pass_rate <= 1:
+        raise UsageError(f"--pass-rate must be between 0 and 1 (a fraction of the runs), got {options.pass_rate:g}")
+    if options.max_cost is not None and not options.max_cost > 0:  # also NaN
+        raise UsageError(f"--max-cost must be an amount of US dollars above 0, got {options.max_cost:g}")
+    setup = record_setup(
+        mode=options.record_mode, record_dir=options.record_dir, replay_dir=options.replay_dir, model=options.model
+    )
+    if options.repeat > 1 and setup is not None and not setup.replays_only:
+        raise UsageError(
+            f"--repeat {options.repeat} with --record-mode {setup.mode}: the runs would overwrite one recording; "
+            "record once, then repeat live or replayed"
+        )
+    if options.prices is not None or options.max_cost is not None:
+        from agentrig.runtime.models.pricing import pricer_for, require_price
+
+        if options.max_cost is not None:
+            require_price(options.model, options.prices, flag=f"--max-cost {options.max_cost:g}")
+        elif options.model is not None:
+            pricer_for(options.model, options.prices)  # a bad --prices file: one line now, not in every scenario
 
 
 def _run_suite(
@@ -174,10 +213,19 @@ def _run_suite(
     if options.jobs > 1:
         send_worker_imports(_user_modules(selected, options))
     # Everything that can be a usage error is checked before the output directory is cleared.
-    model = real_model(options.model, base_url=options.base_url) if options.jobs == 1 else None
-    if options.model is not None and options.jobs > 1:
-        real_model(options.model, base_url=options.base_url)  # fail fast here, not once per worker
     check_recording_dirs(options)
+    setup = record_setup(
+        mode=options.record_mode, record_dir=options.record_dir, replay_dir=options.replay_dir, model=options.model
+    )
+    names = [item.name for item in selected]
+    check_recorded_models(setup, options.model, names)
+    if not needs_live_model(setup, names):  # a replay is offline: no live model, no key
+        options = replace(options, live_model=False)
+    live = options.model if options.live_model else None
+    model = real_model(live, base_url=options.base_url) if options.jobs == 1 else None
+    if live is not None and options.jobs > 1:
+        real_model(live, base_url=options.base_url)  # fail fast here, not once per worker
+    selected = expand_repeats(selected, options.repeat)
     earlier_folders = reports.prepare_run_out_dir(options.out_dir) if options.out_dir is not None else frozenset()
     # From here on the run writes into --out: a signal stops it only where it waits, and the reports get written.
     signals.protect()
@@ -190,10 +238,18 @@ def _run_suite(
     counts = count_statuses(())
     interrupted = False
     stop_signal: int | None = None
+    totals = RunTotals(max_cost_usd=options.max_cost)
+    budget = RunBudget(options.max_cost)
+    rates = {base_name(item.name): item.pass_rate for item in selected}
+    repeats = RepeatTally(options.repeat, options.pass_rate, rates) if options.repeat > 1 else None
 
     def record(item: ScenarioIdentity, result: ScenarioResult) -> None:
         finished[item.id] = spool.append(result)
         counts[result.status] += 1
+        totals.add({"status": result.status, "usage": result.usage.to_json(), "cost": cost_json(result.cost)})
+        budget.add(result)
+        if repeats is not None:
+            repeats.add(result)
         if progress is not None:
             progress(len(finished), len(selected), result)
 
@@ -206,27 +262,35 @@ def _run_suite(
     gc.freeze()
     try:
         if options.jobs == 1:
-            scenarios = (ref.load() for ref in selected)  # each read from the store as its turn comes
+            scenarios = budget.gate(ref.load() for ref in selected)  # each read from the store as its turn comes
             run_sequentially(scenarios, options, model=model, execute=execute, record=record)
         else:
             assert pool is not None  # created by run_suite whenever jobs > 1
-            run_parallel(pool, selected, options, execute, record)
+            run_parallel(pool, selected, options, execute, record, may_start=budget.allows_start)
     except KeyboardInterrupt as interrupt:  # Ctrl-C or SIGTERM (stop_signals.RunInterrupted) or a scenario's own
         interrupted = True
         stop_signal = getattr(interrupt, "signum", signals.signum or signal.SIGINT)
     finally:
         gc.unfreeze()
 
-    reason = INTERRUPTED_REASON if interrupted else FAIL_FAST_REASON
+    reason = INTERRUPTED_REASON if interrupted else budget.reason if budget.exhausted else FAIL_FAST_REASON
     for item in selected:
         if item.id not in finished:  # not run: reported as skipped, and its folder says so (nothing of a run before)
             skipped = _skipped(item, reason)
             finished[item.id] = spool.append(skipped)
             counts[skipped.status] += 1
+            totals.add({"status": "skipped"})
+            if budget.exhausted and not interrupted:
+                totals.not_run_for_budget += 1
+            if repeats is not None:
+                repeats.add(skipped)
             if options.out_dir is not None:
                 write_scenario_outputs(options.out_dir, skipped)
     if options.out_dir is not None:
-        remove_scenario_folders(options.out_dir, earlier_folders - {item.name for item in selected})
+        # Under --repeat the folders are NAME@NN; an earlier run's NAME (or NAME@NN) of a scenario still selected is
+        # replaced all the same.
+        kept = {item.name for item in selected}
+        remove_scenario_folders(options.out_dir, earlier_folders - kept)
     suite = SuiteResult(
         results=SpoolView(spool, [finished[item.id] for item in selected]),
         duration_s=time.perf_counter() - started,
@@ -237,6 +301,9 @@ def _run_suite(
         model=options.model,
         discovered=len(all_loaded),
         counts=counts,
+        verdicts=repeats.verdicts() if repeats is not None else None,
+        totals=totals.to_json(),
+        repeats=repeats.report() if repeats is not None else None,
     )
     if options.out_dir is not None:
         html = HtmlOptions(engine=options.engine) if options.html_report else None

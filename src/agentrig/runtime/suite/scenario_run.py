@@ -17,8 +17,11 @@ from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.run_records import RunError, ScenarioResult
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.models import chain
+from agentrig.runtime.models.pricing import SCRIPTED_COST
+from agentrig.runtime.models.record_modes import record_setup
 from agentrig.runtime.suite.options import ExecuteScenario, ExecutionLike, RunOptions
 from agentrig.runtime.suite.process_exit import ProcessExitCalled
+from agentrig.runtime.suite.repeats import base_name
 from agentrig.runtime.suite.scenario_files import write_scenario_outputs
 from agentrig.scenarios.loader import LoadedScenario
 
@@ -51,9 +54,24 @@ def _history_of(execution: ExecutionLike) -> tuple[Message, ...]:
     return tuple(execution.session.messages)
 
 
-def _scenario_model(name: str, model: Any, options: RunOptions) -> Any:
-    """The model for one scenario: the run's model, or a recording around it, or a replay of a recording."""
-    return chain.for_scenario(name, model, record_dir=options.record_dir, replay_dir=options.replay_dir)
+def _scenario_model(name: str, model: Any, options: RunOptions, meter: Any) -> Any:
+    """The model for one scenario: the run's model, or a recording around it, or a replay of a recording (a
+    repeat uses its scenario's one recording)."""
+    setup = record_setup(
+        mode=options.record_mode, record_dir=options.record_dir, replay_dir=options.replay_dir, model=options.model
+    )
+    return chain.for_scenario(base_name(name), model, setup=setup, model_name=options.model, meter=meter)
+
+
+def _scenario_meter(options: RunOptions) -> Any:
+    """What counts and prices one scenario's requests; None for a scripted run (nothing to price)."""
+    if options.model is None and options.replay_dir is None:
+        return None
+    return chain.scenario_meter(options.model, prices=options.prices)
+
+
+def _with_cost(result: ScenarioResult, meter: Any) -> ScenarioResult:
+    return replace(result, cost=meter.cost() if meter is not None else SCRIPTED_COST)
 
 
 async def _execute_and_close(execute: ExecuteScenario, loaded: LoadedScenario, model: Any) -> ExecutionLike:
@@ -155,16 +173,18 @@ async def run_unwritten(
     Ctrl-C, SIGTERM and a cancellation of this task propagate; everything else is this scenario's error."""
     started = time.perf_counter()
     loaded = _as_run(loaded, options)
+    meter = _scenario_meter(options)
     try:
-        execution = await _isolated(_execute(loaded, model, options, execute))
+        execution = await _isolated(_execute(loaded, model, options, execute, meter))
     # The engine or the user's agent failed: this scenario's error, not the suite's. Whatever it raised: a
     # sys.exit() or os._exit() in a tool, a CancelledError or GeneratorExit nothing asked for, a BaseException of
     # its own must not end the whole run with no report (and, at -j 1, exit code 0).
     except BaseException as error:
         if _is_interruption(error):
             raise
-        return Finished(failure(loaded, error, started=started))
-    return _checked(loaded, execution, started=started, options=options)
+        return Finished(_with_cost(failure(loaded, error, started=started), meter))  # what it spent still counts
+    finished = _checked(loaded, execution, started=started, options=options)
+    return replace(finished, result=_with_cost(finished.result, meter))
 
 
 def write_finished(finished: Finished, options: RunOptions) -> ScenarioResult:
@@ -184,9 +204,9 @@ def _as_run(loaded: LoadedScenario, options: RunOptions) -> LoadedScenario:
 
 
 async def _execute(
-    loaded: LoadedScenario, model: Any, options: RunOptions, execute: ExecuteScenario | None
+    loaded: LoadedScenario, model: Any, options: RunOptions, execute: ExecuteScenario | None, meter: Any = None
 ) -> ExecutionLike:
-    model = _scenario_model(loaded.scenario.name, model, options)
+    model = _scenario_model(loaded.scenario.name, model, options, meter)
     return await _execute_and_close(engine_for(execute), loaded, model)
 
 

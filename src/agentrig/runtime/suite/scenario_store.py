@@ -11,7 +11,7 @@ holds about what one of 1,000 does, and still reads each file once, whatever `-j
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -48,10 +48,18 @@ class ScenarioRef:
     """The modules its `agent:` and `deps:` name (`-j N` workers start with them imported)."""
     base_dir: Path | None = None
     """The scenario's directory, where those modules are imported from."""
+    pass_rate: float | None = None
+    """Its `settings.pass_rate`: the fraction of its repeats it must pass (`--repeat`)."""
+    repeat: int = 0
+    """Which run of the scenario this is under `--repeat N` (1..N; its name then ends in `@NN`), 0 without."""
 
     def load(self) -> LoadedScenario:
-        """The scenario (from memory, or read back from the spool: then a copy of its own)."""
-        return self.store[self.index]
+        """The scenario (from memory, or read back from the spool: then a copy of its own), named as this run of
+        it under `--repeat`."""
+        loaded = self.store[self.index]
+        if self.repeat:
+            loaded = replace(loaded, scenario=loaded.scenario.model_copy(update={"name": self.name}))
+        return loaded
 
 
 def store_scenarios(scenarios: Iterable[LoadedScenario]) -> list[ScenarioRef]:
@@ -63,9 +71,18 @@ def store_scenarios(scenarios: Iterable[LoadedScenario]) -> list[ScenarioRef]:
         named = (scenario.scenario.agent, scenario.scenario.deps)
         modules = tuple(spec.partition(":")[0] for spec in named if spec)
         index = store.append(scenario)
+        pass_rate = scenario.scenario.settings.pass_rate
         refs.append(
             ScenarioRef(
-                scenario.id, scenario.name, scenario.path, scenario.tags, store, index, modules, scenario.base_dir
+                scenario.id,
+                scenario.name,
+                scenario.path,
+                scenario.tags,
+                store,
+                index,
+                modules,
+                scenario.base_dir,
+                pass_rate,
             )
         )
     return refs

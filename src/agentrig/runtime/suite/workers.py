@@ -35,10 +35,11 @@ def _run_in_worker(
 ) -> list[ScenarioResult]:
     """Run a batch of scenarios from one event loop (`sequential`, as `-j 1` does: entering a loop per scenario
     cost 0.7-1 ms). With `-x` the batch stops at its first failure."""
-    if options.model is not None and options.model not in _worker_model:
-        _worker_model[options.model] = real_model(options.model, base_url=options.base_url)
+    live = options.model if options.live_model else None  # a replay reaches no provider: no model, no key
+    if live is not None and live not in _worker_model:
+        _worker_model[live] = real_model(live, base_url=options.base_url)
     results: list[ScenarioResult] = []
-    model = _worker_model.get(options.model or "")
+    model = _worker_model.get(live or "")
     run_sequentially(batch, options, model=model, execute=execute, record=lambda _, result: results.append(result))
     return results
 
@@ -49,8 +50,8 @@ lines coming and the last batches short, so no worker is left with a long tail w
 
 
 def _batch_size(pending: int, options: RunOptions) -> int:
-    if options.fail_fast:
-        return 1  # stop promptly: nothing is in flight beyond one scenario per worker
+    if options.fail_fast or options.max_cost is not None:
+        return 1  # stop promptly (-x, or a spent --max-cost): nothing is in flight beyond one scenario per worker
     return max(1, min(_LARGEST_BATCH, pending // (options.jobs * 4)))
 
 
@@ -75,8 +76,11 @@ def run_parallel(
     options: RunOptions,
     execute: ExecuteScenario | None,
     record: Callable[[ScenarioRef, ScenarioResult], None],
+    *,
+    may_start: Callable[[], bool] = lambda: True,
 ) -> None:
-    """Run `selected` on `pool`, calling `record` as each finishes. Each batch is loaded as it is sent.
+    """Run `selected` on `pool`, calling `record` as each finishes. Each batch is loaded as it is sent, while
+    `may_start()` (`--max-cost`: until the budget is spent).
 
     A worker that dies breaks the whole pool, and every scenario in flight loses its result, not only the one
     that killed it. Then the pool is replaced, and the scenarios that were in flight run again one at a time:
@@ -100,10 +104,10 @@ def run_parallel(
         running[future] = (batch, alone, time.perf_counter())
 
     try:
-        while (pending and not stop) or suspects or running:
+        while (pending and not stop and may_start()) or suspects or running:
             if suspects and not running:
                 submit([suspects.pop(0)], alone=True)
-            while not suspects and pending and not stop and len(running) < window:
+            while not suspects and pending and not stop and len(running) < window and may_start():
                 size = _batch_size(len(pending), options)
                 batch, pending = pending[:size], pending[size:]
                 submit(batch, alone=False)

@@ -297,7 +297,11 @@
         "agentrig " + h.agentrig_version, "Python " + h.python_version, h.model ? "model " + h.model : "scripted models",
         h.shard ? "shard " + h.shard.index + "/" + h.shard.count : null, h.merged_from ? "merged from " + h.merged_from.length + " outputs" : null,
         h.interrupted ? "INTERRUPTED" : null]),
-      facts(["usage: " + t.requests + " requests", t.tool_calls + " tool calls", t.input_tokens + " input tokens", t.output_tokens + " output tokens"])]);
+      facts(["usage: " + t.requests + " requests", t.tool_calls + " tool calls", t.input_tokens + " input tokens", t.output_tokens + " output tokens"]),
+      h.totals ? facts(["cost: " + (h.totals.cost_usd === null ? "no price" : "$" + h.totals.cost_usd.toFixed(4)) + (h.totals.spent_usd !== null && h.totals.spent_usd !== h.totals.cost_usd ? " ($" + h.totals.spent_usd.toFixed(4) + " spent live)" : ""),
+        h.totals.cost_note, h.totals.not_run_for_budget ? h.totals.not_run_for_budget + " not run: --max-cost $" + h.totals.max_cost_usd + " spent" : null]) : null,
+      h.repeats ? facts(["each scenario run " + h.repeats.count + " times", h.repeats.flaky.length ? "flaky: " + h.repeats.flaky.join(", ") : "none flaky"].concat(
+        h.repeats.scenarios.filter(function (r) { return r.verdict !== "passed"; }).map(function (r) { return r.name + " " + r.passed + "/" + r.runs + " passed, needs " + Math.round(r.required_rate * 100) + "%: " + r.verdict; }))) : null]);
     if (base) {
       var changedStatus = rows.filter(function (r) { return r.baseline_status && r.baseline_status !== r.status; }).length;
       var changed = rows.filter(function (r) { return r.changed; }).length;
@@ -313,6 +317,7 @@
       { key: "duration", title: "Time", num: true, cell: function (r) { return seconds(r.duration_s); }, sortValue: function (r) { return r.duration_s || 0; } },
       { key: "requests", title: "Req", num: true, cell: function (r) { return String(r.requests); }, sortValue: function (r) { return r.requests; } },
       { key: "tokens", title: "Tokens in / out", num: true, cell: function (r) { return r.input_tokens + " / " + r.output_tokens; }, sortValue: function (r) { return r.input_tokens + r.output_tokens; } },
+      { key: "cost", title: "Cost", num: true, cell: function (r) { return r.cost || "—"; }, sortValue: function (r) { return r.cost_usd || 0; } },
       { key: "tags", title: "Tags", cell: function (r) { return tags(r.tags); }, sortValue: function (r) { return (r.tags || []).join(","); } }];
     if (base) columns.push({ key: "baseline", title: "Baseline", cell: function (r) { return r.baseline_status ? el("span", null, [badge(r.baseline_status), r.changed ? " changed" : ""]) : el("span", { class: "sub", text: "new" }); }, sortValue: function (r) { return r.changed ? 0 : 1; } });
     var filters = [
@@ -335,7 +340,9 @@
       facts(["versions " + versions.join(", "), "Python " + h.python_version, "generated " + h.generated_on, "agentrig " + h.agentrig_version]),
       facts((h.versions || []).map(function (v) {
         var c = v.counts || {};
-        return v.version + ": " + (c.passed || 0) + " passed, " + (c.failed || 0) + " failed" + (c.error ? ", " + c.error + " errors" : "") + (v.error ? " (run error)" : "");
+        var t = h.axis === "model" ? v.totals : null;
+        return v.version + ": " + (c.passed || 0) + " passed, " + (c.failed || 0) + " failed" + (c.error ? ", " + c.error + " errors" : "") + (v.error ? " (run error)" : "") +
+          (t ? ", " + t.requests + " requests, " + t.input_tokens + " / " + t.output_tokens + " tokens, " + (t.cost_usd === null ? "no price" : "$" + t.cost_usd.toFixed(4)) : "");
       })),
       el("div", { class: "facts" }, versions.filter(function (v) { return index.links[v]; }).map(function (v) { return el("span", null, [el("a", { href: index.links[v], text: v + " report" })]); })),
       regressions.length ? el("div", { class: "banner" }, ["Regressions: " + regressions.map(function (r) { return r.scenario + " (" + r.status + " on " + r.version + ")"; }).join(", ")]) : null]);

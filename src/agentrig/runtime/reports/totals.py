@@ -1,0 +1,198 @@
+"""A run's totals: requests, tokens by kind and cost in money, summed over its scenarios' report entries.
+
+    totals = RunTotals()
+    totals.add(entry)        # a scenario's report.json entry (or just its "usage", "cost" and "status")
+    totals.to_json()         # report.json's "totals" block (TOTALS_KEYS)
+
+Built from JSON entries, so a run, a merge and the pytest plugin all sum the same way. A scenario without a price
+is counted as such (`unpriced`, with the first reason), never as 0: `cost_usd` is the sum of the priced scenarios,
+and null when none was priced.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+__all__ = [
+    "COST_KEYS",
+    "TOKEN_COUNTERS",
+    "TOTALS_KEYS",
+    "RunTotals",
+    "accounting_lines",
+    "cost_json",
+    "describe_cost",
+    "describe_repeat",
+    "describe_totals",
+    "format_usd",
+    "totals_properties",
+]
+
+TOKEN_COUNTERS = ("requests", "tool_calls", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+TOTALS_KEYS = frozenset(
+    {
+        *TOKEN_COUNTERS,
+        "total_tokens",
+        "attempts",
+        "scenarios_run",
+        "cost_usd",
+        "spent_usd",
+        "priced",
+        "unpriced",
+        "cost_note",
+        "max_cost_usd",
+        "not_run_for_budget",
+    }
+)
+"""Every key of report.json's `totals` (`attempts` is null until the provider layer counts retries)."""
+COST_KEYS = frozenset({"usd", "spent_usd", "model", "priced_by", "note"})
+"""Every key of a scenario's `cost` in report.json."""
+
+
+def cost_json(cost: Any) -> dict[str, Any] | None:
+    """A `run_records.Cost` as report.json writes it (None: nothing priced it)."""
+    if cost is None:
+        return None
+    return {
+        "usd": cost.usd,
+        "spent_usd": cost.spent_usd,
+        "model": cost.model,
+        "priced_by": cost.priced_by,
+        "note": cost.note,
+    }
+
+
+def describe_cost(cost: Mapping[str, Any] | None) -> str:
+    """A scenario's cost for a table cell: `$0.0123`, or why there is none."""
+    if cost is None:
+        return "—"
+    if cost.get("usd") is None:
+        return "no price" if cost.get("model") else "—"
+    return format_usd(cost["usd"])
+
+
+def format_usd(amount: float) -> str:
+    """`$0.0123`: four significant decimals below a cent, two above."""
+    return f"${amount:.2f}" if amount >= 1 else f"${amount:.4f}" if amount >= 0.0001 else f"${amount:.6f}"
+
+
+class RunTotals:
+    """Sums report entries into the `totals` block."""
+
+    def __init__(self, *, max_cost_usd: float | None = None) -> None:
+        self.counters = dict.fromkeys(TOKEN_COUNTERS, 0)
+        self.scenarios_run = 0
+        self.cost_usd: float | None = None
+        self.spent_usd: float | None = None
+        self.priced = 0
+        self.unpriced = 0
+        self.notes: list[str] = []
+        self.max_cost_usd = max_cost_usd
+        self.not_run_for_budget = 0
+
+    def add(self, entry: Mapping[str, Any]) -> None:
+        """One scenario's entry (`usage`, `cost`, `status`)."""
+        if entry.get("status") != "skipped":
+            self.scenarios_run += 1
+        usage = entry.get("usage") or {}
+        for name in TOKEN_COUNTERS:
+            value = usage.get(name, 0)
+            self.counters[name] += value if isinstance(value, int) and not isinstance(value, bool) else 0
+        cost = entry.get("cost")
+        if not isinstance(cost, Mapping):
+            return
+        usd, spent = cost.get("usd"), cost.get("spent_usd")
+        if isinstance(usd, int | float) and not isinstance(usd, bool):
+            self.priced += 1
+            self.cost_usd = round((self.cost_usd or 0.0) + usd, 8)
+            if isinstance(spent, int | float) and not isinstance(spent, bool):
+                self.spent_usd = round((self.spent_usd or 0.0) + spent, 8)
+        elif entry.get("status") != "skipped":
+            note = cost.get("note")
+            if cost.get("model") is not None:
+                self.unpriced += 1
+            if isinstance(note, str) and note not in self.notes:
+                self.notes.append(note)
+
+    def add_all(self, entries: Iterable[Mapping[str, Any]]) -> RunTotals:
+        for entry in entries:
+            self.add(entry)
+        return self
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            **self.counters,
+            "total_tokens": self.counters["input_tokens"] + self.counters["output_tokens"],
+            "attempts": None,
+            "scenarios_run": self.scenarios_run,
+            "cost_usd": self.cost_usd,
+            "spent_usd": self.spent_usd,
+            "priced": self.priced,
+            "unpriced": self.unpriced,
+            "cost_note": "; ".join(self.notes) if self.notes else None,
+            "max_cost_usd": self.max_cost_usd,
+            "not_run_for_budget": self.not_run_for_budget,
+        }
+
+
+def describe_totals(totals: Mapping[str, Any]) -> str:
+    """One line: requests, tokens and cost (`42 requests, 12,345 tokens in / 2,345 out, $0.0312`)."""
+    line = f"{totals['requests']} requests, {totals['input_tokens']:,} tokens in / {totals['output_tokens']:,} out" + (
+        f" ({totals['cache_read_tokens']:,} cached)" if totals.get("cache_read_tokens") else ""
+    )
+    if totals.get("cost_usd") is not None:
+        line += f", {format_usd(totals['cost_usd'])}"
+        if totals.get("spent_usd") is not None and totals["spent_usd"] != totals["cost_usd"]:
+            line += f" ({format_usd(totals['spent_usd'])} spent live)"
+        if totals.get("unpriced"):
+            line += f" + {totals['unpriced']} unpriced"
+    if totals.get("cost_note"):
+        line += f"; {totals['cost_note']}"
+    if totals.get("not_run_for_budget"):
+        line += (
+            f"; --max-cost {format_usd(totals['max_cost_usd'])} spent: {totals['not_run_for_budget']} scenarios not run"
+        )
+    return line
+
+
+def describe_repeat(entry: Mapping[str, Any]) -> str:
+    """One scenario over its repeats: `weather: 4/5 passed (80%, 95% CI 38-96%), needs 80%: passed, flaky`."""
+    if not entry["runs"]:
+        return f"{entry['name']}: no run ran ({entry['skipped']} skipped)"
+    low, high = entry["interval"]
+    fraction = entry["pass_fraction"]
+    line = (
+        f"{entry['name']}: {entry['passed']}/{entry['runs']} passed ({fraction:.0%}, 95% CI {low:.0%}-{high:.0%}), "
+        f"needs {entry['required_rate']:.0%}: {entry['verdict']}"
+    )
+    return line + (", flaky" if entry["flaky"] else "")
+
+
+def accounting_lines(totals: Mapping[str, Any] | None, repeats: Mapping[str, Any] | None) -> list[str]:
+    """What a run's totals and repeats say, for the terminal: `totals: ...`, then one line per repeated scenario."""
+    lines: list[str] = []
+    # A scripted run's totals are its script's: said in report.json, not on the terminal.
+    if totals is not None and (totals.get("priced") or totals.get("unpriced") or totals.get("not_run_for_budget")):
+        lines.append(f"totals: {describe_totals(totals)}")
+    if repeats is not None:
+        lines.append(f"repeats: each scenario {repeats['count']} times")
+        lines += [f"  {describe_repeat(entry)}" for entry in repeats["scenarios"]]
+        if repeats["flaky"]:
+            lines.append(f"flaky: {', '.join(repeats['flaky'])}")
+    return lines
+
+
+def totals_properties(totals: Mapping[str, Any] | None, repeats: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+    """junit.xml's run properties for the totals: requests, tokens, cost (only what the run has)."""
+    if totals is None:
+        return []
+    names = ("requests", "input_tokens", "output_tokens", "cache_read_tokens", "cost_usd", "spent_usd")
+    properties = [(f"total_{name}", str(totals[name])) for name in names if totals.get(name) is not None]
+    if totals.get("cost_note"):
+        properties.append(("cost_note", str(totals["cost_note"])))
+    if totals.get("not_run_for_budget"):
+        properties.append(("not_run_for_budget", str(totals["not_run_for_budget"])))
+    if repeats is not None:
+        properties.append(("repeat", str(repeats["count"])))
+        properties.append(("flaky", ", ".join(repeats["flaky"])))
+    return properties

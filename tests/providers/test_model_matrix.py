@@ -1,0 +1,104 @@
+"""`agentrig matrix --models A,B` against the loopback provider: the same suite on each model, side by side (status,
+tokens, cost, latency), regressions against the baseline model, and the same comparison from recordings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentrig.cli import main
+from agentrig.runtime.history import jsonio
+from tests.providers.conftest import ServerFactory
+from tests.providers.loopback import text
+
+pytestmark = pytest.mark.providers
+
+_MODELS = "openai:gpt-4o,openai:gpt-4o-mini"
+
+
+def _write(tmp_path: Path) -> Path:
+    directory = tmp_path / "scenarios"
+    directory.mkdir()
+    (directory / "greet.yaml").write_text(
+        "name: greet\nturns:\n  - user: Say hello.\n    expect:\n      output: {contains: hello}\n", encoding="utf-8"
+    )
+    return directory
+
+
+def _matrix(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    try:
+        main(["matrix", *args])
+        code: Any = 0
+    except SystemExit as exited:
+        code = exited.code
+    captured = capsys.readouterr()
+    return (code if isinstance(code, int) else 1), captured.out + captured.err
+
+
+def test_models_side_by_side_with_a_regression(
+    loopback: ServerFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = loopback([text("hello", input_tokens=1000, output_tokens=100), text("goodbye", output_tokens=7)])
+    out = tmp_path / "m"
+    args = [str(_write(tmp_path)), "--models", _MODELS, "--out", str(out), "--base-url", server.openai_base_url]
+    code, output = _matrix(capsys, *args)
+    assert code == 1, output  # the baseline passes, gpt-4o-mini fails: a regression
+    assert "regression: greet failed on openai:gpt-4o-mini" in output
+
+    document = jsonio.read_json_file(out / "compatibility.json")
+    assert document["axis"] == "model"
+    assert [version["version"] for version in document["versions"]] == ["openai:gpt-4o", "openai:gpt-4o-mini"]
+    (scenario,) = document["scenarios"]
+    assert scenario["statuses"] == {"openai:gpt-4o": "passed", "openai:gpt-4o-mini": "failed"}
+    assert scenario["canonical_differs"] == ["openai:gpt-4o-mini"]  # what changed: the answer
+    baseline = scenario["metrics"]["openai:gpt-4o"]
+    assert (baseline["input_tokens"], baseline["output_tokens"]) == (1000, 100)
+    assert baseline["cost_usd"] > 0
+    assert document["versions"][1]["totals"]["output_tokens"] == 7
+    page = (out / "compatibility.md").read_text(encoding="utf-8")
+    assert page.startswith("# Model compatibility")
+    assert "| `openai:gpt-4o` (baseline) | 1 | 0 | 0 | 0 | 1 | 1,000 / 100 | $" in page
+    assert "pass · 1,100 tok · $" in page
+    diff = (out / scenario["diffs"][0]).read_text(encoding="utf-8")
+    assert "goodbye" in diff
+    assert (out / "compatibility.html").is_file()
+
+
+def test_models_compared_from_their_recordings_offline(
+    loopback: ServerFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = loopback(default=text("hello"))
+    scenarios, recordings = _write(tmp_path), tmp_path / "recordings"
+    base = [str(scenarios), "--models", _MODELS, "--recordings", str(recordings)]
+    live = [*base, "--out", str(tmp_path / "live"), "--base-url", server.openai_base_url, "--record-mode", "all"]
+    assert _matrix(capsys, *live)[0] == 0
+    assert len(server.requests) == 2
+    assert (recordings / "openai:gpt-4o-mini" / "greet.json").is_file()
+
+    code, output = _matrix(capsys, *base, "--out", str(tmp_path / "replayed"), "--record-mode", "none")
+    assert code == 0, output
+    assert len(server.requests) == 2  # offline, and without a key
+    document = jsonio.read_json_file(tmp_path / "replayed" / "compatibility.json")
+    assert document["scenarios"][0]["statuses"] == {"openai:gpt-4o": "passed", "openai:gpt-4o-mini": "passed"}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--models", "gpt-4o"], "--models: 'gpt-4o' is not provider:name"),
+        (["--models", "openai:a,openai:a"], "a model is listed twice"),
+        (["--models", "openai:a", "--versions", "2.38.0"], "drop --versions"),
+        (["--base-url", "http://127.0.0.1:9"], "--base-url: only with --models"),
+        (["--models", "openai:a", "--recordings", "r"], "--recordings needs --record-mode"),
+    ],
+)
+def test_bad_model_matrix_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    code, output = _matrix(capsys, str(_write(tmp_path)), "--out", str(tmp_path / "m"), *args)
+    assert code == 2, output
+    assert message in output
+    assert len(output.strip().splitlines()) == 1
+    assert not (tmp_path / "m").exists()
