@@ -147,9 +147,11 @@ class HtmlReport:
         title = f"agentrig: {summary.get('passed', 0)} passed, {summary.get('failed', 0)} failed"
         handle.write(page_start(title))
 
-    def add(self, entry: Mapping[str, Any]) -> None:
+    def add(self, entry: Mapping[str, Any], *, folder: str | None = None) -> None:
+        """One scenario: `entry` is its report.json entry (redacted); `folder` the folder its files are in, relative
+        to the run, when that is not the entry's `output_dir` (redaction changed the name it is written under)."""
         number = len(self._rows)
-        payload = scenario_payload(self._run_dir, entry, self._files_base)
+        payload = scenario_payload(self._run_dir, entry, self._files_base, folder=folder)
         usage = entry.get("usage") or {}
         for key in _USAGE_KEYS:
             self._totals[key] += int(usage.get(key) or 0)

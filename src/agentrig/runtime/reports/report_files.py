@@ -26,6 +26,7 @@ from typing import IO, Any
 
 from agentrig.runtime.history.jsonio import dumps, open_atomic_files
 from agentrig.runtime.history.redaction import redact_json
+from agentrig.runtime.reports.distinct_names import DistinctNames
 from agentrig.runtime.reports.html import REPORT_HTML, HtmlReport
 from agentrig.runtime.reports.merge_checks import describe_partial
 
@@ -57,10 +58,15 @@ def report_files(out_dir: Path, head: Mapping[str, Any], *, html: HtmlOptions | 
         if html is not None:
             writers.extend(HtmlReport(page, redacted_head, run_dir=out_dir, engine=html.engine) for page in pages)
 
+        distinct = DistinctNames()
+
         def add(entry: Mapping[str, Any]) -> dict[str, Any]:
-            redacted: dict[str, Any] = redact_json(dict(entry))
+            redacted: dict[str, Any] = distinct.apply(entry, redact_json(dict(entry)))
             for writer in writers:
-                writer.add(redacted)
+                if isinstance(writer, HtmlReport):  # the folder on disk has the name redaction changed
+                    writer.add(redacted, folder=entry.get("output_dir"))
+                else:
+                    writer.add(redacted)
             return redacted
 
         yield add

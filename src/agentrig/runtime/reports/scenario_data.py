@@ -34,9 +34,11 @@ the page."""
 _SUBAGENT_FILE = re.compile(r"^(?P<spec>.+)\.run(?P<run>\d+)\.history\.json$")
 
 
-def scenario_payload(run_dir: Path, entry: Mapping[str, Any], files_base: str) -> dict[str, Any]:
-    """The page's data for one report entry, read from `run_dir / entry["output_dir"]`."""
-    relative = str(entry.get("output_dir") or f"scenarios/{entry['name']}")
+def scenario_payload(
+    run_dir: Path, entry: Mapping[str, Any], files_base: str, *, folder: str | None = None
+) -> dict[str, Any]:
+    """The page's data for one report entry, read from `run_dir / folder` (default: the entry's `output_dir`)."""
+    relative = str(folder or entry.get("output_dir") or f"scenarios/{entry['name']}")
     folder = run_dir / relative
     # One directory listing, from which every later read knows what exists: a stat per file would cost more
     # than reading the small ones (a 2,000-scenario page is written at the end of the run).
