@@ -27,7 +27,7 @@ REPOSITORY = Path(__file__).parents[2]
 INSTALL_SCRIPT = REPOSITORY / "scripts" / "install_browser.sh"
 ARTIFACTS = Path(os.environ.get("AGENTRIG_TEST_ARTIFACTS") or REPOSITORY / "test-artifacts")
 VISIBLE_ROWS = "[...document.querySelectorAll('#scenarios tbody tr')].filter(tr => !tr.hidden)"
-SORT_BY_NAME = "[...document.querySelectorAll('#scenarios th')].find(th => th.textContent === 'Scenario').click()"
+SORT_BY_NAME = "[...document.querySelectorAll('#scenarios th button')].find(b => b.textContent === 'Scenario').click()"
 
 
 def _installed_browser() -> str | None:
