@@ -66,7 +66,7 @@ function checkBlock(check, ctx) {
   var body = [el("div", { class: "check-head" }, [badge(status), " ", el("strong", { text: check.name })])];
   if (status === "failed") body = body.concat(explanation(check, ctx || { pointAt: function () {} }));
   else {
-    if (check.expected !== null && check.expected !== undefined) body.push(el("div", { class: "sub" }, ["expected ", el("code", { text: pretty(check.expected).slice(0, 300) })]));
+    if (check.expected !== null && check.expected !== undefined && !(Array.isArray(check.expected) && !check.expected.length)) body.push(el("div", { class: "sub" }, ["expected ", el("code", { text: pretty(check.expected).slice(0, 300) })]));
     if (check.skipped_reason) body.push(el("div", { class: "sub", text: check.skipped_reason }));
     if (check.detail) body.push(el("div", { class: "sub", text: check.detail }));
   }

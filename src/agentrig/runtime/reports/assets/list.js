@@ -37,7 +37,7 @@ function makeList(options) {
     row._link = link;
     row._search = (row.name + " " + (row.path || "") + " " + (row.tags || []).join(" ") + " " + options.statusText(row)).toLowerCase();
   });
-  var tbody = el("tbody", { role: "rowgroup" }, rows.map(function (row) { return row._tr; }));
+  var tbody = el("tbody", { role: "rowgroup" });  // filled in order by the first apply()
   var heads = options.columns.map(function (c) {
     var button = el("button", { type: "button", class: "sort", onclick: function () {
       state.asc = state.sort === c.key ? !state.asc : true; state.sort = c.key; apply();
