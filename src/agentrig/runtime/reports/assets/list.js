@@ -110,7 +110,7 @@ function makeList(options) {
   // The grid's columns (set through the CSS object model: the page's policy refuses style attributes).
   table.style.setProperty("--columns", options.columns.map(function (c) { return c.width || "minmax(90px, 1fr)"; }).join(" "));
   return {
-    toolbar: el("div", { class: "toolbar", role: "toolbar", "aria-label": "filter and search" }, buttons.concat([search, counter])),
+    toolbar: el("div", { class: "toolbar", role: "search", "aria-label": "filter and search the scenarios" }, buttons.concat([search, counter])),
     table: table,
     select: function (i) {
       rows.forEach(function (row) {
