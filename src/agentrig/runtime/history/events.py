@@ -18,9 +18,9 @@ script write the same log, except that only the streamed one has `message_update
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-import time
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeAlias, get_args, runtime_checkable
 

@@ -30,7 +30,15 @@ from agentrig.runtime.reports.distinct_names import DistinctNames
 from agentrig.runtime.reports.html import REPORT_HTML, HtmlReport
 from agentrig.runtime.reports.merge_checks import describe_partial
 
-__all__ = ["HtmlOptions", "describe_check", "render_junit", "render_summary", "report_files", "summary_line"]
+__all__ = [
+    "HtmlOptions",
+    "describe_check",
+    "describe_error",
+    "render_junit",
+    "render_summary",
+    "report_files",
+    "summary_line",
+]
 
 AddEntry = Callable[[Mapping[str, Any]], dict[str, Any]]
 """Writes one scenario's entry to the report files; returns it as written (redacted)."""
@@ -182,7 +190,12 @@ class _JUnit:
         )
         status = scenario["status"]
         failed = _failed_checks(scenario)
-        if status == "failed":
+        cause = scenario.get("error") if status == "failed" else None
+        if cause:  # a turn ended in error (a tool raised, a timeout): that is why it failed, the checks follow
+            text = "\n\n".join([describe_error(scenario), *(describe_check(check) for check in failed)])
+            attributes = {"message": f"{cause['kind']}: {cause['message']}", "type": cause["kind"]}
+            ElementTree.SubElement(case, "failure", attributes).text = text
+        elif status == "failed":
             text = "\n\n".join(describe_check(check) for check in failed)
             message = f"{len(failed)} check(s) failed: {failed[0]['name']}" if failed else "failed"
             ElementTree.SubElement(case, "failure", {"message": message, "type": "expectation"}).text = text
@@ -254,7 +267,8 @@ class _Markdown:
 def _failure_section(scenario: Mapping[str, Any]) -> list[str]:
     lines = ["", f"#### `{scenario['name']}` ({scenario['path']})", ""]
     if scenario.get("error"):
-        lines.append(f"- **error** `{scenario['error']['kind']}`: {scenario['error']['message']}")
+        word = "error" if scenario["status"] == "error" else "cause"
+        lines.append(f"- **{word}** `{scenario['error']['kind']}`: {scenario['error']['message']}")
     for check in _failed_checks(scenario):
         expected = f" expected `{_short(check['expected'], 120)}`" if check.get("expected") is not None else ""
         actual = f", got `{_short(check['actual'], 120)}`" if expected or check.get("actual") is not None else ""
@@ -272,6 +286,26 @@ def summary_line(summary: Mapping[str, Any]) -> str:
     if summary.get("error"):
         line += f", {summary['error']} error{'s' if summary['error'] != 1 else ''}"
     return line
+
+
+_PROVIDER_ERROR_KINDS = frozenset(
+    {"context_length", "rate_limit", "server_error", "request_rejected", "auth", "connection"}
+)  # run_records.PROVIDER_ERROR_KINDS, by value: reports import only the history layer's JSON, not its records
+
+
+def describe_error(entry: Mapping[str, Any]) -> str:
+    """The turn error of a report entry as every front end prints it: `error KIND: message` when the scenario
+    errored (the run could not judge it: exit code 3), `cause KIND: message` when that error made it fail (a tool
+    raised, a turn timed out: the agent's own behaviour, exit code 1). docs/exit-codes.md says which is which."""
+    error = entry.get("error") or {}
+    kind, message = str(error.get("kind")), str(error.get("message"))
+    if entry.get("status") != "error":
+        return f"cause {kind}: {message}"
+    if kind in _PROVIDER_ERROR_KINDS:
+        return f"error {kind} (provider error): {message}"
+    if kind == "agent_error":
+        return f"error {kind} (raised while running the scenario: the agent, its tools or its loading): {message}"
+    return f"error {kind}: {message}"
 
 
 def describe_check(check: Mapping[str, Any]) -> str:
