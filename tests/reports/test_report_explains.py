@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from agentrig.runtime.history import jsonio
-from tests.reports.browsing import click_filter, detail_text, open_page, visible_names, wait_for
+from tests.reports.browsing import ARTIFACTS, click_filter, detail_text, open_page, visible_names, wait_for
 from tests.reports.chromium import Chromium
 from tests.reports.explain_runs import make_explain_run
 from tests.reports.runs import run_cli
@@ -89,6 +89,7 @@ def test_a_tool_error_is_the_cause_and_what_follows_from_it_is_folded(browser: C
         assert folded == [False, ["turn 1: output", "turn 1: usage.requests"]]
         # The cause is not shown a second time as a failed check of its own, and nothing is shown unfolded.
         assert page.evaluate("[...document.querySelectorAll('#detail .verdict > .check')].length") == 0
+        page.screenshot(ARTIFACTS / "report-cause.png")
         page.evaluate("[...document.querySelectorAll('#detail .cause button')][0].click()")
         assert wait_for(page, "document.activeElement && document.activeElement.id.endsWith('turn-1')")
         # The list says why it failed too: the cause under the status.

@@ -52,7 +52,8 @@ function makeList(options) {
     return button;
   });
   var pending = null;
-  var search = el("input", { type: "search", "aria-label": "search scenarios and their conversations", placeholder: "search name, file, tag, status, conversation",
+  var searched = options.searchConversations ? "search name, file, tag, status, conversation" : "search name, tag, status";
+  var search = el("input", { type: "search", "aria-label": searched, placeholder: searched,
     oninput: function () {
       state.query = search.value.trim().toLowerCase();
       // The names filter at once; the conversations (a longer scan) once typing pauses.

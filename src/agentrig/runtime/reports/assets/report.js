@@ -105,7 +105,7 @@ function runPage() {
   var h = index.head, s = h.summary || {}, t = index.totals, rows = index.rows, base = index.baseline;
   var streamed = rows.filter(function (r) { return r.streamed; }).length;
   var header = el("header", { class: "top" }, [
-    el("h1", { text: "agentrig: " + s.passed + " passed, " + s.failed + " failed, " + s.skipped + " skipped" + (s.error ? ", " + s.error + " errors" : "") }),
+    el("h1", { text: "agentrig: " + s.passed + " passed, " + s.failed + " failed, " + s.skipped + " skipped" + (s.error ? ", " + s.error + (s.error === 1 ? " error" : " errors") : "") }),
     facts([s.total + " scenarios", seconds(s.duration_s), "pydantic-ai " + (h.pydantic_ai_version || "?"), index.engine ? "engine " + index.engine : null,
       streamed ? (streamed === rows.length ? "streamed" : "streamed: " + streamed + " of " + rows.length + " scenarios") : null,
       "agentrig " + h.agentrig_version, "Python " + h.python_version, h.model ? "model " + h.model : "scripted models",
