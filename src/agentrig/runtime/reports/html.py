@@ -8,9 +8,9 @@
 
 The page makes no network request (no CDN, no web font; a Content-Security-Policy of `default-src 'none'` says so
 to the browser too) and opens from `file://`. The policy allows the page's own style and script by their SHA-256
-hashes, computed here from the text the page embeds: no other script runs, not even a `javascript:` link.
-The script draws the table from the small index and parses a
-scenario's block only when it is opened, so 2,000 scenarios open as fast as twenty. Every block is redacted
+hashes, computed here from the text the page embeds: no other script runs, not even a `javascript:` link. The
+script draws the table from the small index and parses a scenario's block only when it is opened, so 2,000
+scenarios open as fast as twenty. Every block is redacted
 (`redaction.dumps_redacted`) and escaped so no string can close its `<script>` (`<` is written `\\u003c`).
 The writer holds one scenario's data at a time plus a row of a few numbers per scenario: memory stays flat.
 """
