@@ -98,6 +98,7 @@ def test_one_click_on_a_failed_scenario_shows_its_conversation_and_why(browser: 
             "[...document.querySelectorAll('#detail h3')].find(h => h.textContent.startsWith('Conversation'))"
             ".scrollIntoView()"
         )
+        wait_for(page, "new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => done(true))))")
         browser_screenshot(page, "report-conversation.png")
         assert page.console_errors == []
     finally:
