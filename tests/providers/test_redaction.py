@@ -36,6 +36,32 @@ def test_key_shapes_and_named_values(text: str, expected: str) -> None:
     assert redact(text) == expected
 
 
+@pytest.mark.parametrize(
+    "key",
+    [
+        "sk-" + "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hI6kL9nO2qR5tU8",  # OpenAI's older keys: 48 random characters
+        "sk-proj-" + "Ab1_Cd2-Ef3Gh4Ij5Kl6" * 6,
+        "sk-ant-api03-" + "x9Y-z8W_v7U" * 8,
+        "sk-or-v1-" + "0a1b2c3d" * 8,
+        "sk-abcdefghij0123",
+        "sk-ab****yz",
+        "sk-" + "q" * 30,
+    ],
+)
+def test_random_looking_sk_tokens_are_keys(key: str) -> None:
+    assert redact(f"key {key} here") == f"key {REDACTED} here"
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["sk-learn-classifier", "sk-learn-regressor", "sk-resnet50-v2", "sk-learn_classifier_v2", "sk-gpt4o-mini-2024"],
+)
+def test_names_made_of_words_are_not_keys(name: str) -> None:
+    # Issue 31: a scenario named `sk-learn-classifier` became `[REDACTED]` in every report and lost its conversation.
+    assert redact(f"scenario {name} passed") == f"scenario {name} passed"
+    assert redact_json({"name": name}) == {"name": name}
+
+
 def test_values_of_key_variables_in_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     refresh_secrets()
     monkeypatch.setenv("MY_SERVICE_API_KEY", "zz-unusual-shape-998877")
@@ -59,7 +85,7 @@ def test_redact_json_walks_and_replaces_sensitive_keys(monkeypatch: pytest.Monke
     refresh_secrets()
     value = {
         "headers": {"Authorization": "Basic dXNlcjpwYXNz", "X-Api-Key": "anything", "accept": "json"},
-        "messages": [{"content": "my key is env-key-value-0000"}, ("sk-abcdefghij", 3, None, True)],
+        "messages": [{"content": "my key is env-key-value-0000"}, ("sk-abcdefghij0123", 3, None, True)],
         "api_key": "",
     }
     assert redact_json(value) == {

@@ -93,7 +93,7 @@ def test_an_errored_scenario_says_whether_the_provider_or_the_agent_failed(pytes
     result.stdout.fnmatch_lines(
         [
             "FAIL raises (scenarios/raises.yaml)",
-            "  error tool_failed: tool 'lookup' (call c1) raised ValueError: database down*",
+            "  cause tool_failed: tool 'lookup' (call c1) raised ValueError: database down*",
         ]
     )
 

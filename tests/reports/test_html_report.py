@@ -100,7 +100,7 @@ def test_a_scenario_block_holds_the_conversation_usage_per_response_and_its_file
     assert data["entry"]["turns"][0]["instructions"] == "You are terse."
     assert data["call_outcomes"] == {"tc_1": "retry", "tc_2": "success"}
     assert data["events"] is None  # not streamed: the timeline is left out (the history says it all)
-    assert "scenarios/answering/history.json" in data["files"]
+    assert "scenarios/answering/history.json" in [file["path"] for file in data["files"]]
     assert data["problems"] == []
 
 
@@ -170,8 +170,10 @@ def test_report_compares_a_run_with_its_baseline(runs: Runs, tmp_path: Path) -> 
     assert '+          "content": "Nothing is here."' in comparison["diff"]
     assert _scenario(page, "ahoy")["baseline"]["diff"] == ""
     # The links point at the run's files from where the page was written.
-    assert _scenario(page, "ahoy")["files"][0].startswith("../../")
-    assert (target.parent / _scenario(page, "ahoy")["files"][0]).is_file()
+    first = _scenario(page, "ahoy")["files"][0]
+    assert first["path"].startswith("../../")
+    assert first["href"] == first["path"]  # nothing to encode in these names
+    assert (target.parent / first["path"]).is_file()
 
 
 def test_report_of_a_folder_without_report_json_exits_2(tmp_path: Path) -> None:

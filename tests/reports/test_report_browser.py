@@ -8,79 +8,23 @@ with apt-get, and otherwise skip, saying how to install one.
 
 from __future__ import annotations
 
-import fcntl
-import json
-import os
 import shutil
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from agentrig.runtime.matrix.compare import load_version_output
 from agentrig.runtime.matrix.report import build_report
-from tests.reports.chromium import Chromium, Page, find_browser
+from tests.reports.browsing import ARTIFACTS, REPOSITORY, VISIBLE_ROWS, click_filter, open_page, visible_names, wait_for
+from tests.reports.chromium import Chromium, Page
 from tests.reports.runs import Runs, make_runs, run_cli
 
-REPOSITORY = Path(__file__).parents[2]
-INSTALL_SCRIPT = REPOSITORY / "scripts" / "install_browser.sh"
-ARTIFACTS = Path(os.environ.get("AGENTRIG_TEST_ARTIFACTS") or REPOSITORY / "test-artifacts")
-VISIBLE_ROWS = "[...document.querySelectorAll('#scenarios tbody tr')].filter(tr => !tr.hidden)"
-SORT_BY_NAME = "[...document.querySelectorAll('#scenarios th')].find(th => th.textContent === 'Scenario').click()"
-
-
-def _installed_browser() -> str | None:
-    """Install Chromium with the repository's script when the tests may (root, apt-get, not opted out)."""
-    if os.environ.get("AGENTRIG_NO_BROWSER_INSTALL") or os.geteuid() != 0 or not shutil.which("apt-get"):
-        return None
-    # pytest-xdist workers may all get here: one installs, the others wait on the lock and find it installed.
-    with open(Path("/tmp") / "agentrig-install-browser.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if find_browser() is None:
-            subprocess.run(["sh", str(INSTALL_SCRIPT)], check=False, capture_output=True, timeout=900)
-    return find_browser()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Chromium]:
-    executable = find_browser() or _installed_browser()
-    if executable is None:
-        pytest.skip(
-            "no Chromium or Chrome found: run scripts/install_browser.sh (apt-get install chromium) "
-            "or set AGENTRIG_CHROMIUM=/path/to/chrome"
-        )
-    with Chromium.start(executable) as started:
-        yield started
+SORT_BY_NAME = "[...document.querySelectorAll('#scenarios th button')].find(b => b.textContent === 'Scenario').click()"
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
     return make_runs(tmp_path_factory.mktemp("browser-runs"))
-
-
-def _wait(page: Page, condition: str) -> object:
-    """The first truthy value of a JavaScript expression, polled until it is (an error after 10 s)."""
-    return page.evaluate(
-        "new Promise((resolve, reject) => { const start = Date.now(); (function poll() {"
-        f" let value; try {{ value = ({condition}); }} catch (error) {{ value = null; }}"
-        " if (value) resolve(value); else if (Date.now() - start > 10000) reject(new Error('timed out: ' +"
-        f" {json.dumps(condition)})); else setTimeout(poll, 20); }})(); }})"
-    )
-
-
-def _visible_names(page: Page) -> list[str]:
-    return page.evaluate(f"{VISIBLE_ROWS}.map(tr => tr.cells[1].firstChild.firstChild.textContent)")
-
-
-def _click_filter(page: Page, key: str) -> None:
-    page.evaluate(f"document.querySelector('button[data-filter=\"{key}\"]').click()")
-
-
-def _open(browser: Chromium, path: Path, fragment: str = "") -> Page:
-    page = browser.open(path.resolve().as_uri() + fragment)
-    _wait(page, "document.documentElement.dataset.ready")
-    return page
 
 
 def _assert_stands_alone(page: Page, path: Path) -> None:
@@ -91,50 +35,50 @@ def _assert_stands_alone(page: Page, path: Path) -> None:
 
 def test_the_run_page_loads_from_disk_without_errors_or_requests(browser: Chromium, runs: Runs) -> None:
     report = runs.candidate / "report.html"
-    page = _open(browser, report)
+    page = open_page(browser, report)
     try:
         assert page.evaluate("document.querySelector('h1').textContent") == "agentrig: 2 passed, 1 failed, 0 skipped"
         # Failures first: the default order is by status, worst first.
-        assert _visible_names(page) == ["answering", "ahoy", "hostile-prompt"]
+        assert visible_names(page) == ["answering", "ahoy", "hostile-prompt"]
         _assert_stands_alone(page, report)
     finally:
         page.close()
 
 
 def test_filters_search_and_sorting_change_the_visible_rows(browser: Chromium, runs: Runs) -> None:
-    page = _open(browser, runs.candidate / "report.html")
+    page = open_page(browser, runs.candidate / "report.html")
     try:
-        _click_filter(page, "failed")
-        assert _visible_names(page) == ["answering"]
-        _click_filter(page, "passed")
-        assert sorted(_visible_names(page)) == ["ahoy", "hostile-prompt"]
-        _click_filter(page, "error")
-        assert _visible_names(page) == []
-        _click_filter(page, "all")
+        click_filter(page, "failed")
+        assert visible_names(page) == ["answering"]
+        click_filter(page, "passed")
+        assert sorted(visible_names(page)) == ["ahoy", "hostile-prompt"]
+        click_filter(page, "error")
+        assert visible_names(page) == []
+        click_filter(page, "all")
         page.evaluate(
             "(() => { const box = document.querySelector('.toolbar input');"
             " box.value = 'security'; box.dispatchEvent(new Event('input')); })()"
         )
-        assert _visible_names(page) == ["hostile-prompt"]  # found by its tag
+        assert visible_names(page) == ["hostile-prompt"]  # found by its tag
         page.evaluate(
             "(() => { const box = document.querySelector('.toolbar input');"
             " box.value = ''; box.dispatchEvent(new Event('input')); })()"
         )
         page.evaluate(SORT_BY_NAME)
-        assert _visible_names(page) == ["ahoy", "answering", "hostile-prompt"]
+        assert visible_names(page) == ["ahoy", "answering", "hostile-prompt"]
         page.evaluate(SORT_BY_NAME)
-        assert _visible_names(page) == ["hostile-prompt", "answering", "ahoy"]
+        assert visible_names(page) == ["hostile-prompt", "answering", "ahoy"]
         assert page.console_errors == []
     finally:
         page.close()
 
 
 def test_one_click_on_a_failed_scenario_shows_its_conversation_and_why(browser: Chromium, runs: Runs) -> None:
-    page = _open(browser, runs.candidate / "report.html")
+    page = open_page(browser, runs.candidate / "report.html")
     try:
         page.evaluate(f"{VISIBLE_ROWS}.find(tr => tr.textContent.includes('answering')).click()")
         detail = str(
-            _wait(
+            wait_for(
                 page,
                 "document.getElementById('detail').innerText.includes('Why it failed') &&"
                 " document.getElementById('detail').innerText",
@@ -154,6 +98,7 @@ def test_one_click_on_a_failed_scenario_shows_its_conversation_and_why(browser: 
             "[...document.querySelectorAll('#detail h3')].find(h => h.textContent.startsWith('Conversation'))"
             ".scrollIntoView()"
         )
+        wait_for(page, "new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => done(true))))")
         browser_screenshot(page, "report-conversation.png")
         assert page.console_errors == []
     finally:
@@ -167,10 +112,10 @@ def browser_screenshot(page: Page, name: str) -> Path:
 def test_the_baseline_page_shows_which_scenario_changed_and_how(browser: Chromium, runs: Runs, tmp_path: Path) -> None:
     target = tmp_path / "upgrade.html"
     assert run_cli("report", str(runs.candidate), "--baseline", str(runs.baseline), "-o", str(target)) == 0
-    page = _open(browser, target, "#answering")
+    page = open_page(browser, target, "#answering")
     try:
         detail = str(
-            _wait(
+            wait_for(
                 page,
                 "document.getElementById('detail').innerText.includes('Against the baseline') &&"
                 " document.getElementById('detail').innerText",
@@ -178,8 +123,8 @@ def test_the_baseline_page_shows_which_scenario_changed_and_how(browser: Chromiu
         )
         assert "(changed)" in detail
         assert "Nothing is here." in detail
-        _click_filter(page, "changed")
-        assert _visible_names(page) == ["answering"]
+        click_filter(page, "changed")
+        assert visible_names(page) == ["answering"]
         _assert_stands_alone(page, target)
     finally:
         page.close()
@@ -195,13 +140,13 @@ def test_the_matrix_page_shows_side_by_side_which_scenario_broke(browser: Chromi
         paths=["scenarios"],
         out=out,
     )
-    page = _open(browser, out / "compatibility.html")
+    page = open_page(browser, out / "compatibility.html")
     try:
         assert "1 regression(s)" in page.evaluate("document.querySelector('h1').textContent")
-        _click_filter(page, "regressions")
-        assert _visible_names(page) == ["answering"]
+        click_filter(page, "regressions")
+        assert visible_names(page) == ["answering"]
         page.evaluate(f"{VISIBLE_ROWS}[0].click()")
-        _wait(page, "document.querySelectorAll('#detail .side > div').length === 2")
+        wait_for(page, "document.querySelectorAll('#detail .side > div').length === 2")
         columns = page.evaluate("[...document.querySelectorAll('#detail .side > div')].map(d => d.innerText)")
         assert columns[0].startswith("2.38.0")
         assert "passed" in columns[0]
@@ -226,10 +171,10 @@ def test_compaction_interruption_deferral_and_the_stream_show_in_the_transcript(
     report = out / "report.html"
 
     def detail(name: str) -> str:
-        page = _open(browser, report, f"#{name}")
+        page = open_page(browser, report, f"#{name}")
         try:
             text = str(
-                _wait(page, "document.querySelector('#detail h2') && document.getElementById('detail').innerText")
+                wait_for(page, "document.querySelector('#detail h2') && document.getElementById('detail').innerText")
             )
             assert page.console_errors == []
             return text

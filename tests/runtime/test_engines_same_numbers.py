@@ -57,6 +57,7 @@ def _turn(turn: dict[str, Any]) -> dict[str, Any]:
 def _events(path: Path) -> list[dict[str, Any]]:
     events = [jsonio.loads(line) for line in path.read_bytes().splitlines() if line.strip()]
     for event in events:
+        event.pop("t", None)  # when it happened: differs from run to run
         if event["type"] == "agent_end":
             event["error"] = _comparable_error(event["error"])
     return events

@@ -179,7 +179,7 @@ def test_registry_status() -> None:
     )
     assert failed(checks) == ["t: tool_calls.status[tc_2]", "t: tool_calls.status[tc_7]"]
     assert checks[1].actual == "failed"
-    assert "no tool call 'tc_7'" in checks[2].detail
+    assert 'no tool call "tc_7" in the registry: ["tc_1","tc_2"]' in checks[2].detail  # JSON, not a Python repr
 
 
 # --- usage, error, interrupted, compaction ---------------------------------------------------
@@ -358,7 +358,16 @@ def test_invariants_one_check_per_name(tmp_path: Path) -> None:
     checks = check_scenario(loaded, [make_turn()], HISTORY, invariant_checker=checker)
     assert [c.name for c in checks] == [f"scenario: invariant {name}" for name in ALL_INVARIANTS]
     assert failed(checks) == ["scenario: invariant no_consecutive_requests"]
-    assert "message 2" in next(c for c in checks if not c.passed).detail
+    broken = next(c for c in checks if not c.passed)
+    assert "message 2" in broken.detail
+    # Where it is, as data a report can point at (an index into history.json's messages), not only as text.
+    assert isinstance(broken.actual, list)
+    assert broken.actual[0] == {
+        "code": "no_consecutive_requests",
+        "message": 2,
+        "part": None,
+        "says": "requests 1 and 2 are adjacent",
+    }
     history_codes = [name for name in ALL_INVARIANTS if name != "registry_matches_parts"]
     assert seen[0] == (4, None, history_codes)
     assert seen[1][2] == ["registry_matches_parts"]  # per turn, with the turn's rebuilt registry
@@ -368,6 +377,26 @@ def test_invariants_one_check_per_name(tmp_path: Path) -> None:
     checks = check_scenario(loaded, [make_turn()], HISTORY, invariant_checker=checker)
     # a violation of an invariant that was not asked for still shows (the checker returned it)
     assert [c.name for c in checks] == ["scenario: invariant no_dangling_tool_calls", "scenario: invariant (other)"]
+
+
+def test_a_turns_registry_violation_points_into_the_final_history(tmp_path: Path) -> None:
+    # The registry of a turn is checked against the messages the turn added; its indexes are the turn's own, so
+    # they are moved to where those messages sit in the final history (the second turn's start at 2).
+    def checker(history: Sequence[Message], registry: Any, only: Sequence[str] | None) -> list[FakeViolation]:
+        if registry is None:
+            return []
+        return [
+            FakeViolation(
+                code="registry_matches_parts", message="tc_1 is not registered", message_index=1, part_index=0
+            )
+        ]
+
+    first = dataclasses.replace(make_turn(), new_messages=HISTORY[:2])
+    second = dataclasses.replace(make_turn(index=1), new_messages=HISTORY[2:])
+    loaded = FakeLoaded(scenario({"expect": {"invariants": ["registry_matches_parts"]}}), tmp_path)
+    check = check_scenario(loaded, [first, second], HISTORY, invariant_checker=checker)[0]
+    assert [(where["message"], where["part"]) for where in check.actual] == [(1, 0), (3, 0)]  # pyright: ignore
+    assert "turn 2: registry_matches_parts at message 3, part 0" in check.detail
 
 
 def test_strip_run_ids() -> None:

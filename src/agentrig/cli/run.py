@@ -316,6 +316,8 @@ def _golden_lines(scenarios: Iterable[Mapping[str, Any]]) -> list[str]:
 
 
 def _failure_lines(scenarios: Iterable[Mapping[str, Any]], describe: Any) -> list[str]:
+    from agentrig.runtime.reports.report_files import describe_error  # imported where used: the CLI starts light
+
     lines: list[str] = []
     for scenario in scenarios:
         if scenario["status"] not in ("failed", "error"):
@@ -323,7 +325,7 @@ def _failure_lines(scenarios: Iterable[Mapping[str, Any]], describe: Any) -> lis
         lines.append("")
         lines.append(f"{_STATUS_WORD[scenario['status']]} {scenario['name']} ({scenario['path']})")
         if scenario.get("error"):
-            lines.append(f"  error {scenario['error']['kind']}: {scenario['error']['message']}")
+            lines.append(f"  {describe_error(scenario)}")
         for check in scenario["checks"]:
             if not check["passed"]:
                 lines.extend("  " + line for line in describe(check).splitlines())

@@ -11,25 +11,14 @@ __all__ = ["failure_text"]
 
 def failure_text(entry: Mapping[str, Any]) -> str:
     """A failed or errored scenario as `agentrig run` prints it: what errored, then each failed check."""
-    from agentrig.runtime.reports.report_files import describe_check
+    from agentrig.runtime.reports.report_files import describe_check, describe_error
 
     status = entry["status"]
     lines = [f"{'ERROR' if status == 'error' else 'FAIL'} {entry['name']} ({entry['path']})"]
     error = entry.get("error")
     if error:
-        lines.append(f"  error {error['kind']}{_error_cause(error['kind'])}: {error['message']}")
+        lines.append(f"  {describe_error(entry)}")
     for check in entry["checks"]:
         if not check["passed"]:
             lines.extend("  " + line for line in describe_check(check).splitlines())
     return "\n".join(lines)
-
-
-def _error_cause(kind: str) -> str:
-    """What an error kind means for the reader: the provider failed, or the agent's own code raised."""
-    from agentrig.runtime.history.run_records import PROVIDER_ERROR_KINDS
-
-    if kind in PROVIDER_ERROR_KINDS:
-        return " (provider error)"
-    if kind == "agent_error":
-        return " (raised while running the scenario: the agent, its tools or its loading)"
-    return ""

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import difflib
 
+from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import JsonValue
 from agentrig.runtime.history.redaction import redact
 from agentrig.runtime.history.run_records import Check
 
-__all__ = ["SCRIPT_ONLY", "as_tuple", "skip_check", "unified_diff"]
+__all__ = ["SCRIPT_ONLY", "as_json", "as_tuple", "skip_check", "unified_diff"]
 
 SCRIPT_ONLY = "only a scripted model makes this exact; the run used a real model"
 """Why an expectation is skipped on a real model's run."""
@@ -26,6 +27,12 @@ def unified_diff(expected: str, actual: str, *, expected_label: str = "expected"
         tofile=actual_label,
     )
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+def as_json(value: object) -> str:
+    """`value` as compact JSON text, for a check's detail: what report.json holds and a reader can paste, never a
+    Python repr (`{'a': None}` is no JSON; `{"a":null}` is)."""
+    return jsonio.dumps(value).decode("utf-8")
 
 
 def as_tuple(value: tuple[str, ...] | str) -> tuple[str, ...]:

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from itertools import groupby
 from typing import Any
 
+from agentrig.runtime.checks.check_support import as_json
 from agentrig.runtime.history.events import Event
 from agentrig.runtime.history.run_records import Check
 from agentrig.scenarios.event_model import EVENT_RULES, EventCount, EventExpectations, EventMatcher, EventTypeName
@@ -97,10 +98,11 @@ def _complete_args_at_start(run: list[Event]) -> str | None:
             if call_id not in message_calls:
                 return f"seq {event.seq}: {call_id} starts but no message called it"
             if args != message_calls[call_id]:
-                return f"seq {event.seq}: {call_id} starts with {args!r}, the message has {message_calls[call_id]!r}"
+                called = as_json(message_calls[call_id])
+                return f"seq {event.seq}: {call_id} starts with {as_json(args)}, the message has {called}"
             joined = "".join(fragments.get(call_id, []))
             if joined and isinstance(args, dict) and json.loads(joined) != args:
-                return f"seq {event.seq}: {call_id}'s streamed fragments join to {joined!r}, not its arguments"
+                return f"seq {event.seq}: {call_id}'s streamed fragments join to {as_json(joined)}, not its arguments"
     return None
 
 
@@ -143,7 +145,9 @@ def _text_deltas_join(run: list[Event]) -> str | None:
                     continue
                 expected = _message_text(event.get("message"), kind)
                 if "".join(pieces) != expected:
-                    return f"seq {event.seq}: {kind} deltas join to {''.join(pieces)!r}, the message has {expected!r}"
+                    joined = "".join(pieces)
+                    said = as_json(expected)
+                    return f"seq {event.seq}: {kind} deltas join to {as_json(joined)}, the message has {said}"
     return None
 
 

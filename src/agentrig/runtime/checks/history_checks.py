@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 from agentrig.runtime.checks.check_support import unified_diff
-from agentrig.runtime.history.canonical import Message
+from agentrig.runtime.history.canonical import JsonValue, Message
 from agentrig.runtime.history.invariants import check_invariants
 from agentrig.runtime.history.jsonio import write_atomic
 from agentrig.runtime.history.run_records import Check, TurnRecord
@@ -67,24 +67,75 @@ def check_invariant_expectations(
     names = ALL_INVARIANTS if expect.invariants == "all" else tuple(expect.invariants)
     checker = invariant_checker or _default_invariant_checker
     history_names = [name for name in names if name != "registry_matches_parts"]
-    violations: list[tuple[str, Any]] = (
-        [("", v) for v in checker(history, None, history_names)] if history_names else []
+    # (prefix, violation, offset): a turn's own registry is checked against the messages it added, whose indexes
+    # start at `offset` in the final history (None when they cannot be found there).
+    violations: list[tuple[str, Any, int | None]] = (
+        [("", v, 0) for v in checker(history, None, history_names)] if history_names else []
     )
     if "registry_matches_parts" in names and registry is not None:
-        violations.extend(("", v) for v in checker(history, registry, ["registry_matches_parts"]))
+        violations.extend(("", v, 0) for v in checker(history, registry, ["registry_matches_parts"]))
     elif "registry_matches_parts" in names:
-        for turn in turns:
+        for turn, offset in zip(turns, _turn_offsets(history, turns), strict=True):
             registry = rebuild_registry(turn)
             found = checker(turn.new_messages, registry, ["registry_matches_parts"])
-            violations.extend((f"{turn_label(turn)}: ", v) for v in found)
+            violations.extend((f"{turn_label(turn)}: ", v, offset) for v in found)
     checks: list[Check] = []
     for name in names:
-        found = [_describe_violation(prefix, v) for prefix, v in violations if getattr(v, "code", None) == name]
-        checks.append(Check(name=f"scenario: invariant {name}", passed=not found, detail="\n".join(found)))
-    unknown = [_describe_violation(prefix, v) for prefix, v in violations if getattr(v, "code", None) not in names]
+        found = [(prefix, v, offset) for prefix, v, offset in violations if getattr(v, "code", None) == name]
+        checks.append(_invariant_check(f"scenario: invariant {name}", found))
+    unknown = [(prefix, v, offset) for prefix, v, offset in violations if getattr(v, "code", None) not in names]
     if unknown:
-        checks.append(Check(name="scenario: invariant (other)", passed=False, detail="\n".join(unknown)))
+        checks.append(_invariant_check("scenario: invariant (other)", unknown))
     return checks
+
+
+def _invariant_check(name: str, violations: Sequence[tuple[str, Any, int | None]]) -> Check:
+    """One invariant's check: `actual` lists where each violation is (`message`, `part`: indexes into the final
+    history's messages, as history.json holds them, from 0) and what it says, so a report can point at them."""
+    if not violations:
+        return Check(name=name, passed=True, expected=[], actual=[])
+    located: list[JsonValue] = [_located(prefix, v, offset) for prefix, v, offset in violations]
+    detail = "\n".join(_describe_violation(prefix, v, offset) for prefix, v, offset in violations)
+    return Check(name=name, passed=False, expected=[], actual=located, detail=detail)
+
+
+def _absolute(violation: Any, offset: int | None) -> tuple[int | None, int | None]:
+    index = getattr(violation, "message_index", None)
+    part = getattr(violation, "part_index", None)
+    if index is None or offset is None:
+        return None, None if index is None else part
+    return index + offset, part
+
+
+def _located(prefix: str, violation: Any, offset: int | None) -> dict[str, JsonValue]:
+    message, part = _absolute(violation, offset)
+    return {
+        "code": str(getattr(violation, "code", "?")),
+        "message": message,
+        "part": part,
+        "says": f"{prefix}{getattr(violation, 'message', violation)}",
+    }
+
+
+def _turn_offsets(history: Sequence[Message], turns: Sequence[TurnRecord]) -> list[int | None]:
+    """Where each turn's new messages start in the final history, found in order (None when they are not there
+    as they were added: a later turn's history preparation may have changed them)."""
+    offsets: list[int | None] = []
+    cursor = 0
+    for turn in turns:
+        count = len(turn.new_messages)
+        start = next(
+            (
+                at
+                for at in range(cursor, len(history) - count + 1)
+                if tuple(history[at : at + count]) == tuple(turn.new_messages)
+            ),
+            None,
+        )
+        offsets.append(start)
+        if start is not None:
+            cursor = start + count
+    return offsets
 
 
 def _default_invariant_checker(history: Sequence[Message], registry: Any, only: Sequence[str] | None) -> Sequence[Any]:
@@ -108,11 +159,13 @@ def rebuild_registry(turn: TurnRecord) -> ToolCallRegistry:
     return registry
 
 
-def _describe_violation(prefix: str, violation: Any) -> str:
-    index = getattr(violation, "message_index", None)
+def _describe_violation(prefix: str, violation: Any, offset: int | None = 0) -> str:
+    index, part = _absolute(violation, offset)
+    if index is None and getattr(violation, "message_index", None) is not None:  # not found in the final history
+        index = getattr(violation, "message_index", None)
+        prefix += "the turn's own "
     where = "registry" if index is None else f"message {index}"
-    part = getattr(violation, "part_index", None)
-    if part is not None:
+    if part is not None and index is not None:
         where += f", part {part}"
     return f"{prefix}{getattr(violation, 'code', '?')} at {where}: {getattr(violation, 'message', violation)}"
 

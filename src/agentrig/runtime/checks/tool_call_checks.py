@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
-from agentrig.runtime.checks.check_support import skip_check
+from agentrig.runtime.checks.check_support import as_json, skip_check
 from agentrig.runtime.history.canonical import JsonValue, ToolCallPart
 from agentrig.runtime.history.run_records import Check, ToolCallStatusRecord
 from agentrig.scenarios.model import ToolCallMatcher, ToolCallsExpectation
@@ -87,19 +87,21 @@ def _check_sequence(
             while position < len(calls) and not _matches(matcher, calls[position], compare_ids=scripted):
                 position += 1
             if position == len(calls):
-                detail = f"no call matching {_matcher_json(matcher)} after the earlier matches (order: in_order)"
+                wanted = as_json(_matcher_json(matcher))
+                detail = f"no call matching {wanted} after the earlier matches (order: in_order)"
                 return [Check(name=name, passed=False, expected=expected, actual=actual, detail=detail)]
             position += 1
         return [Check(name=name, passed=True, expected=expected, actual=actual)]
     unmatched = _match_any_order(expect.sequence, calls, compare_ids=scripted)
-    detail = "" if unmatched is None else "no distinct call matches: " + ", ".join(str(expected[i]) for i in unmatched)
+    missing = ", ".join(as_json(expected[i]) for i in unmatched or ())
+    detail = "" if unmatched is None else f"no distinct call matches: {missing}"
     return [Check(name=name, passed=unmatched is None, expected=expected, actual=actual, detail=detail)]
 
 
 def _describe_first_mismatch(matchers: Sequence[ToolCallMatcher], calls: Sequence[ToolCallPart]) -> str:
     for index, (matcher, call) in enumerate(zip(matchers, calls, strict=False)):
         if not _matches(matcher, call, compare_ids=True):
-            return f"call {index + 1}: expected {_matcher_json(matcher)}, got {_call_json(call)}"
+            return f"call {index + 1}: expected {as_json(_matcher_json(matcher))}, got {as_json(_call_json(call))}"
     return f"expected {len(matchers)} calls, got {len(calls)}"
 
 
@@ -133,7 +135,8 @@ def check_tool_calls(
             continue
         record = statuses.get(call_id)
         actual_status = record.status if record is not None else None
-        detail = "" if record is not None else f"no tool call {call_id!r} in the registry: {sorted(statuses)}"
+        known = as_json(sorted(statuses))
+        detail = "" if record is not None else f"no tool call {as_json(call_id)} in the registry: {known}"
         checks.append(
             Check(name=check_name, passed=actual_status == status, expected=status, actual=actual_status, detail=detail)
         )

@@ -18,6 +18,7 @@ script write the same log, except that only the streamed one has `message_update
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -80,12 +81,16 @@ class Event:
     """The agent run, from 1."""
     data: dict[str, Any] = field(default_factory=dict[str, Any])
     """The type's own fields (turn, message_id, delta, tool_call_id, ...)."""
+    t: float | None = None
+    """Seconds since the log began (monotonic clock, to the millisecond): when it happened, for the report's
+    timeline. Differs from run to run, like every time; None in logs written before agentrig recorded it."""
 
     def get(self, key: str, default: Any = None) -> Any:
         return self.data.get(key, default)
 
     def to_json(self) -> dict[str, Any]:
-        return {"seq": self.seq, "type": self.type, "run": self.run, **self.data}
+        timed = {} if self.t is None else {"t": self.t}
+        return {"seq": self.seq, "type": self.type, "run": self.run, **self.data, **timed}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -152,11 +157,13 @@ class EventLog:
         self._streamed_text: list[str] = []
         self._open_calls: dict[str, _OpenCall] = {}
         self._last_message_id: str | None = None
+        self._started = time.monotonic()
 
     # --- emitting ---
 
     def _emit(self, type_: EventType, **data: Any) -> None:
-        event = Event(seq=len(self.events), type=type_, run=self._run, data=data)
+        elapsed = round(time.monotonic() - self._started, 3)
+        event = Event(seq=len(self.events), type=type_, run=self._run, data=data, t=elapsed)
         self.events.append(event)
         if self.listener is not None:
             self.listener(event)
@@ -364,8 +371,10 @@ def events_from_json(objects: Iterable[dict[str, Any]]) -> list[Event]:
     """Events from their JSON objects (as `dumps_events` writes them)."""
     events: list[Event] = []
     for obj in objects:
-        data = {k: v for k, v in obj.items() if k not in ("seq", "type", "run")}
-        events.append(Event(seq=int(obj["seq"]), type=obj["type"], run=int(obj["run"]), data=data))
+        data = {k: v for k, v in obj.items() if k not in ("seq", "type", "run", "t")}
+        elapsed = obj.get("t")
+        t = float(elapsed) if isinstance(elapsed, int | float) and not isinstance(elapsed, bool) else None
+        events.append(Event(seq=int(obj["seq"]), type=obj["type"], run=int(obj["run"]), data=data, t=t))
     return events
 
 

@@ -3,7 +3,7 @@
 `redact(text)` and `redact_json(value)` replace with `[REDACTED]`:
 
 - key-shaped tokens: `sk-...` (OpenAI, including masked echoes like `sk-ab***yz`), `sk-ant-...`
-  (Anthropic), and the token after `Bearer`;
+  (Anthropic), and the token after `Bearer`; an `sk-` name made of words (`sk-learn-classifier`) is no key;
 - the value after an `api_key` / `api-key` / `x-api-key` / `authorization` name in text
   (`api_key=...`, `"x-api-key": "..."`), and the whole value of such a key in JSON objects;
 - the actual values of the key variables present in the environment (`*_API_KEY`, `*_TOKEN`,
@@ -56,9 +56,24 @@ _SECRET_ENV_NAME = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|ACCESS_KEY)$", r
 
 _SENSITIVE_KEY_NAMES = frozenset({"api_key", "api-key", "apikey", "x-api-key", "authorization", "proxy-authorization"})
 
+# An `sk-` token that looks like a key: a provider's own prefix (`sk-ant-api03-`, `sk-proj-`, `sk-svcacct-`,
+# `sk-admin-`) and 8 more characters; a masked echo (`sk-ab****yz`); or a piece between dashes and underscores that
+# looks random: 10+ characters mixing letters and digits, or 24+ of anything. Words (`sk-learn-classifier`,
+# `sk-resnet50-v2`) are names, not keys (issue 31: a scenario named so lost its conversation in the report).
+_KEY_SHAPED = re.compile(
+    r"""\bsk-
+    (?=(?:ant|proj|svcacct|admin)-[A-Za-z0-9_\-]{8}
+      |[A-Za-z0-9_\-]*\*\*
+      |(?:[A-Za-z0-9*]*[-_])*
+       (?:(?=[A-Za-z]*[0-9])(?=[0-9]*[A-Za-z])[A-Za-z0-9]{10,}|[A-Za-z0-9]{24,})(?![A-Za-z0-9])
+    )
+    [A-Za-z0-9_\-*.]+""",
+    re.VERBOSE,
+)
+
 _TOKEN_PATTERNS: tuple[re.Pattern[str], ...] = (
     # sk-ant-api03-..., sk-proj-..., sk-..., and the masked echo OpenAI puts in 401 bodies (sk-ab****yz).
-    re.compile(r"\bsk-[A-Za-z0-9_\-*.]{6,}"),
+    _KEY_SHAPED,
     re.compile(r"(?<=\bBearer )[A-Za-z0-9._~+/=\-]{6,}", re.IGNORECASE),
 )
 _NAMED_VALUE = re.compile(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from agentrig.runtime.history.canonical import JsonValue
 from agentrig.runtime.history.run_records import Check
 from agentrig.scenarios.model import ModelInputCheck
 
@@ -28,7 +29,10 @@ def common_input_checks(
     instructions: str,
     offered_tools: Iterable[str],
 ) -> list[Check]:
-    """message_count, contains_text / not_contains_text, instructions_contain / _not_contain, tools: in that order."""
+    """message_count, contains_text / not_contains_text, instructions_contain / _not_contain, tools: in that order.
+
+    `contains_text`'s actual is the text that holds it, or every text the model saw when none does;
+    `not_contains_text`'s actual is every text that holds it (none when it passes)."""
     checks: list[Check] = []
     if expect.message_count is not None:
         checks.append(
@@ -39,12 +43,16 @@ def common_input_checks(
                 actual=message_count,
             )
         )
+    # `actual` holds texts, not a bare true/false, so a report can show where a text was found or what was searched.
     for wanted in expect.contains_text:
-        found = any(wanted in text for text in texts)
-        checks.append(Check(name=f"{prefix}.contains_text", passed=found, expected=wanted, actual=found))
+        holding = [text for text in texts if wanted in text][:1]
+        actual: list[JsonValue] = [*holding] if holding else [*texts]
+        checks.append(Check(name=f"{prefix}.contains_text", passed=bool(holding), expected=wanted, actual=actual))
     for unwanted in expect.not_contains_text:
-        found = any(unwanted in text for text in texts)
-        checks.append(Check(name=f"{prefix}.not_contains_text", passed=not found, expected=unwanted, actual=found))
+        holding = [text for text in texts if unwanted in text]
+        checks.append(
+            Check(name=f"{prefix}.not_contains_text", passed=not holding, expected=unwanted, actual=[*holding])
+        )
     for wanted in _as_texts(expect.instructions_contain):
         checks.append(
             Check(name=f"{prefix}.instructions_contain", passed=wanted in instructions, expected=wanted,

@@ -4,33 +4,52 @@
     <script type="application/json" id="ar-s0">{scenario 0: entry, messages, checks, ...}</script>   (scenario_data)
     ...                                                                             one block per scenario
     <script type="application/json" id="ar-index">{"head", "rows", "totals", "baseline"}</script>
-    <script>(report.js)</script></body></html>
+    <script>(dom.js, diff.js, checks.js, conversation.js, list.js, report.js)</script></body></html>
 
 The page makes no network request (no CDN, no web font; a Content-Security-Policy of `default-src 'none'` says so
-to the browser too) and opens from `file://`. The script draws the table from the small index and parses a
-scenario's block only when it is opened, so 2,000 scenarios open as fast as twenty. Every block is redacted
+to the browser too) and opens from `file://`. The policy allows the page's own style and script by their SHA-256
+hashes, computed here from the text the page embeds: no other script runs, not even a `javascript:` link. The
+script draws the table from the small index and parses a scenario's block only when it is opened, so 2,000
+scenarios open as fast as twenty. Every block is redacted
 (`redaction.dumps_redacted`) and escaped so no string can close its `<script>` (`<` is written `\\u003c`).
 The writer holds one scenario's data at a time plus a row of a few numbers per scenario: memory stays flat.
 """
 
 from __future__ import annotations
 
+import base64
+import functools
+import hashlib
 import html
+import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import IO, Any
 
 from agentrig.runtime.history.redaction import dumps_redacted, redact_json
-from agentrig.runtime.reports.scenario_data import canonical_diff, canonical_history_text, scenario_payload
+from agentrig.runtime.reports.baseline import Baseline
+from agentrig.runtime.reports.scenario_data import scenario_payload
 from agentrig.runtime.reports.totals import describe_cost
 
-__all__ = ["REPORT_HTML", "Baseline", "HtmlReport", "asset_text", "embed_json", "page_end", "page_start"]
+__all__ = [
+    "REPORT_HTML",
+    "Baseline",
+    "HtmlReport",
+    "asset_text",
+    "content_security_policy",
+    "embed_json",
+    "page_end",
+    "page_script",
+    "page_start",
+]
 
 REPORT_HTML = "report.html"
 
 _USAGE_KEYS = ("requests", "tool_calls", "input_tokens", "output_tokens", "total_tokens")
+
+_SCRIPTS = ("dom.js", "diff.js", "checks.js", "conversation.js", "list.js", "report.js")
+"""The page's script, in order: one strict function scope over all of them."""
 
 
 def asset_text(name: str) -> str:
@@ -48,77 +67,51 @@ def data_block(block_id: str, value: Any) -> bytes:
     return f'<script type="application/json" id="{block_id}">'.encode() + embed_json(value) + b"</script>\n"
 
 
+@functools.cache
+def page_script() -> str:
+    """The text of the page's one script element (its files in one strict function scope)."""
+    script = '(function () {\n"use strict";\n' + "\n".join(asset_text(name) for name in _SCRIPTS) + "})();\n"
+    # A literal `</script` cannot occur inside the script element; the files are written without one.
+    assert "</script" not in script.lower()
+    return script
+
+
+def _sha256_source(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
+
+
+@functools.cache
+def content_security_policy() -> str:
+    """Nothing from the network, and only the page's own style and script (by hash): no inline handler, no
+    `javascript:` URL, no script a string could smuggle in runs, and nothing is fetched."""
+    style, script = _sha256_source(asset_text("report.css")), _sha256_source(page_script())
+    sources = f"style-src {style}; script-src {script}; img-src data:"
+    return f"default-src 'none'; {sources}; base-uri 'none'; form-action 'none'"
+
+
 def page_start(title: str) -> bytes:
     """Everything before the data blocks: the document head with its style."""
     template = asset_text("page.html")
     start = template.split("<!--DATA-->", 1)[0]
+    start = start.replace("<!--CSP-->", content_security_policy())
     return start.replace("<!--TITLE-->", html.escape(title)).replace("/*CSS*/", asset_text("report.css")).encode()
 
 
 def page_end() -> bytes:
     """Everything after the data blocks: the script and the closing tags."""
     end = asset_text("page.html").split("<!--DATA-->", 1)[1]
-    # A literal `</script` cannot occur inside the script element; report.js is written without one.
-    return end.replace("/*JS*/", asset_text("report.js")).encode()
+    return end.replace("/*JS*/", page_script()).encode()
 
 
-def _output_dir(entry: Mapping[str, Any]) -> str:
-    return str(entry.get("output_dir") or f"scenarios/{entry['name']}")
-
-
-@dataclass(slots=True)
-class Baseline:
-    """Another run to compare with (`agentrig report RUN --baseline DIR`): its entries' status and history."""
-
-    directory: Path
-    label: str
-    head: dict[str, Any]
-    statuses: dict[str, str]
-    """Scenario id -> status."""
-    output_dirs: dict[str, str]
-    """Scenario id -> its folder, relative to `directory`."""
-    names: dict[str, str]
-    """Scenario id -> name."""
-    seen: set[str] = field(default_factory=set)
-
-    @classmethod
-    def from_report(cls, directory: Path, report: Mapping[str, Any], label: str | None = None) -> Baseline:
-        entries = [entry for entry in report.get("scenarios") or () if isinstance(entry, dict)]
-        return cls(
-            directory=directory,
-            label=label or str(directory),
-            head={key: value for key, value in report.items() if key != "scenarios"},
-            statuses={str(entry["id"]): str(entry.get("status")) for entry in entries},
-            output_dirs={
-                str(entry["id"]): str(entry.get("output_dir") or f"scenarios/{entry['name']}") for entry in entries
-            },
-            names={str(entry["id"]): str(entry.get("name")) for entry in entries},
-        )
-
-    def compare(self, run_dir: Path, entry: Mapping[str, Any], candidate_label: str) -> dict[str, Any]:
-        """How this entry differs from the baseline's: its status there and the canonical diff of the histories."""
-        scenario_id = str(entry["id"])
-        self.seen.add(scenario_id)
-        name = str(entry["name"])
-        if scenario_id not in self.statuses:
-            return {"status": None, "diff": "", "missing": True}
-        mine = canonical_history_text(run_dir / _output_dir(entry) / "history.json")
-        theirs = canonical_history_text(self.directory / self.output_dirs[scenario_id] / "history.json")
-        diff = canonical_diff(
-            theirs,
-            mine,
-            baseline_label=f"{self.label}/scenarios/{name}/history.json",
-            candidate_label=f"{candidate_label}/scenarios/{name}/history.json",
-        )
-        return {"status": self.statuses[scenario_id], "diff": diff, "missing": False}
-
-    def unseen(self) -> list[dict[str, str]]:
-        """The baseline's scenarios the candidate did not report (removed, renamed, or not selected)."""
-        return [
-            {"id": scenario_id, "name": self.names[scenario_id], "status": status}
-            for scenario_id, status in self.statuses.items()
-            if scenario_id not in self.seen
-        ]
+def rerun_command(entry: Mapping[str, Any], head: Mapping[str, Any], engine: str | None) -> str:
+    """The command that runs this scenario again as the run did (its file, its name, the run's model and engine),
+    quoted for a POSIX shell."""
+    words = ["agentrig", "run", str(entry.get("path") or ""), "-k", str(entry["name"])]
+    if head.get("model"):
+        words += ["--model", str(head["model"])]
+    if engine and engine != "pydantic-ai":
+        words += ["--engine", engine]
+    return shlex.join(words)
 
 
 class HtmlReport:
@@ -143,14 +136,19 @@ class HtmlReport:
         self._baseline = baseline
         self._label = label or str(run_dir)
         self._rows: list[dict[str, Any]] = []
+        self._keys: set[str] = set()
         self._totals = dict.fromkeys(_USAGE_KEYS, 0)
+        # Over the scenarios in both runs: the baseline's and this run's time and tokens.
+        self._compared = {"duration_s": 0.0, "now_duration_s": 0.0, "tokens": 0, "now_tokens": 0}
         summary = self._head.get("summary") or {}
         title = f"agentrig: {summary.get('passed', 0)} passed, {summary.get('failed', 0)} failed"
         handle.write(page_start(title))
 
-    def add(self, entry: Mapping[str, Any]) -> None:
+    def add(self, entry: Mapping[str, Any], *, folder: str | None = None) -> None:
+        """One scenario: `entry` is its report.json entry (redacted); `folder` the folder its files are in, relative
+        to the run, when that is not the entry's `output_dir` (redaction changed the name it is written under)."""
         number = len(self._rows)
-        payload = scenario_payload(self._run_dir, entry, self._files_base)
+        payload = scenario_payload(self._run_dir, entry, self._files_base, source=folder)
         usage = entry.get("usage") or {}
         for key in _USAGE_KEYS:
             self._totals[key] += int(usage.get(key) or 0)
@@ -169,14 +167,35 @@ class HtmlReport:
             "tags": entry.get("tags") or [],
             "failed_checks": sum(1 for check in entry.get("checks") or () if not check.get("passed")),
             "error": (entry.get("error") or {}).get("kind"),
+            # What made a failed scenario fail when a turn ended in error (a tool raised, a timeout): its cause,
+            # not an error (status `error` is for what the run could not judge: docs/exit-codes.md).
+            "cause": (entry.get("error") or {}).get("kind") if entry["status"] == "failed" else None,
+            "streamed": payload["events"] is not None,
+            "key": self._key(str(entry["name"]), number),
         }
+        payload["rerun"] = rerun_command(entry, self._head, self._engine)
         if self._baseline is not None:
             comparison = self._baseline.compare(self._run_dir, entry, self._label)
             payload["baseline"] = comparison
             row["baseline_status"] = comparison["status"]
             row["changed"] = bool(comparison["diff"]) or comparison["status"] != entry["status"]
+            if not comparison["missing"]:
+                before = comparison["usage"] or {}
+                row["baseline_duration_s"] = comparison["duration_s"]
+                row["baseline_tokens"] = int(before.get("input_tokens") or 0) + int(before.get("output_tokens") or 0)
+                self._compared["duration_s"] += float(comparison["duration_s"] or 0)
+                self._compared["now_duration_s"] += float(entry.get("duration_s") or 0)
+                self._compared["tokens"] += row["baseline_tokens"]
+                self._compared["now_tokens"] += int(row["input_tokens"] or 0) + int(row["output_tokens"] or 0)
         self._handle.write(data_block(f"ar-s{number}", payload))
         self._rows.append(row)
+
+    def _key(self, name: str, number: int) -> str:
+        """The row's permalink (`report.html#KEY`): its name, unless another row has it (a report written before
+        redacted names were kept apart), then the name and its position."""
+        key = name if name not in self._keys else f"{name}~{number + 1}"
+        self._keys.add(key)
+        return key
 
     def finish(self) -> None:
         index: dict[str, Any] = {
@@ -194,5 +213,6 @@ class HtmlReport:
                 "head": redact_json(self._baseline.head),
                 "only_in_baseline": self._baseline.unseen(),
             }
+            index["baseline_totals"] = {key: round(value, 4) for key, value in self._compared.items()}
         self._handle.write(data_block("ar-index", index))
         self._handle.write(page_end())

@@ -13,7 +13,9 @@ from typing import Any
 
 from agentrig.errors import AgentrigError, InputError, UsageError
 from agentrig.runtime.history import jsonio
-from agentrig.runtime.reports.html import REPORT_HTML, Baseline, HtmlReport, data_block, page_end, page_start
+from agentrig.runtime.reports.baseline import Baseline
+from agentrig.runtime.reports.html import REPORT_HTML, HtmlReport, data_block, page_end, page_start
+from agentrig.runtime.reports.scenario_data import file_href
 
 __all__ = ["COMPATIBILITY_HTML", "default_output", "render_folder", "write_matrix_html", "write_run_html"]
 
@@ -127,11 +129,12 @@ def write_matrix_html(matrix_dir: Path, out_file: Path | None = None) -> Path:
     entries = {version: _version_entries(matrix_dir / version) for version in versions}
     base = _files_base(matrix_dir, out_file)
     links = {
-        version: f"{base}{version}/{REPORT_HTML}"
+        version: file_href(f"{base}{version}/{REPORT_HTML}")
         for version in versions
         if (matrix_dir / version / REPORT_HTML).is_file()
     }
     rows: list[dict[str, Any]] = []
+    keys: set[str] = set()
     try:
         with jsonio.open_atomic(out_file) as handle:
             handle.write(page_start(f"agentrig matrix: {', '.join(versions)}"))
@@ -142,16 +145,19 @@ def write_matrix_html(matrix_dir: Path, out_file: Path | None = None) -> Path:
                     version: _version_cell(entries[version].get(name), f"{base}{version}/") for version in versions
                 }
                 diffs = [
-                    {"file": f"{base}{relative}", "name": relative, "text": _read_text(matrix_dir / relative)}
+                    {"file": file_href(base + relative), "name": relative, "text": _read_text(matrix_dir / relative)}
                     for relative in scenario.get("diffs") or []
                 ]
                 handle.write(
                     data_block(f"ar-s{number}", {"scenario": scenario, "versions": per_version, "diffs": diffs})
                 )
+                key = name if name not in keys else f"{name}~{number + 1}"
+                keys.add(key)
                 rows.append(
                     {
                         "i": number,
                         "name": name,
+                        "key": key,
                         "tags": scenario.get("tags") or [],
                         "statuses": scenario.get("statuses") or {},
                         "canonical_differs": scenario.get("canonical_differs") or [],
@@ -176,5 +182,5 @@ def _version_cell(entry: Mapping[str, Any] | None, base: str) -> dict[str, Any] 
         "duration_s": entry.get("duration_s"),
         "error": entry.get("error"),
         "checks": [check for check in entry.get("checks") or () if not check.get("passed")],
-        "folder": f"{base}{entry.get('output_dir') or 'scenarios/' + str(entry.get('name'))}",
+        "folder": file_href(f"{base}{entry.get('output_dir') or 'scenarios/' + str(entry.get('name'))}"),
     }

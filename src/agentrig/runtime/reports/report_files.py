@@ -26,11 +26,20 @@ from typing import IO, Any
 
 from agentrig.runtime.history.jsonio import dumps, open_atomic_files
 from agentrig.runtime.history.redaction import redact_json
+from agentrig.runtime.reports.distinct_names import DistinctNames
 from agentrig.runtime.reports.html import REPORT_HTML, HtmlReport
 from agentrig.runtime.reports.merge_checks import describe_partial
 from agentrig.runtime.reports.totals import accounting_lines, describe_cost, totals_properties
 
-__all__ = ["HtmlOptions", "describe_check", "render_junit", "render_summary", "report_files", "summary_line"]
+__all__ = [
+    "HtmlOptions",
+    "describe_check",
+    "describe_error",
+    "render_junit",
+    "render_summary",
+    "report_files",
+    "summary_line",
+]
 
 AddEntry = Callable[[Mapping[str, Any]], dict[str, Any]]
 """Writes one scenario's entry to the report files; returns it as written (redacted)."""
@@ -58,10 +67,15 @@ def report_files(out_dir: Path, head: Mapping[str, Any], *, html: HtmlOptions | 
         if html is not None:
             writers.extend(HtmlReport(page, redacted_head, run_dir=out_dir, engine=html.engine) for page in pages)
 
+        distinct = DistinctNames()
+
         def add(entry: Mapping[str, Any]) -> dict[str, Any]:
-            redacted: dict[str, Any] = redact_json(dict(entry))
+            redacted: dict[str, Any] = distinct.apply(entry, redact_json(dict(entry)))
             for writer in writers:
-                writer.add(redacted)
+                if isinstance(writer, HtmlReport):  # the folder on disk has the name redaction changed
+                    writer.add(redacted, folder=entry.get("output_dir"))
+                else:
+                    writer.add(redacted)
             return redacted
 
         yield add
@@ -184,7 +198,12 @@ class _JUnit:
             ElementTree.SubElement(properties, "property", {"name": "cost_usd", "value": value})
         status = scenario["status"]
         failed = _failed_checks(scenario)
-        if status == "failed":
+        cause = scenario.get("error") if status == "failed" else None
+        if cause:  # a turn ended in error (a tool raised, a timeout): that is why it failed, the checks follow
+            text = "\n\n".join([describe_error(scenario), *(describe_check(check) for check in failed)])
+            attributes = {"message": f"{cause['kind']}: {cause['message']}", "type": cause["kind"]}
+            ElementTree.SubElement(case, "failure", attributes).text = text
+        elif status == "failed":
             text = "\n\n".join(describe_check(check) for check in failed)
             message = f"{len(failed)} check(s) failed: {failed[0]['name']}" if failed else "failed"
             ElementTree.SubElement(case, "failure", {"message": message, "type": "expectation"}).text = text
@@ -258,7 +277,8 @@ class _Markdown:
 def _failure_section(scenario: Mapping[str, Any]) -> list[str]:
     lines = ["", f"#### `{scenario['name']}` ({scenario['path']})", ""]
     if scenario.get("error"):
-        lines.append(f"- **error** `{scenario['error']['kind']}`: {scenario['error']['message']}")
+        word = "error" if scenario["status"] == "error" else "cause"
+        lines.append(f"- **{word}** `{scenario['error']['kind']}`: {scenario['error']['message']}")
     for check in _failed_checks(scenario):
         expected = f" expected `{_short(check['expected'], 120)}`" if check.get("expected") is not None else ""
         actual = f", got `{_short(check['actual'], 120)}`" if expected or check.get("actual") is not None else ""
@@ -276,6 +296,26 @@ def summary_line(summary: Mapping[str, Any]) -> str:
     if summary.get("error"):
         line += f", {summary['error']} error{'s' if summary['error'] != 1 else ''}"
     return line
+
+
+_PROVIDER_ERROR_KINDS = frozenset(
+    {"context_length", "rate_limit", "server_error", "request_rejected", "auth", "connection"}
+)  # run_records.PROVIDER_ERROR_KINDS, by value: reports import only the history layer's JSON, not its records
+
+
+def describe_error(entry: Mapping[str, Any]) -> str:
+    """The turn error of a report entry as every front end prints it: `error KIND: message` when the scenario
+    errored (the run could not judge it: exit code 3), `cause KIND: message` when that error made it fail (a tool
+    raised, a turn timed out: the agent's own behaviour, exit code 1). docs/exit-codes.md says which is which."""
+    error = entry.get("error") or {}
+    kind, message = str(error.get("kind")), str(error.get("message"))
+    if entry.get("status") != "error":
+        return f"cause {kind}: {message}"
+    if kind in _PROVIDER_ERROR_KINDS:
+        return f"error {kind} (provider error): {message}"
+    if kind == "agent_error":
+        return f"error {kind} (raised while running the scenario: the agent, its tools or its loading): {message}"
+    return f"error {kind}: {message}"
 
 
 def describe_check(check: Mapping[str, Any]) -> str:

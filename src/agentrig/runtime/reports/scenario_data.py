@@ -6,7 +6,7 @@
      "subagents": [{"file", "spec", "run", "messages", "call_id"}]  (call_id: the tool call that made it, when known),
      "call_outcomes": {tool_call_id: outcome} from events.jsonl (deferred, not_run: what the history cannot say),
      "events":    the event log when the run streamed (it has message_update events), else null,
-     "files":     the folder's files, relative to the report,
+     "files":     the folder's files: [{"path": relative to the report, "href": the same, each segment encoded}],
      "problems":  files that could not be read (the page says so instead of failing)}
 
 Only the folder's JSON is read, never a live object, so a run, a merged folder and `agentrig report` show the same.
@@ -17,6 +17,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import urllib.parse
 from collections import defaultdict, deque
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -25,7 +26,7 @@ from typing import Any
 from agentrig.errors import AgentrigError
 from agentrig.runtime.history import jsonio
 
-__all__ = ["MAX_EVENTS", "canonical_diff", "canonical_history_text", "scenario_payload"]
+__all__ = ["MAX_EVENTS", "canonical_diff", "canonical_history_text", "file_href", "scenario_payload"]
 
 MAX_EVENTS = 3000
 """Events embedded per streamed scenario; the rest stay in events.jsonl (linked), so one long stream cannot bloat
@@ -34,14 +35,18 @@ the page."""
 _SUBAGENT_FILE = re.compile(r"^(?P<spec>.+)\.run(?P<run>\d+)\.history\.json$")
 
 
-def scenario_payload(run_dir: Path, entry: Mapping[str, Any], files_base: str) -> dict[str, Any]:
-    """The page's data for one report entry, read from `run_dir / entry["output_dir"]`."""
-    relative = str(entry.get("output_dir") or f"scenarios/{entry['name']}")
+def scenario_payload(
+    run_dir: Path, entry: Mapping[str, Any], files_base: str, *, source: str | None = None
+) -> dict[str, Any]:
+    """The page's data for one report entry, read from `run_dir / source` (default: the entry's `output_dir`)."""
+    relative = str(source or entry.get("output_dir") or f"scenarios/{entry['name']}")
     folder = run_dir / relative
     # One directory listing, from which every later read knows what exists: a stat per file would cost more
     # than reading the small ones (a 2,000-scenario page is written at the end of the run).
     names = _listing(folder)
     problems: list[str] = []
+    if not names and entry.get("status") != "skipped" and not folder.is_dir():
+        problems.append(f"{relative}/: no such folder (its conversation and files are not shown)")
     messages = _messages(_read_json(folder, "history.json", names, problems))
     events = list(_read_events(folder, names, problems))
     _attach_response_usage(messages, events)
@@ -59,6 +64,12 @@ def scenario_payload(run_dir: Path, entry: Mapping[str, Any], files_base: str) -
         "files": _files(folder, names, f"{files_base}{relative}"),
         "problems": problems,
     }
+
+
+def file_href(relative: str) -> str:
+    """A relative path as a link: every segment percent-encoded, so no folder name (`javascript:alert(1)`, `a#b`,
+    `?x`) can become a scheme, a fragment or a query; `..` stays `..`."""
+    return "/".join(urllib.parse.quote(segment, safe="") for segment in relative.split("/"))
 
 
 def _listing(folder: Path) -> set[str]:
@@ -218,11 +229,11 @@ def _subagent_order(path: Path) -> tuple[int, str]:
     return (int(match.group("run")) if match else 0, path.name)
 
 
-def _files(folder: Path, names: set[str], relative: str) -> list[str]:
+def _files(folder: Path, names: set[str], relative: str) -> list[dict[str, str]]:
     found = [name for name in names if not name.endswith("/")]
     for sub in (name for name in names if name.endswith("/")):
         found += [sub + inner for inner in _listing(folder / sub) if not inner.endswith("/")]
-    return [f"{relative}/{name}" for name in sorted(found)]
+    return [{"path": f"{relative}/{name}", "href": file_href(f"{relative}/{name}")} for name in sorted(found)]
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,0 +1,146 @@
+/* The list of scenarios: filters, search (names, files, tags, statuses and, past the first keystrokes, the
+   conversations themselves), sorting, keyboard. A table with explicit ARIA roles, laid out as a grid whose rows
+   are drawn only when on screen (content-visibility): a sort of 2,000 rows re-lays a screenful, not a table. */
+
+/* The text of each scenario's data block, searched as it is stored (JSON; keys dropped), made on the first
+   search that needs it: the conversations of 2,000 scenarios are some megabytes, not worth reading up front. */
+var conversationTexts = null;
+function conversationText(i) {
+  if (conversationTexts === null) conversationTexts = new Map();
+  var text = conversationTexts.get(i);
+  if (text === undefined) {
+    var block = document.getElementById("ar-s" + i);
+    // Every string token, keys dropped (a key is a string followed by a colon).
+    text = block ? block.textContent.replace(/"(?:[^"\\]|\\.)*"(:?)/g, function (token, colon) { return colon ? " " : token; }).toLowerCase() : "";
+    conversationTexts.set(i, text);
+  }
+  return text;
+}
+/* A query as it reads inside the stored JSON: escaped as JSON escapes it, `<` as the writer escapes it. */
+function storedForm(query) { return JSON.stringify(query).slice(1, -1).replace(/</g, "\\u003c"); }
+
+function makeList(options) {
+  var state = { filter: "all", query: "", sort: options.defaultSort, asc: true };
+  var rows = options.rows;
+  var label = options.columns[options.linkColumn || 0];
+  rows.forEach(function (row) {
+    var cells = options.columns.map(function (c) {
+      return el("td", { role: "cell", class: c.num ? "num" : null }, [c.cell(row)]);
+    });
+    var link = el("a", { href: "#" + encodeURIComponent(row.key), class: "row-link", text: row.name });
+    var host = cells[options.linkColumn || 0].firstChild;
+    host.insertBefore(link, host.firstChild);
+    row._tr = el("tr", { role: "row", "data-i": row.i, "data-key": row.key, onclick: function (event) {
+      if (event.target.closest("a")) return;  // the link itself navigates
+      location.hash = "#" + encodeURIComponent(row.key);
+    } }, cells);
+    row._link = link;
+    row._search = (row.name + " " + (row.path || "") + " " + (row.tags || []).join(" ") + " " + options.statusText(row)).toLowerCase();
+  });
+  var tbody = el("tbody", { role: "rowgroup" });  // filled in order by the first apply()
+  var heads = options.columns.map(function (c) {
+    var button = el("button", { type: "button", class: "sort", onclick: function () {
+      state.asc = state.sort === c.key ? !state.asc : true; state.sort = c.key; apply();
+    } }, [c.title]);
+    return el("th", { role: "columnheader", scope: "col", class: c.num ? "num" : null }, [button]);
+  });
+  var counter = el("span", { class: "count", role: "status", "aria-live": "polite" });
+  var buttons = options.filters.map(function (f) {
+    var count = rows.filter(f.test).length;
+    var button = el("button", { type: "button", "data-filter": f.key, "aria-pressed": "false", onclick: function () { state.filter = f.key; apply(); } }, [f.title + " (" + count + ")"]);
+    button._key = f.key;
+    return button;
+  });
+  var pending = null;
+  var searched = options.searchConversations ? "search name, file, tag, status, conversation" : "search name, tag, status";
+  var search = el("input", { type: "search", "aria-label": searched, placeholder: searched,
+    oninput: function () {
+      state.query = search.value.trim().toLowerCase();
+      // The names filter at once; the conversations (a longer scan) once typing pauses.
+      clearTimeout(pending);
+      apply(false);
+      if (state.query) pending = setTimeout(function () { apply(true); }, 150);
+    } });
+  var order = rows.slice();
+  var sortedBy = null;
+  function apply(deep) {
+    var filter = options.filters.filter(function (f) { return f.key === state.filter; })[0];
+    var column = options.columns.filter(function (c) { return c.key === state.sort; })[0];
+    var needle = state.query, stored = deep && needle ? storedForm(needle) : null;
+    var shown = 0, inConversations = 0;
+    rows.forEach(function (row) {
+      var byName = !needle || row._search.indexOf(needle) >= 0;
+      var byText = !byName && stored !== null && options.searchConversations && conversationText(row.i).indexOf(stored) >= 0;
+      var visible = filter.test(row) && (byName || byText);
+      if (row._tr.hidden === visible) row._tr.hidden = !visible;
+      if (visible) shown++;
+      if (visible && byText) inConversations++;
+    });
+    var sortKey = state.sort + (state.asc ? "+" : "-");
+    if (sortedBy !== sortKey) {
+      var keyed = rows.map(function (row) { return { row: row, value: column.sortValue(row) }; });
+      keyed.sort(function (a, b) {
+        var x = a.value, y = b.value;
+        var result = x < y ? -1 : x > y ? 1 : a.row.name < b.row.name ? -1 : a.row.name > b.row.name ? 1 : a.row.i - b.row.i;
+        return state.asc ? result : -result;
+      });
+      order = keyed.map(function (k) { return k.row; });
+      tbody.replaceChildren.apply(tbody, order.map(function (row) { return row._tr; }));
+      sortedBy = sortKey;
+    }
+    heads.forEach(function (th, n) {
+      var sorted = options.columns[n].key === state.sort;
+      th.className = (options.columns[n].num ? "num " : "") + (sorted ? "sorted" + (state.asc ? " asc" : "") : "");
+      th.setAttribute("aria-sort", sorted ? (state.asc ? "ascending" : "descending") : "none");
+    });
+    buttons.forEach(function (b) { b.className = b._key === state.filter ? "on" : ""; b.setAttribute("aria-pressed", String(b._key === state.filter)); });
+    counter.textContent = shown + " of " + rows.length + " shown" + (inConversations ? " (" + inConversations + " by their conversation)" : "");
+  }
+  apply(false);
+  /* Up and down move between the visible rows' links; Home and End go to the first and last. */
+  tbody.addEventListener("keydown", function (event) {
+    var keys = { ArrowDown: 1, ArrowUp: -1, Home: -Infinity, End: Infinity };
+    if (!(event.key in keys) || !event.target.classList.contains("row-link")) return;
+    var visible = order.filter(function (row) { return !row._tr.hidden; });
+    var at = visible.findIndex(function (row) { return row._link === event.target; });
+    var step = keys[event.key];
+    var next = step === -Infinity ? 0 : step === Infinity ? visible.length - 1 : Math.min(visible.length - 1, Math.max(0, at + step));
+    if (visible[next]) { event.preventDefault(); visible[next]._link.focus(); }
+  });
+  var table = el("table", { id: "scenarios", role: "table", "aria-label": options.label }, [el("thead", { role: "rowgroup" }, [el("tr", { role: "row" }, heads)]), tbody]);
+  // The grid's columns (set through the CSS object model: the page's policy refuses style attributes).
+  table.style.setProperty("--columns", options.columns.map(function (c) { return c.width || "minmax(90px, 1fr)"; }).join(" "));
+  return {
+    toolbar: el("div", { class: "toolbar", role: "search", "aria-label": "filter and search the scenarios" }, buttons.concat([search, counter])),
+    table: table,
+    select: function (i) {
+      rows.forEach(function (row) {
+        var selected = row.i === i;
+        if (row._tr.classList.contains("selected") !== selected) row._tr.classList.toggle("selected", selected);
+        if (selected) row._link.setAttribute("aria-current", "true"); else row._link.removeAttribute("aria-current");
+      });
+    },
+    query: function () { return state.query; }
+  };
+}
+
+function layout(header, list, showDetail, rows) {
+  var detail = el("section", { id: "detail", tabindex: "0", role: "region", "aria-label": "the selected scenario" },
+    [el("p", { class: "empty", text: "Select a scenario to see its conversation, its checks and what changed." })]);
+  app.appendChild(header);
+  app.appendChild(list.toolbar);
+  app.appendChild(el("main", null, [el("section", { id: "list", tabindex: "0", role: "region", "aria-label": "scenarios" }, [list.table]), detail]));
+  var byKey = new Map(rows.map(function (row) { return [row.key, row]; }));
+  function route() {
+    var key;
+    try { key = decodeURIComponent(location.hash.slice(1)); } catch (error) { return; }
+    var row = byKey.get(key);
+    if (!row) return;
+    list.select(row.i);
+    detail.textContent = "";
+    detail.appendChild(showDetail(row, load(row.i), list.query()));
+    detail.scrollTop = 0;
+  }
+  window.addEventListener("hashchange", route);
+  route();
+}
