@@ -205,20 +205,25 @@ def test_the_baseline_view_shows_time_and_token_changes(browser: Chromium, upgra
         page.close()
 
 
+# The Tags column found by its header, not by position (columns such as Cost come and go before it).
+TAGS_COLUMN = "[...document.querySelectorAll('#scenarios thead th')].findIndex(th => th.textContent.startsWith('Tags'))"
+
+
 def test_long_tags_wrap_inside_their_cell(browser: Chromium, explain: Path) -> None:
     page = open_page(browser, explain / "report.html")
     try:
         clipped = page.evaluate(
-            "(() => { const row = [...document.querySelectorAll('#scenarios tbody tr')].find(tr =>"
-            " tr.querySelector('a.row-link').textContent === 'streamed-tagged'); const cell = row.cells[5];"
+            f"(() => {{ const TAGS = {TAGS_COLUMN};"
+            " const row = [...document.querySelectorAll('#scenarios tbody tr')].find(tr =>"
+            " tr.querySelector('a.row-link').textContent === 'streamed-tagged'); const cell = row.cells[TAGS];"
             " const box = cell.getBoundingClientRect(); return [...cell.querySelectorAll('.tag')].filter(tag => {"
             " const r = tag.getBoundingClientRect(); return r.right > box.right + 0.5 || tag.scrollWidth >"
             " tag.clientWidth + 1; }).map(tag => tag.textContent); })()"
         )
         assert clipped == []
         shown = page.evaluate(
-            "[...document.querySelectorAll('#scenarios tbody tr')].find(tr => tr.querySelector('a.row-link')"
-            ".textContent === 'streamed-tagged').cells[5].innerText"
+            f"[...document.querySelectorAll('#scenarios tbody tr')].find(tr => tr.querySelector('a.row-link')"
+            f".textContent === 'streamed-tagged').cells[{TAGS_COLUMN}].innerText"
         )
         assert all(tag in shown for tag in LONG_TAGS)
     finally:
