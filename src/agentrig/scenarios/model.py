@@ -15,9 +15,12 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, model_validator
 
 from agentrig.scenarios._strict import Strict as _Strict
+from agentrig.scenarios.composition_model import Composition
+from agentrig.scenarios.control_expectations import ControlExpectations
 from agentrig.scenarios.event_model import EventExpectations
 from agentrig.scenarios.tool_model import ToolResult as ToolResult  # re-exported: the format's models, one place
 from agentrig.scenarios.tool_model import ToolSpec
+from agentrig.scenarios.turn_controls import TurnControls
 
 JsonValue = Any
 
@@ -287,7 +290,7 @@ class CompactionExpectation(_Strict):
     """How many messages the summary replaced."""
 
 
-class TurnExpectations(_Strict):
+class TurnExpectations(ControlExpectations):
     """What must hold after one turn."""
 
     output: OutputExpectation | None = None
@@ -347,7 +350,7 @@ class ApprovalDecision(_Strict):
         return self
 
 
-class Turn(_Strict):
+class Turn(TurnControls):
     """One user request and the scripted model responses that answer it."""
 
     user: str | None = None
@@ -433,7 +436,7 @@ class Settings(_Strict):
     """Compact the history when it nears the context window. Omitted: no compaction."""
 
 
-class Scenario(_Strict):
+class Scenario(Composition):
     """One scenario: an agent, a script, and what must hold."""
 
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=100)
