@@ -97,7 +97,13 @@ class TurnControls(Strict):
         if point is not None:
             if point.during_call is not None and point.during_call not in call_ids:
                 raise ValueError(f"cancel: no scripted step of this turn makes the call {point.during_call!r}")
-            request = point.before_request or point.during_response
-            if request is not None and request > answered:
-                raise ValueError(f"cancel: the turn's script answers {answered} request(s), not {request}")
+            if point.during_response is not None and point.during_response > answered:
+                raise ValueError(
+                    f"cancel: the turn's script answers {answered} request(s), not {point.during_response}"
+                )
+            if point.before_request is not None and point.before_request > answered + 1:
+                raise ValueError(
+                    f"cancel: before_request {point.before_request} is never reached: the turn's script answers"
+                    f" {answered} request(s)"
+                )
         return self

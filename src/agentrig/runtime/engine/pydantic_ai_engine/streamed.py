@@ -136,23 +136,13 @@ class PydanticAIStreamedEngine(PydanticAIEngine):
                     return stopped, node.request
                 chunks = 0
                 async with node.stream(run.ctx) as stream:
+                    if turn is not None and turn.cuts_stream(chunks):
+                        turn.cut_stream("")
                     async for event in stream:
-                        if turn is not None and turn.cuts_stream(chunks):
-                            turn.cut_stream("".join(self._partial_text or ()))
                         chunks += isinstance(event, PartStartEvent | PartDeltaEvent)
-                        if self._partial_text is None:
-                            # The first event: the response has begun (a failure before it, e.g. a refused
-                            # request, is a plain error; one after it breaks off a response).
-                            self._partial_text = []
-                            if listener is not None:
-                                listener.on_stream_open()
-                        delta = stream_delta(event)
-                        if delta is None or (not delta.delta and delta.tool_name is None):
-                            continue
-                        if delta.kind == "text":
-                            self._partial_text.append(delta.delta)
-                        if listener is not None:
-                            listener.on_stream_delta(delta)
+                        self._on_stream_event(event, listener)
+                        if turn is not None and turn.cuts_stream(chunks):  # pulls no chunk past the cut
+                            turn.cut_stream("".join(self._partial_text or ()))
                 self._partial_text = None
             elif Agent.is_call_tools_node(node):
                 if turn is not None:
@@ -162,3 +152,19 @@ class PydanticAIStreamedEngine(PydanticAIEngine):
                     return stopped, None
             node = await run.next(node)
         return None, None
+
+    def _on_stream_event(self, event: object, listener: StreamListener | None) -> None:
+        """One event of the response streaming now: its text kept, its delta handed to the listener."""
+        if self._partial_text is None:
+            # The first event: the response has begun (a failure before it, e.g. a refused request, is a plain
+            # error; one after it breaks off a response).
+            self._partial_text = []
+            if listener is not None:
+                listener.on_stream_open()
+        delta = stream_delta(event)
+        if delta is None or (not delta.delta and delta.tool_name is None):
+            return
+        if delta.kind == "text":
+            self._partial_text.append(delta.delta)
+        if listener is not None:
+            listener.on_stream_delta(delta)

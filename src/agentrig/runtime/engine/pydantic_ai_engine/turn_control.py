@@ -35,7 +35,7 @@ from agentrig.runtime.history.turn_controls import CancellationSnapshot, Steerin
 from agentrig.runtime.models import pydantic_ai_compat
 from agentrig.runtime.models.conversion import to_canonical
 from agentrig.runtime.models.run_control import RunControl
-from agentrig.runtime.models.scripted_stream import response_deltas
+from agentrig.runtime.models.scripted_stream import answered_text_chunks, response_deltas
 from agentrig.scenarios.turn_controls import SteeringMessage
 
 __all__ = ["TurnControl"]
@@ -149,7 +149,8 @@ class TurnControl:
             # (2.38 before the hook runs), so only then does `messages` hold what the model was sent.
             self._count_input(request_context.messages, number)
         if point is not None and point.during_response == number and not self._streamed:
-            deltas = list(response_deltas(response.parts))[: point.after_chunks]
+            chunking = answered_text_chunks.get()  # a scripted step's explicit chunks, as a stream sends them
+            deltas = list(response_deltas(response.parts, text_chunks=chunking))[: point.after_chunks]
             partial = "".join(delta for delta in deltas if isinstance(delta, str))
             self._control.stop("abort", partial_text=partial, where=f"during model response {number}")
             await asyncio.Event().wait()  # never answers: the cancellation wakes this await
