@@ -214,7 +214,7 @@ class PydanticAIEngine:
                     return stopped, node.request
             elif Agent.is_call_tools_node(node):
                 if turn is not None:
-                    turn.on_response(node.model_response)
+                    turn.on_response(run, node.model_response)
                 stopped = observer.on_model_response(one_message(node.model_response))
                 if stopped is not None:
                     return stopped, None

@@ -78,6 +78,7 @@ class TurnControl:
         self._streamed = streamed
         self._request_nodes = 0
         self._requests_sent = 0
+        self._responses = 0
         self._batch: frozenset[str] = frozenset()
         self._finished: set[str] = set()
         self._batch_changed = asyncio.Event()
@@ -102,7 +103,7 @@ class TurnControl:
         returned = {getattr(p, "tool_call_id", None) for p in request.parts if p.part_kind in _ANSWER_KINDS}
         for item in self._items:
             message = item.message
-            due = message.after_request == number - 1 or (
+            due = (message.after_request == 0 and number == 1) or (
                 message.after_call is not None and message.after_call in returned
             )
             if due and not item.enqueued:
@@ -113,12 +114,17 @@ class TurnControl:
             return True
         return False
 
-    def on_response(self, response: ModelResponse) -> None:
-        """A response arrived (whole, also when streamed): it acknowledges the steering its request carried, and
-        its calls are the batch a `during_call` point waits on."""
+    def on_response(self, run: Any, response: ModelResponse) -> None:
+        """A response arrived (whole, also when streamed): it acknowledges the steering its request carried, what
+        is due after it is enqueued (a final answer then gets one more request), and its calls are the batch a
+        `during_call` point waits on."""
+        self._responses += 1
         for item in self._items:
             if item.carried_by == self._requests_sent and item.acknowledged is None:
                 item.acknowledged = self._requests_sent
+            if item.message.after_request == self._responses and not item.enqueued:
+                run.enqueue(item.message.text, priority="asap")
+                item.enqueued = True
         self._batch = frozenset(call.tool_call_id for call in response.tool_calls)
         self._finished = set()
 
