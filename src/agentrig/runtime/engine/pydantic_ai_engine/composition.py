@@ -38,9 +38,7 @@ def check_requires(loaded: LoadedScenario) -> None:
     for index, extra in enumerate(loaded.scenario.requires):
         reason = missing_extra(extra)
         if reason is not None:
-            raise ScenarioError(
-                reason, path=loaded.path, line=loaded.line_of("requires", index), field=f"requires[{index}]"
-            )
+            raise ScenarioError(reason, path=loaded.path, line=loaded.line_of("requires"), field=f"requires[{index}]")
 
 
 def load_composition(loaded: LoadedScenario, *, offline: bool) -> list[Any]:
@@ -53,7 +51,7 @@ def load_composition(loaded: LoadedScenario, *, offline: bool) -> list[Any]:
 
             def fail(message: str, field_name: str = field_name, index: int = index) -> ScenarioError:
                 return ScenarioError(
-                    message, path=loaded.path, line=loaded.line_of(field_name, index), field=f"{field_name}[{index}]"
+                    message, path=loaded.path, line=loaded.line_of(field_name), field=f"{field_name}[{index}]"
                 )
 
             with offline_import(offline):
