@@ -61,7 +61,10 @@ def test_steering_delivered_twice_fails(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def test_steering_lost_after_a_cancellation_fails(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(HostQueue, "carried_steering", lambda self: ())
+    def nothing_carried(self: HostQueue) -> tuple[()]:
+        return ()
+
+    monkeypatch.setattr(HostQueue, "carried_steering", nothing_carried)
     result = run(Path("scenarios/compatibility/steering_pending_after_cancel.yaml"))
     problems = failing(result)
     assert "turn 2: steering[0]" in problems
@@ -69,7 +72,10 @@ def test_steering_lost_after_a_cancellation_fails(monkeypatch: pytest.MonkeyPatc
 
 
 def test_host_chain_resumed_before_the_last_result_fails(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(HostQueue, "accept", lambda self, results: dict(results))
+    def resume_at_once(self: HostQueue, results: dict[str, Any]) -> dict[str, Any]:
+        return dict(results)
+
+    monkeypatch.setattr(HostQueue, "accept", resume_at_once)
     result = run(Path("scenarios/compatibility/host_action_chain.yaml"))
     assert result.status != "passed"
     assert "turn 2: pending_calls" in failing(result)

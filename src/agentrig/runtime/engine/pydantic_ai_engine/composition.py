@@ -59,7 +59,8 @@ def load_composition(loaded: LoadedScenario, *, offline: bool) -> list[Any]:
             if field_name == "history_processors":
                 if not callable(value):
                     raise fail(f"{spec!r} is a {type(value).__name__}, not a history processor function")
-                built.append(ProcessHistory(value))
+                processor: Any = value  # the user's function; pydantic-ai checks its shape when it calls it
+                built.append(ProcessHistory(processor))
                 continue
             built.extend(_capabilities(value, spec, fail))
     return built
