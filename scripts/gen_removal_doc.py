@@ -43,7 +43,9 @@ frameworks' differences, what it refuses and why, and the message format itself:
 - **not run**: the scenario needs something tinyagent cannot represent; the reason is the engine's own. Only
   pydantic-ai's own objects are refused: a pydantic-ai `Agent` named by `agent:` (tinyagent runs a tinyagent
   `Agent`), scripted sub-agents and `deps:` (pydantic-ai `RunContext` features; a tinyagent tool is called with
-  its arguments only), approvals (pydantic-ai's `ToolApproved` / `ToolDenied`; tinyagent has no approval step).
+  its arguments only), approvals (pydantic-ai's `ToolApproved` / `ToolDenied`; tinyagent has no approval step),
+  the compatibility scenarios' steering and cancel points (pydantic-ai's `enqueue` and `CancellationToken`,
+  checked on its own history and `RunCancelled` snapshot), `capabilities` / `history_processors` and `requires`.
 """
 
 

@@ -22,7 +22,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from agentrig.scenarios import event_model, model
+from agentrig.scenarios import control_expectations, event_model, model, turn_controls
 from agentrig.scenarios.field_docs import field_docstrings
 
 DOCS_PATH = Path(__file__).resolve().parent.parent / "docs" / "scenarios.md"
@@ -276,6 +276,104 @@ turns:
 """,
     ),
     Example(
+        title="Steering and cancellation",
+        file_name="steering.yaml",
+        explanation="""`steer` enqueues messages during the turn, as a host does with pydantic-ai's
+`enqueue(priority='asap')`: `from_call` from inside the tool running that call (`RunContext.enqueue`),
+`after_call` once that call returned and `after_request` once the turn's Nth request was answered (both
+`AgentRun.enqueue`). Every steering message is checked to reach the model once per request from the request that
+carried it on and to be stored once; `expect.steering` names that request, or says it stayed `pending`. `cancel`
+cancels the turn through pydantic-ai's `CancellationToken`: `before_request`, `during_response` after
+`after_chunks` chunks, or `during_call`; `expect.cancelled` checks pydantic-ai's `RunCancelled` snapshot. A
+steering message a cancelled turn did not deliver is left out of the saved turn and rides with the next turn's first
+request. Where pydantic-ai versions store a message differently, `stored` lists the placement per version
+(`when_pydantic_ai`): the check holds each version to its own, and `agentrig matrix` names the difference. A point
+that names a call or a request the turn's script never makes is an error at its line.""",
+        yaml="""\
+name: steering-tour
+tools:
+  notify: {results: [{return: notified}]}
+  slow: {results: [{return: never}]}
+turns:
+  - user: go
+    steer:
+      - text: "STEER: also check the logs"
+        from_call: notify_1
+      - text: "STEER: then stop"
+        after_request: 2
+    model:
+      - tool_calls: [{id: notify_1, name: notify}]
+        usage: {input_tokens: 100, output_tokens: 10}
+      - text: Checked the logs.
+        usage: {input_tokens: 120, output_tokens: 5}
+      - text: Stopping.
+        usage: {input_tokens: 130, output_tokens: 2}
+    expect:
+      steering:
+        - text: "STEER: also check the logs"
+          request: 2
+          stored:
+            - {when_pydantic_ai: "<2.59", placement: own_request}
+            - {when_pydantic_ai: ">=2.59", placement: with_tool_return}
+        - {text: "STEER: then stop", request: 3, stored: own_request}
+  - user: Check slowly.
+    cancel: {during_call: slow_1}
+    model:
+      - tool_calls: [{id: slow_1, name: slow}]
+        usage: {input_tokens: 150, output_tokens: 8}
+    expect:
+      interrupted: true
+      cancelled: {unresolved_calls: [slow_1], kept_results: [], requests: 1}
+""",
+    ),
+    Example(
+        title="Host-action chains",
+        file_name="host_actions.yaml",
+        explanation="""When a run defers several calls to the host, a continuation may answer them one at a time: each
+result that is not the last is held and the next call handed over without a model run (`usage.requests` 0), and
+the model resumes only with the last result, getting all of them in one request. `pending_calls` names the calls
+still waiting for the host after a turn, in call order.""",
+        yaml="""\
+name: host-chain-tour
+tools:
+  open_file: {description: Opened by the host., results: [{defer: true}]}
+turns:
+  - user: Open both files.
+    model:
+      - tool_calls: [{id: h1, name: open_file, args: {path: a}}, {id: h2, name: open_file, args: {path: b}}]
+        usage: {input_tokens: 50, output_tokens: 20}
+    expect: {pending_calls: [h1, h2]}
+  - deferred_results: {h1: opened a}
+    expect: {pending_calls: [h2], usage: {requests: 0}}
+  - deferred_results: {h2: opened b}
+    model:
+      - text: Both open.
+        usage: {input_tokens: 90, output_tokens: 3}
+    expect: {pending_calls: [], output: {equals: Both open.}}
+""",
+    ),
+    Example(
+        title="Capabilities, history processors and optional extras",
+        file_name="capabilities.yaml",
+        explanation="""`capabilities` attaches your pydantic-ai capabilities (an `AbstractCapability` or a zero-argument
+factory, by `module:attribute`) to every run; `history_processors` attaches functions as `ProcessHistory`.
+`expect_input` on each step checks what the model was sent after them. `requires` names the optional extras a
+scenario needs (`ag-ui`, `vercel-ai`, `harness`): where one is missing the scenario is refused with one line
+naming it (status `error`, exit code 3). The tinyagent engine refuses all three, with the reason.""",
+        yaml="""\
+name: capabilities-tour
+capabilities: ["myapp.policy:clear_old_tool_results"]
+history_processors: ["myapp.policy:keep_recent"]
+requires: [harness]
+turns:
+  - user: Hello.
+    model:
+      - text: Hi.
+        usage: {input_tokens: 10, output_tokens: 1}
+        expect_input: {message_count: 1, not_contains_text: ["contents of a"]}
+""",
+    ),
+    Example(
         title="Settings",
         file_name="settings.yaml",
         explanation="""`settings` changes how the run behaves: iteration and usage limits, retries, a per-turn timeout,
@@ -367,10 +465,12 @@ REFERENCE_GROUPS: tuple[tuple[str, tuple[type[BaseModel], ...]], ...] = (
         model.Turn, model.ApprovalDecision, model.ModelStep, model.ScriptedToolCall, model.ScriptedUsage,
         model.ScriptedError, model.ModelInputCheck, model.SubAgentScript,
     )),
+    ("The host's actions during a turn", (turn_controls.SteeringMessage, turn_controls.CancelPoint)),
     ("Expectations", (
         model.TurnExpectations, model.ScenarioExpectations, model.OutputExpectation, model.ToolCallsExpectation,
         model.ToolCallMatcher, model.UsageExpectation, model.Bounds, model.ErrorExpectation,
-        model.CompactionExpectation,
+        model.CompactionExpectation, control_expectations.SteeringExpectation,
+        control_expectations.StoredPlacementWhen, control_expectations.CancellationExpectation,
     )),
     ("Event log checks (docs/events.md)", (
         event_model.EventExpectations, event_model.EventMatcher, event_model.EventCount,

@@ -53,8 +53,8 @@ def test_every_scenario_has_a_golden_and_explicit_usage() -> None:
                 if answers:
                     where = f"{item.id} turn {turn_index + 1} step {step_index + 1}"
                     assert step.usage is not None, f"{where}: scripted steps need explicit usage"
-    goldens = {path.name for path in (SUITE / "golden").glob("*.json")}
-    used = {path.name for path in (item.golden_path() for item in loaded) if path is not None}
+    goldens = {path.resolve() for path in SUITE.rglob("golden/*.json")}
+    used = {path.resolve() for path in (item.golden_path() for item in loaded) if path is not None}
     assert goldens == used, f"golden files no scenario uses: {sorted(goldens - used)}"
 
 

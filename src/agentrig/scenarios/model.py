@@ -15,9 +15,12 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, model_validator
 
 from agentrig.scenarios._strict import Strict as _Strict
+from agentrig.scenarios.composition_model import Composition
+from agentrig.scenarios.control_expectations import ControlExpectations
 from agentrig.scenarios.event_model import EventExpectations
 from agentrig.scenarios.tool_model import ToolResult as ToolResult  # re-exported: the format's models, one place
 from agentrig.scenarios.tool_model import ToolSpec
+from agentrig.scenarios.turn_controls import TurnControls
 
 JsonValue = Any
 
@@ -287,7 +290,7 @@ class CompactionExpectation(_Strict):
     """How many messages the summary replaced."""
 
 
-class TurnExpectations(_Strict):
+class TurnExpectations(ControlExpectations):
     """What must hold after one turn."""
 
     output: OutputExpectation | None = None
@@ -347,7 +350,7 @@ class ApprovalDecision(_Strict):
         return self
 
 
-class Turn(_Strict):
+class Turn(TurnControls):
     """One user request and the scripted model responses that answer it."""
 
     user: str | None = None
@@ -436,7 +439,7 @@ class Settings(_Strict):
     else 1, every run). A real model is not deterministic: `pass_rate: 0.8` with `--repeat 10` accepts 2 failures."""
 
 
-class Scenario(_Strict):
+class Scenario(Composition):
     """One scenario: an agent, a script, and what must hold."""
 
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=100)

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from agentrig.runtime.checks.approval_checks import approval_args_checks
 from agentrig.runtime.checks.check_support import as_tuple, skip_check, unified_diff
+from agentrig.runtime.checks.control_checks import control_checks, steering_delivery_checks
 from agentrig.runtime.checks.history_checks import (
     InvariantChecker,
     check_golden,
@@ -223,6 +224,8 @@ def check_turn(
         )
     if expect.compaction is not None:
         checks.extend(_check_compaction(expect.compaction, turn, label))
+    checks.extend(steering_delivery_checks(turn, label))
+    checks.extend(control_checks(expect, turn, label))
     for model_check in turn.model_input_checks:
         # The engine names them `turn N, step M: ...`; add the label only when the name lacks it.
         name = model_check.name if model_check.name.startswith(label) else f"{label}: {model_check.name}"
@@ -309,4 +312,6 @@ def _check_final_state(expect: ScenarioExpectations, turns: Sequence[TurnRecord]
         )  # fmt: skip
     if expect.compaction is not None and last is not None:
         checks.extend(_check_compaction(expect.compaction, last, label))
+    if last is not None:
+        checks.extend(control_checks(expect, last, label))
     return checks

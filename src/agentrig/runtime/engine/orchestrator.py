@@ -43,6 +43,7 @@ from typing import Any, Protocol
 
 from agentrig.runtime.engine.compaction.controller import estimate_tokens
 from agentrig.runtime.engine.compaction.model_input import compacted_input
+from agentrig.runtime.engine.host_queue import HostQueue
 from agentrig.runtime.engine.pydantic_ai_engine.structured_output import recorded_output
 from agentrig.runtime.engine.seam import Attempt, AttemptRequest, CompactedInput, Engine
 from agentrig.runtime.history.canonical import Message, Part, RetryPromptPart, TextPart, ThoughtPart, ToolCallPart
@@ -61,8 +62,10 @@ from agentrig.runtime.history.cleanup import (
 from agentrig.runtime.history.run_records import CompactionOutcome, TurnRecord
 from agentrig.runtime.history.sessions import Session
 from agentrig.runtime.history.tool_registry import ToolCallRegistry
+from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.models.stops import EmptyResponsesRepeated, MaxIterationsReached, RunStopped
 from agentrig.scenarios.model import Settings
+from agentrig.scenarios.turn_controls import CancelPoint, SteeringMessage
 
 __all__ = [
     "EMPTY_RESPONSE_LIMIT",
@@ -154,13 +157,30 @@ class RequestOrchestrator:
         """The newest turn's record, also when the turn ended by re-raising Ctrl-C."""
         self.native_dumps: list[bytes | None] = []
         """Each turn's `Attempt.native_dump` (of the attempt the turn kept), in order."""
+        self.host = HostQueue()
+        """Host results held between continuations and steering a cancelled turn left undelivered."""
 
     # --- the request ---
 
-    async def run(self, prompt: str | None, *, deferred_results: Mapping[str, Any] | None = None) -> TurnRecord:
-        """One request: the user's prompt (or None to continue pending/deferred calls) -> its TurnRecord."""
+    async def run(
+        self,
+        prompt: str | None,
+        *,
+        deferred_results: Mapping[str, Any] | None = None,
+        steering: Sequence[SteeringMessage] = (),
+        cancel: CancelPoint | None = None,
+    ) -> TurnRecord:
+        """One request: the user's prompt (or None to continue pending/deferred calls) -> its TurnRecord.
+
+        `steering` and `cancel` are the host's actions during the run (`host_queue` keeps what carries over)."""
         started = time.perf_counter()
         self.runtime.reset(uuid.uuid4().hex[:8], prompt)
+        if deferred_results is not None and prompt is None:
+            all_results = self.host.accept(deferred_results)
+            if all_results is None:
+                return self._held_turn(started)
+            deferred_results = all_results
+        carried = self.host.carried_steering()
         self._resumed_call_ids = frozenset(deferred_results or ())
         history, tail = self._prepared_history(resume=deferred_results is not None)
         full_input = [*history, *tail]
@@ -177,6 +197,9 @@ class RequestOrchestrator:
             compacted_input=compacted,
             deferred_results=deferred_results,
             settings=self.settings,
+            steering=(*carried, *steering),
+            carried_steering=len(carried),
+            cancel=cancel,
         )
         attempt = await self.engine.attempt(request, self)
         if attempt.error is not None and attempt.error.kind == "context_length" and self.compactor is not None:
@@ -186,7 +209,11 @@ class RequestOrchestrator:
                 compacted = compacted_input([*full_input, *next_request], model_input)
                 attempt = await self.engine.attempt(replace(request, compacted_input=compacted), self)
             _explain_overflow(attempt, compaction)
+        if attempt.interrupted and len(attempt.messages) >= len(full_input):
+            attempt.messages = self.host.keep_undelivered(attempt.steering, attempt.messages, len(full_input))
         record = self._finalize(prompt, full_input, attempt, compaction, started)
+        self.host.after_run(self.session.messages, pending_deferred=attempt.pending_deferred)
+        record = replace(record, pending_calls=self.host.pending_calls)
         self.native_dumps.append(attempt.native_dump)
         self.last_record = record
         if attempt.reraise is not None:
@@ -370,8 +397,30 @@ class RequestOrchestrator:
             error=attempt.error,
             interrupted=attempt.interrupted,
             compaction=compaction,
+            steering=attempt.steering,
+            cancellation=attempt.cancellation,
             duration_s=time.perf_counter() - started,
         )
+
+    def _held_turn(self, started: float) -> TurnRecord:
+        """A continuation that answered some of the pending calls: results held, the agent not run."""
+        index = self.turn_index
+        self.turn_index += 1
+        self.native_dumps.append(None)
+        record = TurnRecord(
+            index=index,
+            request_id=self.runtime.request_id,
+            prompt=None,
+            output=None,
+            new_messages=(),
+            tool_calls=(),
+            tool_statuses=(),
+            usage=Usage(),
+            pending_calls=self.host.pending_calls,
+            duration_s=time.perf_counter() - started,
+        )
+        self.last_record = record
+        return record
 
 
 def _explain_overflow(attempt: Attempt, compaction: CompactionOutcome) -> None:

@@ -21,9 +21,11 @@ from typing import Any, Protocol
 
 from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.run_records import RunError
+from agentrig.runtime.history.turn_controls import CancellationSnapshot, SteeringDelivery
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.models.stops import RunStopped
 from agentrig.scenarios.model import Settings
+from agentrig.scenarios.turn_controls import CancelPoint, SteeringMessage
 
 __all__ = ["Attempt", "AttemptRequest", "CompactedInput", "Engine", "TurnObserver"]
 
@@ -52,6 +54,13 @@ class AttemptRequest:
     """Results for calls an earlier run deferred to the host, by tool_call_id (approval decisions are
     pydantic-ai's `ToolApproved` / `ToolDenied` values)."""
     settings: Settings = field(default_factory=Settings)
+    steering: tuple[SteeringMessage, ...] = ()
+    """Steering messages the host enqueues during the run (messages carried over from a cancelled turn come
+    first, as `after_request: 0`)."""
+    carried_steering: int = 0
+    """How many of `steering`, from the front, were carried over from the previous turn."""
+    cancel: CancelPoint | None = None
+    """Where the host cancels the run; None: it is not cancelled."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -79,6 +88,10 @@ class Attempt:
     native_dump: bytes | None = None
     """The messages this run added, as the framework itself serialized them (a JSON array); None when the
     engine has no native form."""
+    steering: tuple[SteeringDelivery, ...] = ()
+    """How each of the request's steering messages travelled, in the request's order."""
+    cancellation: CancellationSnapshot | None = None
+    """The framework's snapshot when the run was cancelled at the request's `cancel` point."""
 
 
 class TurnObserver(Protocol):

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
 from agentrig.runtime.history.canonical import JsonValue, Message, ToolCallPart
+from agentrig.runtime.history.turn_controls import CancellationSnapshot, SteeringDelivery
 from agentrig.runtime.history.usage import Usage
 
 RunErrorKind: TypeAlias = Literal[
@@ -97,6 +98,12 @@ class TurnRecord:
     compaction: CompactionOutcome | None = None
     model_input_checks: tuple[Check, ...] = ()
     """Results of the script's `expect_input` checks on what the model received at each step."""
+    steering: tuple[SteeringDelivery, ...] = ()
+    """How each steering message of the turn travelled (`turn_controls`)."""
+    cancellation: CancellationSnapshot | None = None
+    """The framework's snapshot when the turn was cancelled at its `cancel` point."""
+    pending_calls: tuple[str, ...] = ()
+    """Calls still waiting for the host after the turn, in call order."""
     duration_s: float = 0.0
 
 

@@ -25,6 +25,7 @@ from agentrig.runtime.matrix.compare import (
     VersionOutput,
     compare_outputs,
 )
+from agentrig.runtime.matrix.contract import contract_section, version_notes
 from agentrig.runtime.matrix.model_tables import MODEL_EVIDENCE_BOUNDARY, models_table, scenario_metrics_table
 from agentrig.runtime.reports.render import write_matrix_html
 
@@ -354,6 +355,11 @@ def render_markdown(report: MatrixReport) -> str:
         "",
         *_areas_table(report),
         "",
+        *contract_section(
+            report.scenarios,
+            [output.version for output in report.versions],
+            version_notes([Path(path) for path in report.paths]),
+        ),
         "## Scenarios",
         "",
         *_scenarios_table(report),

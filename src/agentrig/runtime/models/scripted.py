@@ -50,7 +50,7 @@ from pydantic_ai.usage import RequestUsage
 from agentrig.runtime.history.run_records import Check
 from agentrig.runtime.models.input_checks import common_input_checks
 from agentrig.runtime.models.run_control import request_abort
-from agentrig.runtime.models.scripted_stream import StreamItem, response_deltas, with_fixed_usage
+from agentrig.runtime.models.scripted_stream import StreamItem, answered_text_chunks, response_deltas, with_fixed_usage
 from agentrig.runtime.models.stops import ScriptExhausted, ScriptMismatch, describe_step, shorten
 from agentrig.scenarios.model import ModelInputCheck, ModelStep, ScriptedError
 
@@ -244,6 +244,7 @@ class ScriptedModel(FunctionModel):
             self._checks.extend(_input_checks(step.expect_input, messages, info, where=where))
         self._usage = _request_usage(step)
         self._chunks = step.chunks
+        answered_text_chunks.set(step.chunks)
         if step.delay:
             await asyncio.sleep(step.delay)
         if step.abort:

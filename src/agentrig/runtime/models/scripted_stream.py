@@ -19,6 +19,7 @@ function has no way to report any.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field, fields
 from typing import TypeAlias
 
@@ -29,10 +30,14 @@ from pydantic_ai.usage import RequestUsage
 
 from agentrig.runtime.models.stream_chunks import arguments_text, fragment_size, json_fragments, word_chunks
 
-__all__ = ["StreamItem", "response_deltas", "with_fixed_usage"]
+__all__ = ["StreamItem", "answered_text_chunks", "response_deltas", "with_fixed_usage"]
 
 StreamItem: TypeAlias = str | dict[int, DeltaToolCall] | dict[int, DeltaThinkingPart]
 """What a FunctionModel stream function yields."""
+
+answered_text_chunks: ContextVar[tuple[str, ...] | None] = ContextVar("agentrig_answered_text_chunks", default=None)
+"""The explicit `chunks` of the scripted step answered last in this context (None: word chunks), so a plain run
+cut after N chunks keeps the same text a streamed one does."""
 
 
 def response_deltas(

@@ -98,6 +98,9 @@ class AgentHandle:
         scenario's `deps`)."""
         self.run_retries = dict(run_retries) if run_retries is not None else None
         """pydantic-ai's run-level `retries=` (the scenario's explicit retry settings); None keeps the agent's."""
+        self.run_capabilities: list[Any] = []
+        """Capabilities added to every run (`capabilities=` of the run): the scenario's `capabilities` and
+        `history_processors` (`composition.load_composition`)."""
         self._build = build
         self._cache = cache if cache is not None else DEFAULT_AGENT_CACHE
 

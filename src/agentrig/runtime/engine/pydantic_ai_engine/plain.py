@@ -37,6 +37,7 @@ from agentrig.runtime.engine.pydantic_ai_engine.deferred import (
 )
 from agentrig.runtime.engine.pydantic_ai_engine.run_failures import tool_failure, unscripted_model_error
 from agentrig.runtime.engine.pydantic_ai_engine.session_conversion import SessionConversion
+from agentrig.runtime.engine.pydantic_ai_engine.turn_control import TurnControl
 from agentrig.runtime.engine.seam import Attempt, AttemptRequest, CompactedInput, TurnObserver
 from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.run_records import RunError
@@ -55,6 +56,9 @@ __all__ = ["PydanticAIEngine", "one_message"]
 class PydanticAIEngine:
     """Runs a pydantic-ai `Agent` (a loaded `AgentHandle`) with an optional model override."""
 
+    streams = False
+    """Whether every model request is streamed (the streamed engine)."""
+
     def __init__(self, agent: AgentHandle, *, model: Model | None = None) -> None:
         self.agent = agent
         self.model = model
@@ -63,6 +67,8 @@ class PydanticAIEngine:
         """Calls the last run deferred for approval (they must be answered under `approvals`)."""
         self._conversion = SessionConversion()
         """The session's pydantic-ai messages kept between attempts: each converts only what it adds."""
+        self._turn: TurnControl | None = None
+        """The running attempt's steering and cancellation point."""
 
     @property
     def label(self) -> str:
@@ -86,6 +92,8 @@ class PydanticAIEngine:
         if settings.timeout is not None:
             timer = asyncio.get_running_loop().call_later(settings.timeout, lambda: control.stop("timeout"))
         retries: Any = self.agent.run_retries
+        turn = self._turn = TurnControl(request, control, streamed=self.streams)
+        capabilities = [*self.agent.run_capabilities, *turn.capabilities()]
         with capture_run_messages() as captured, open_run_control(control):
             try:
                 async with self.agent.agent.iter(
@@ -97,18 +105,24 @@ class PydanticAIEngine:
                     deferred_tool_results=deferred_tool_results(request.deferred_results),
                     cancellation_token=control.token,
                     retries=retries,
+                    capabilities=capabilities or None,
                 ) as run:
                     stopped, pending_request = await self._drive(run, observer)
                     return self._finished(run, stopped, pending_request, estimated)
             except RunCancelled as cancelled:
-                return self._cancelled(cancelled, control, settings, estimated, len(request.history))
+                attempt = self._cancelled(cancelled, control, settings, estimated, len(request.history))
+                attempt.steering = turn.deliveries(list(cancelled.new_messages()))
+                attempt.cancellation = turn.snapshot(cancelled) if control.reason == "abort" else None
+                return attempt
             except (KeyboardInterrupt, asyncio.CancelledError) as external:  # Ctrl-C: save, then re-raise
-                return self._interrupted(external, list(captured), len(request.history), estimated)
+                attempt = self._interrupted(external, list(captured), len(request.history), estimated)
+                attempt.steering = turn.deliveries(list(captured)[len(request.history) :])
+                return attempt
             except UsageLimitExceeded as error:  # a token limit: the response that crossed it is kept
                 kept = pydantic_ai_compat.keep_over_limit_response(list(captured), _last_response(model))
-                return self._failed(error, kept, len(request.history), estimated)
+                return self._failed(error, kept, len(request.history), estimated, turn)
             except Exception as error:  # every other failure is classified; the history stays intact
-                return self._failed(error, list(captured), len(request.history), estimated)
+                return self._failed(error, list(captured), len(request.history), estimated, turn)
             finally:
                 if timer is not None:
                     timer.cancel()
@@ -140,6 +154,7 @@ class PydanticAIEngine:
             usage=usage,
             instructions=last_instructions(messages),
             native_dump=native,
+            steering=self._turn.deliveries(messages[first_new:]) if self._turn is not None else (),
         )
 
     def _interrupted(
@@ -157,7 +172,14 @@ class PydanticAIEngine:
             native_dump=_native_dump(messages, input_count),
         )
 
-    def _failed(self, error: Exception, messages: list[ModelMessage], input_count: int, estimated: bool) -> Attempt:
+    def _failed(
+        self,
+        error: Exception,
+        messages: list[ModelMessage],
+        input_count: int,
+        estimated: bool,
+        turn: TurnControl | None = None,
+    ) -> Attempt:
         """Any other failure, classified; a real tool's exception fails that call and names the tool."""
         failed_call_id = error.tool_call_id if isinstance(error, ScriptedToolFailure) else None
         run_error = classify(error)
@@ -173,6 +195,7 @@ class PydanticAIEngine:
             failed_call_id=failed_call_id,
             instructions=last_instructions(messages),
             native_dump=_native_dump(messages, input_count),
+            steering=turn.deliveries(messages[input_count:]) if turn is not None else (),
         )
 
     async def _drive(
@@ -180,13 +203,18 @@ class PydanticAIEngine:
     ) -> tuple[RunStopped | None, ModelRequest | None]:
         """Walk the run node by node, reporting to `observer`; returns why it stopped early (or None) and the
         request that was about to be sent then (it is not in `all_messages()` until its node runs)."""
+        turn = self._turn
         async for node in run:
             observer.on_node()
             if Agent.is_model_request_node(node):
+                if turn is not None and turn.before_request_node(run, node.request):
+                    continue  # cancelled before the request is sent: the next step raises RunCancelled
                 stopped = observer.on_model_request(one_message(node.request))
                 if stopped is not None:
                     return stopped, node.request
             elif Agent.is_call_tools_node(node):
+                if turn is not None:
+                    turn.on_response(run, node.model_response)
                 stopped = observer.on_model_response(one_message(node.model_response))
                 if stopped is not None:
                     return stopped, None

@@ -25,6 +25,7 @@ from agentrig.runtime.engine.compaction.summarizer import compactor_for
 from agentrig.runtime.engine.event_engine import EventingEngine
 from agentrig.runtime.engine.orchestrator import RequestOrchestrator
 from agentrig.runtime.engine.pydantic_ai_engine.agent_loading import AgentCache, AgentHandle, agent_for_scenario
+from agentrig.runtime.engine.pydantic_ai_engine.composition import check_requires, load_composition
 from agentrig.runtime.engine.pydantic_ai_engine.deferred import turn_deferred_results
 from agentrig.runtime.engine.pydantic_ai_engine.deps import enter_deps
 from agentrig.runtime.engine.pydantic_ai_engine.plain import PydanticAIEngine
@@ -138,8 +139,10 @@ async def execute_scenario(
     its import) and refuses every model request that is not scripted (pydantic-ai's `ALLOW_MODEL_REQUESTS`, set
     for the run only)."""
     scripted = model is None
+    check_requires(loaded)
     subagents = SubAgentScripts(loaded, scripted=scripted)
     handle = agent_for_scenario(loaded, cache=cache, offline=scripted, agent=agent)
+    handle.run_capabilities = load_composition(loaded, offline=scripted)
     guard = override_allow_model_requests(False) if scripted else nullcontext()
     async with AsyncExitStack() as stack:
         stack.enter_context(guard)
@@ -179,7 +182,9 @@ async def _run_turns(
     for index, turn in enumerate(scenario.turns):
         if script is not None:
             script.begin_turn(index)
-        record = await orchestrator.run(turn.user, deferred_results=turn_deferred_results(turn))
+        record = await orchestrator.run(
+            turn.user, deferred_results=turn_deferred_results(turn), steering=turn.steer, cancel=turn.cancel
+        )
         if script is not None:
             record = replace(record, model_input_checks=(*script.take_checks(), *subagents.take_checks()))
             mismatch = script.finish_turn()

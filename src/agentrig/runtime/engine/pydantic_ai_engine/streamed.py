@@ -87,6 +87,8 @@ def stream_delta(event: object) -> StreamDelta | None:
 class PydanticAIStreamedEngine(PydanticAIEngine):
     """`PydanticAIEngine` with every model request streamed (see the module docstring)."""
 
+    streams = True
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._partial_text: list[str] | None = None
@@ -121,32 +123,48 @@ class PydanticAIStreamedEngine(PydanticAIEngine):
         self, run: AgentRun[Any, Any], observer: TurnObserver
     ) -> tuple[RunStopped | None, ModelRequest | None]:
         listener = observer if isinstance(observer, StreamListener) else None
+        turn = self._turn
         node = run.next_node
         while not Agent.is_end_node(node):
             observer.on_node()
             if Agent.is_model_request_node(node):
+                if turn is not None and turn.before_request_node(run, node.request):
+                    node = await run.next(node)  # cancelled before the request is sent: raises RunCancelled
+                    continue
                 stopped = observer.on_model_request(one_message(node.request))
                 if stopped is not None:
                     return stopped, node.request
+                chunks = 0
                 async with node.stream(run.ctx) as stream:
+                    if turn is not None and turn.cuts_stream(chunks):
+                        turn.cut_stream("")
                     async for event in stream:
-                        if self._partial_text is None:
-                            # The first event: the response has begun (a failure before it, e.g. a refused
-                            # request, is a plain error; one after it breaks off a response).
-                            self._partial_text = []
-                            if listener is not None:
-                                listener.on_stream_open()
-                        delta = stream_delta(event)
-                        if delta is None or (not delta.delta and delta.tool_name is None):
-                            continue
-                        if delta.kind == "text":
-                            self._partial_text.append(delta.delta)
-                        if listener is not None:
-                            listener.on_stream_delta(delta)
+                        chunks += isinstance(event, PartStartEvent | PartDeltaEvent)
+                        self._on_stream_event(event, listener)
+                        if turn is not None and turn.cuts_stream(chunks):  # pulls no chunk past the cut
+                            turn.cut_stream("".join(self._partial_text or ()))
                 self._partial_text = None
             elif Agent.is_call_tools_node(node):
+                if turn is not None:
+                    turn.on_response(run, node.model_response)
                 stopped = observer.on_model_response(one_message(node.model_response))
                 if stopped is not None:
                     return stopped, None
             node = await run.next(node)
         return None, None
+
+    def _on_stream_event(self, event: object, listener: StreamListener | None) -> None:
+        """One event of the response streaming now: its text kept, its delta handed to the listener."""
+        if self._partial_text is None:
+            # The first event: the response has begun (a failure before it, e.g. a refused request, is a plain
+            # error; one after it breaks off a response).
+            self._partial_text = []
+            if listener is not None:
+                listener.on_stream_open()
+        delta = stream_delta(event)
+        if delta is None or (not delta.delta and delta.tool_name is None):
+            return
+        if delta.kind == "text":
+            self._partial_text.append(delta.delta)
+        if listener is not None:
+            listener.on_stream_delta(delta)

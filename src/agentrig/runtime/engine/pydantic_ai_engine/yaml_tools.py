@@ -25,6 +25,7 @@ from typing import Any
 
 from pydantic_ai import CallDeferred, ModelRetry, RunContext, Tool
 from pydantic_ai.toolsets import FunctionToolset
+from pydantic_core import SchemaValidator, core_schema
 
 from agentrig.runtime.engine.tool_rules import ToolCallCounts, can_defer, describe_args, matching_result
 from agentrig.runtime.models.stops import ScriptedToolFailure, ScriptMismatch
@@ -73,5 +74,9 @@ def build_toolset(tools: Mapping[str, ToolSpec]) -> FunctionToolset[Any]:
             sequential=spec.sequential,
         )
         tool.max_retries = spec.retries  # None: the agent's `retries['tools']` (from_schema has no such argument)
+        # from_schema accepts any JSON as arguments (2.38 and 2.68); a call whose arguments are not an object (`[1, 2]`)
+        # would then crash the tool with a TypeError. A typed tool answers it with a validation retry ("Input should
+        # be a valid dictionary"): so must a YAML tool, whose arguments are always an object.
+        tool.function_schema.validator = SchemaValidator(core_schema.dict_schema())
         built.append(tool)
     return FunctionToolset(built)

@@ -62,10 +62,23 @@ def unsupported_features(scenario: Scenario) -> list[str]:
         found.append("scripted sub-agents (`agents:`: pydantic-ai agents a tool delegates to)")
     if scenario.deps is not None:
         found.append("`deps:` (pydantic-ai's RunContext dependencies; a tinyagent tool receives none)")
+    if scenario.capabilities or scenario.history_processors:
+        found.append("`capabilities:` / `history_processors:` (pydantic-ai capabilities attached to its runs)")
+    if scenario.requires:
+        found.append(f"`requires: {list(scenario.requires)}` (extras of pydantic-ai: its UI adapters, its harness)")
     for index, turn in enumerate(scenario.turns):
         if turn.approvals is not None:
             found.append(
                 f"turn {index + 1}: approvals (pydantic-ai's ToolApproved/ToolDenied; tinyagent has no approval step)"
+            )
+        if turn.steer:
+            found.append(
+                f"turn {index + 1}: steering (delivered through pydantic-ai's RunContext/AgentRun.enqueue and"
+                " checked on its history; not mapped to tinyagent's steer queue yet)"
+            )
+        if turn.cancel is not None:
+            found.append(
+                f"turn {index + 1}: a cancel point (pydantic-ai's CancellationToken and RunCancelled snapshot)"
             )
     return list(dict.fromkeys(found))
 

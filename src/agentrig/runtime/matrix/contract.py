@@ -1,0 +1,157 @@
+"""The compatibility contract's rows, and which scenario tags are their evidence: the one place that maps them.
+
+The contract (docs/contracts/compatibility-contract.md, after the runtime this harness serves) names what a
+runtime composes from pydantic-ai and must keep working across upgrades. Each row here names its area, the
+public API it rests on, and the scenario tags whose scenarios prove it; `agentrig matrix` renders the rows with
+those scenarios' status per version (`contract_section`), so docs/compatibility.md is the contract's evidence
+column. A row with no scenario says so, with the reason, instead of looking covered.
+
+The per-version expectations scenarios state (`when_pydantic_ai`) are read from the scenario files themselves and
+listed under the rows: a difference between versions that a scenario tolerates is named on the page, never hidden.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentrig.errors import AgentrigError
+from agentrig.runtime.matrix.compare import ScenarioComparison
+from agentrig.scenarios.control_expectations import ControlExpectations
+from agentrig.scenarios.loader import load_paths
+
+__all__ = ["CONTRACT_ROWS", "ContractRow", "VersionNote", "contract_section", "version_notes"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ContractRow:
+    """One row of the compatibility contract's table."""
+
+    area: str
+    """The row's area, as the contract names it."""
+    api: str
+    """The pydantic-ai API the runtime composes there."""
+    tags: tuple[str, ...]
+    """Scenario tags whose scenarios are the row's evidence."""
+    without_scenario: str = ""
+    """Why the row has no scenario (yet), shown instead of a status."""
+
+
+CONTRACT_ROWS: tuple[ContractRow, ...] = (
+    ContractRow(area="Streaming graph traversal", api="`Agent.run_stream_events()` / `iter` + `node.stream`",
+                tags=("streaming",)),
+    ContractRow(area="Steering", api="`RunContext.enqueue` / `AgentRun.enqueue(priority='asap')`",
+                tags=("steering",)),
+    ContractRow(area="Cancellation", api="`CancellationToken`, `RunCancelled.new_messages()` / `.usage`",
+                tags=("cancellation",)),
+    ContractRow(area="Deferred host actions", api="`ExternalToolset`, `DeferredToolRequests`, `DeferredToolResults`",
+                tags=("host-actions",)),
+    ContractRow(area="Tool arguments", api="`ToolCallPart.args_as_dict()`", tags=("tool-arguments",)),
+    ContractRow(area="Model-input history cleanup", api="the public `Agent` run pipeline", tags=("history-cleanup",)),
+    ContractRow(area="Application history policy", api="`ProcessHistory`, `Hooks(model_request=...)` capabilities",
+                tags=("history-policy",)),
+    ContractRow(area="Session storage and reload", api="`ModelMessagesTypeAdapter`, stored histories resumed",
+                tags=("sessions", "resume")),
+    ContractRow(area="Harness compaction / memory", api="pydantic-ai-harness capabilities (optional extra)",
+                tags=("harness",),
+                without_scenario="a scenario needs `requires: [harness]`; the pinned environments do not install "
+                                 "pydantic-ai-harness (tests/compatibility/test_optional_extras.py imports it where "
+                                 "`nox -s adapters` installs it)"),
+    ContractRow(area="UI protocols", api="`AGUIAdapter.build_run_input`, `AGUIEventStream`; `VercelAIAdapter`",
+                tags=("ag-ui", "vercel-ai"),
+                without_scenario="the UI-protocol turn is not part of the scenario language yet"),
+    ContractRow(area="Definitions / evolving artifacts", api="native instructions / capabilities", tags=(),
+                without_scenario="application behaviour (definition versions, activation, rollback): no pydantic-ai "
+                                 "surface for a scenario to exercise"),
+    ContractRow(area="Host attachments", api="`BinaryContent`, `ImageUrl`, `DocumentUrl` on the user prompt",
+                tags=("attachments",),
+                without_scenario="user content on a scenario's user message comes with the user-content vocabulary"),
+    ContractRow(area="Usage, models, images and toolsets", api="`UsageLimits`, `RunUsage`, `FunctionToolset`",
+                tags=("usage", "limits")),
+)  # fmt: skip
+"""The contract's rows, in its order."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VersionNote:
+    """A per-version expectation a scenario states."""
+
+    scenario: str
+    where: str
+    """e.g. `turn 1: steering "STEER: ..." stored`."""
+    per_version: tuple[tuple[str, str], ...]
+    """(when_pydantic_ai, expected value), in the scenario's order."""
+
+
+def version_notes(paths: Sequence[Path]) -> list[VersionNote]:
+    """Every per-version expectation in the scenarios under `paths` (unreadable files are skipped: the run that
+    produced the report already named them)."""
+    try:
+        loaded = load_paths(list(paths))
+    except AgentrigError:
+        return []
+    notes: list[VersionNote] = []
+    for item in loaded:
+        scenario = item.scenario
+        places: list[tuple[str, ControlExpectations]] = [
+            (f"turn {index + 1}", turn.expect) for index, turn in enumerate(scenario.turns)
+        ]
+        places.append(("scenario", scenario.expect))
+        for label, expect in places:
+            for wanted in expect.steering:
+                if isinstance(wanted.stored, tuple):
+                    notes.append(
+                        VersionNote(
+                            scenario=scenario.name,
+                            where=f"{label}: steering {wanted.text!r} stored as",
+                            per_version=tuple((s.when_pydantic_ai, s.placement) for s in wanted.stored),
+                        )
+                    )
+    return notes
+
+
+def _row_status(row: ContractRow, scenarios: Sequence[ScenarioComparison], versions: Sequence[str]) -> list[str]:
+    covering = [item for item in scenarios if set(item.tags) & set(row.tags)]
+    if not covering:
+        reason = row.without_scenario or "no scenario carries the tags " + ", ".join(f"`{t}`" for t in row.tags)
+        return [row.area, row.api, f"— ({reason})", *("—" for _ in versions)]
+    names = ", ".join(f"`{item.name}`" for item in covering)
+    cells = [
+        f"{sum(item.statuses.get(version) == 'passed' for item in covering)}/{len(covering)}" for version in versions
+    ]
+    return [row.area, row.api, names, *cells]
+
+
+def contract_section(
+    scenarios: Sequence[ScenarioComparison], versions: Sequence[str], notes: Sequence[VersionNote]
+) -> list[str]:
+    """The markdown section; empty when no scenario carries a contract tag (a suite that is not about it)."""
+    contract_tags = {tag for row in CONTRACT_ROWS for tag in row.tags}
+    if not any(set(item.tags) & contract_tags for item in scenarios):
+        return []
+    header = ["area", "pydantic-ai API", "scenarios (by tag, `agentrig.runtime.matrix.contract`)", *versions]
+    lines = [
+        "## The compatibility contract, row by row",
+        "",
+        "Each row of the compatibility contract (docs/contracts/compatibility-contract.md) with the scenarios that "
+        "prove it and how many of them pass on each version.",
+        "",
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join(" --- " for _ in header) + "|",
+    ]
+    lines += ["| " + " | ".join(_row_status(row, scenarios, versions)) + " |" for row in CONTRACT_ROWS]
+    lines.append("")
+    if notes:
+        lines += [
+            "### Differences between versions that scenarios state",
+            "",
+            "Where pydantic-ai versions really behave differently, the scenario says what it expects on each "
+            "(`when_pydantic_ai`), and the check holds it to that; the canonical history stays the same.",
+            "",
+        ]
+        for note in notes:
+            variants = "; ".join(f"`{spec}`: {value}" for spec, value in note.per_version)
+            lines.append(f"- `{note.scenario}`, {note.where}: {variants}")
+        lines.append("")
+    return lines
