@@ -16,6 +16,7 @@ from pydantic import Field, model_validator
 
 from agentrig.scenarios._strict import Strict as _Strict
 from agentrig.scenarios.event_model import EventExpectations
+from agentrig.scenarios.provider_settings import ProviderSettings as ProviderSettings  # re-exported, as ToolResult
 from agentrig.scenarios.tool_model import ToolResult as ToolResult  # re-exported: the format's models, one place
 from agentrig.scenarios.tool_model import ToolSpec
 
@@ -251,6 +252,7 @@ RunErrorKind = Literal[
     "request_rejected",
     "auth",
     "connection",
+    "provider_timeout",
     "usage_limit",
     "max_iterations",
     "timeout",
@@ -431,6 +433,8 @@ class Settings(_Strict):
     """Prune the content of all but the N most recent tool returns before each request."""
     compaction: CompactionSettings | None = None
     """Compact the history when it nears the context window. Omitted: no compaction."""
+    provider: ProviderSettings | None = None
+    """Retries and the request timeout against a real model (`--model`); omitted: the flags of `agentrig run`."""
 
 
 class Scenario(_Strict):

@@ -8,7 +8,7 @@ pydantic-ai `Model` with one job; wrappers derive from `WrapperModel` and overri
           ├─ ScriptedModel       a scripted run: answers from the scenario's YAML steps         scripted.py
           ├─ ReplayModel         --replay DIR: answers from a recording; a changed request fails record_replay.py
           └─ RecordingModel      --record DIR: saves each answer of the model it wraps          record_replay.py
-              └─ RetryingModel   429, 5xx and connection failures retried, Retry-After honoured providers.py
+              └─ RetryingModel   the run-wide limiter, the request timeout, retries, attempts counted retrying.py
                   └─ provider    pydantic-ai's OpenAI / Anthropic / ... model and its SDK client
 
 `RecordingModel` appears only with `--record`; without `--record`/`--replay` a real run is
@@ -26,20 +26,28 @@ if TYPE_CHECKING:  # pydantic-ai is imported only when a chain is built: the sui
     # and `agentrig run --engine tinyagent` must work where pydantic-ai is not installed.
     from pydantic_ai.models import Model
 
+    from agentrig.runtime.models.limiter import Limiter
+    from agentrig.runtime.models.provider_options import ProviderOptions
     from agentrig.runtime.models.request_model import InputPrefix
 
 __all__ = ["for_request", "for_scenario", "real_model"]
 
 
-def real_model(name: str | None, *, base_url: str | None = None) -> Model | None:
-    """The retrying provider model for `provider:name` (None for a scripted run)."""
+def real_model(
+    name: str | None,
+    *,
+    base_url: str | None = None,
+    options: ProviderOptions | None = None,
+    limiter: Limiter | None = None,
+) -> Model | None:
+    """The provider model for `provider:name` behind the run's `limiter` and `options` (None for a scripted run)."""
     if name is None:
         return None
     try:
         from agentrig.runtime.models.providers import build_model  # needs the provider SDKs ([providers] extra)
     except ImportError as error:
         raise UsageError(f"--model {name}: real providers are not available ({error})") from None
-    return build_model(name, base_url=base_url)
+    return build_model(name, base_url=base_url, options=options, limiter=limiter)
 
 
 def for_scenario(

@@ -65,7 +65,20 @@ REPORT_KEYS = frozenset(
 """Every key `report.json` may have at the top level (`merged_from` and `partial` only on merged reports)."""
 SUMMARY_KEYS = frozenset({"passed", "failed", "error", "skipped", "total", "duration_s"})
 SCENARIO_KEYS = frozenset(
-    {"id", "name", "path", "status", "tags", "duration_s", "error", "usage", "turns", "checks", "output_dir"}
+    {
+        "id",
+        "name",
+        "path",
+        "status",
+        "tags",
+        "duration_s",
+        "error",
+        "usage",
+        "attempts",
+        "turns",
+        "checks",
+        "output_dir",
+    }
 )
 TURN_KEYS = frozenset(
     {
@@ -192,6 +205,7 @@ def scenario_json(result: ScenarioResult) -> dict[str, Any]:
         "duration_s": round(result.duration_s, 4),
         "error": _error_json(result.error),
         "usage": result.usage.to_json(),
+        "attempts": result.attempts.to_json() if result.attempts is not None else None,
         "turns": [_turn_json(turn) for turn in result.turns],
         "checks": [check_json(check) for check in result.checks],
         "output_dir": f"scenarios/{result.name}",

@@ -17,6 +17,9 @@ from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.run_records import RunError, ScenarioResult
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.models import chain
+from agentrig.runtime.models.attempt_log import AttemptLog, recording_attempts
+from agentrig.runtime.models.request_policy import using_scenario_settings
+from agentrig.runtime.models.timeouts import timeout_flag
 from agentrig.runtime.suite.options import ExecuteScenario, ExecutionLike, RunOptions
 from agentrig.runtime.suite.process_exit import ProcessExitCalled
 from agentrig.runtime.suite.scenario_files import write_scenario_outputs
@@ -30,6 +33,7 @@ __all__ = [
     "run_one",
     "run_one_in_loop",
     "run_unwritten",
+    "with_default_timeout",
     "write_finished",
 ]
 
@@ -56,13 +60,16 @@ def _scenario_model(name: str, model: Any, options: RunOptions) -> Any:
     return chain.for_scenario(name, model, record_dir=options.record_dir, replay_dir=options.replay_dir)
 
 
-async def _execute_and_close(execute: ExecuteScenario, loaded: LoadedScenario, model: Any) -> ExecutionLike:
+async def _execute_and_close(
+    execute: ExecuteScenario, loaded: LoadedScenario, model: Any, *, shared: bool = False
+) -> ExecutionLike:
     # A provider model's HTTP client belongs to the loop it ran in, and `run_one` starts a loop per scenario:
-    # close its connections in the same loop, or the next scenario's loop inherits dead ones.
+    # close its connections in the same loop, or the next scenario's loop inherits dead ones. Scenarios running side
+    # by side (`shared`) use the connections together: the lane closes them when it ends.
     try:
         return await execute(loaded, model=model)
     finally:
-        if model is not None:
+        if model is not None and not shared:
             from agentrig.runtime.models.providers import close_model
 
             await close_model(model)
@@ -87,6 +94,15 @@ def _is_interruption(error: BaseException) -> bool:
     if isinstance(error, BaseExceptionGroup):
         return any(_is_interruption(inner) for inner in error.exceptions)  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType, reportUnknownMemberType]
     return False
+
+
+def with_default_timeout(loaded: LoadedScenario, timeout: float | None) -> LoadedScenario:
+    """The scenario with `--timeout` as its `settings.timeout` when it sets none of its own."""
+    settings = loaded.scenario.settings
+    if timeout is None or settings.timeout is not None:
+        return loaded
+    scenario = loaded.scenario.model_copy(update={"settings": settings.model_copy(update={"timeout": timeout})})
+    return replace(loaded, scenario=scenario)
 
 
 def with_default_deps(loaded: LoadedScenario, deps: str | None) -> LoadedScenario:
@@ -146,25 +162,34 @@ async def run_unwritten(
     options: RunOptions,
     model: Any = None,
     execute: ExecuteScenario | None = None,
+    shared: bool = False,
 ) -> Finished:
     """Run and check one scenario in the running loop, writing nothing: `suite.sequential` writes its folder only
     if the scenario was not abandoned meanwhile (a scenario that outlived its time must not write late).
 
     What the scenario leaves running is cancelled when it ends, as `asyncio.run` would. A SystemExit raised in
     a task of its own ends the loop instead of reaching this coroutine: `suite.sequential` handles that.
-    Ctrl-C, SIGTERM and a cancellation of this task propagate; everything else is this scenario's error."""
+    Ctrl-C, SIGTERM and a cancellation of this task propagate; everything else is this scenario's error.
+    `shared`: the model's connections serve scenarios running beside this one and stay open.
+
+    The provider layer counts the scenario's requests in an `AttemptLog` of its own (the result's `attempts`),
+    follows its `settings.provider`, and a turn's timeout that came from `--timeout` is said so."""
     started = time.perf_counter()
+    flag = "--timeout" if options.timeout is not None and loaded.scenario.settings.timeout is None else None
     loaded = _as_run(loaded, options)
+    log = AttemptLog()
     try:
-        execution = await _isolated(_execute(loaded, model, options, execute))
+        with recording_attempts(log), using_scenario_settings(loaded.scenario.settings.provider), timeout_flag(flag):
+            execution = await _isolated(_execute(loaded, model, options, execute, shared=shared))
     # The engine or the user's agent failed: this scenario's error, not the suite's. Whatever it raised: a
     # sys.exit() or os._exit() in a tool, a CancelledError or GeneratorExit nothing asked for, a BaseException of
     # its own must not end the whole run with no report (and, at -j 1, exit code 0).
     except BaseException as error:
         if _is_interruption(error):
             raise
-        return Finished(failure(loaded, error, started=started))
-    return _checked(loaded, execution, started=started, options=options)
+        return Finished(replace(failure(loaded, error, started=started), attempts=log.snapshot()))
+    finished = _checked(loaded, execution, started=started, options=options)
+    return replace(finished, result=replace(finished.result, attempts=log.snapshot()))
 
 
 def write_finished(finished: Finished, options: RunOptions) -> ScenarioResult:
@@ -177,17 +202,17 @@ def write_finished(finished: Finished, options: RunOptions) -> ScenarioResult:
 
 
 def _as_run(loaded: LoadedScenario, options: RunOptions) -> LoadedScenario:
-    loaded = with_default_deps(loaded, options.default_deps)
+    loaded = with_default_timeout(with_default_deps(loaded, options.default_deps), options.timeout)
     if options.stream and not loaded.scenario.stream:
         loaded = replace(loaded, scenario=loaded.scenario.model_copy(update={"stream": True}))
     return loaded
 
 
 async def _execute(
-    loaded: LoadedScenario, model: Any, options: RunOptions, execute: ExecuteScenario | None
+    loaded: LoadedScenario, model: Any, options: RunOptions, execute: ExecuteScenario | None, *, shared: bool
 ) -> ExecutionLike:
     model = _scenario_model(loaded.scenario.name, model, options)
-    return await _execute_and_close(engine_for(execute), loaded, model)
+    return await _execute_and_close(engine_for(execute), loaded, model, shared=shared)
 
 
 async def _isolated(work: Coroutine[Any, Any, _T]) -> _T:

@@ -20,6 +20,7 @@ from agentrig.runtime.models.chain import real_model
 from agentrig.runtime.suite import stop_signals
 from agentrig.runtime.suite.options import ExecuteScenario, RunOptions
 from agentrig.runtime.suite.pool import new_pool
+from agentrig.runtime.suite.run_limiter import worker_limiter
 from agentrig.runtime.suite.scenario_files import write_scenario_outputs
 from agentrig.runtime.suite.scenario_store import ScenarioIdentity, ScenarioRef
 from agentrig.runtime.suite.sequential import run_sequentially
@@ -36,7 +37,11 @@ def _run_in_worker(
     """Run a batch of scenarios from one event loop (`sequential`, as `-j 1` does: entering a loop per scenario
     cost 0.7-1 ms). With `-x` the batch stops at its first failure."""
     if options.model is not None and options.model not in _worker_model:
-        _worker_model[options.model] = real_model(options.model, base_url=options.base_url)
+        # One model for the worker's life, behind the run's limiter (`run_limiter`): the bound holds across workers.
+        limiter = worker_limiter(options)
+        _worker_model[options.model] = real_model(
+            options.model, base_url=options.base_url, options=options.provider, limiter=limiter
+        )
     results: list[ScenarioResult] = []
     model = _worker_model.get(options.model or "")
     run_sequentially(batch, options, model=model, execute=execute, record=lambda _, result: results.append(result))
@@ -51,6 +56,8 @@ lines coming and the last batches short, so no worker is left with a long tail w
 def _batch_size(pending: int, options: RunOptions) -> int:
     if options.fail_fast:
         return 1  # stop promptly: nothing is in flight beyond one scenario per worker
+    if options.width > 1:  # provider-bound: a worker runs its batch side by side, as many as may be in flight
+        return max(1, min(options.width, -(-pending // options.jobs)))
     return max(1, min(_LARGEST_BATCH, pending // (options.jobs * 4)))
 
 
