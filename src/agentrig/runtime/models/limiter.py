@@ -36,9 +36,11 @@ from agentrig.runtime.models.provider_options import ProviderOptions
 
 __all__ = ["RATE_MARGIN", "Limiter", "LimiterCore", "LocalLimiter", "Slot"]
 
-RATE_MARGIN = 0.02
-"""The schedule runs this much below `--rpm` and `--tpm`: a request granted on time still reaches the provider a
-few milliseconds early or late, and one arriving early at a provider counting to the limit is a 429."""
+RATE_MARGIN = 0.05
+"""The schedule runs this much below `--rpm` and `--tpm`. A request granted on time reaches the provider a little
+early or late (the client builds it, a worker hears of its grant over a socket), and requests bunched by that
+jitter J into a provider's window of W seconds are one too many unless the schedule keeps J/W in hand: 5% covers
+250 ms of jitter on a 5-second window, and is nothing to notice on a minute's."""
 
 Grant = Callable[[int], None]
 """Called with the ticket once the request may go."""
@@ -161,6 +163,12 @@ class LimiterCore:
             self._retries_left -= 1
             return True
 
+    def poke(self) -> None:
+        """Grant what may go now (the timer thread does this when a time-based wait ends)."""
+        with self._lock:
+            granted = [grant for provider in self._providers.values() for grant in self._grant_ready(provider)]
+        self._notify(granted)
+
     def bound(self, key: str) -> int:
         """The bound of provider `key` now (`max_concurrency` until it is first used)."""
         with self._lock:
@@ -237,8 +245,7 @@ class LimiterCore:
                 if delay is None or delay > 0:
                     self._changed.wait(delay)
                     continue
-                granted = [grant for provider in self._providers.values() for grant in self._grant_ready(provider)]
-            self._notify(granted)
+            self.poke()
 
 
 class Limiter(Protocol):

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+import weakref
 from collections.abc import Coroutine
+from contextvars import Context, ContextVar
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
@@ -33,6 +35,7 @@ __all__ = [
     "run_one",
     "run_one_in_loop",
     "run_unwritten",
+    "scenario_task_factory",
     "with_default_timeout",
     "write_finished",
 ]
@@ -180,7 +183,7 @@ async def run_unwritten(
     log = AttemptLog()
     try:
         with recording_attempts(log), using_scenario_settings(loaded.scenario.settings.provider), timeout_flag(flag):
-            execution = await _isolated(_execute(loaded, model, options, execute, shared=shared))
+            execution = await _isolated(_execute(loaded, model, options, execute, shared=shared), shared=shared)
     # The engine or the user's agent failed: this scenario's error, not the suite's. Whatever it raised: a
     # sys.exit() or os._exit() in a tool, a CancelledError or GeneratorExit nothing asked for, a BaseException of
     # its own must not end the whole run with no report (and, at -j 1, exit code 0).
@@ -215,17 +218,42 @@ async def _execute(
     return await _execute_and_close(engine_for(execute), loaded, model, shared=shared)
 
 
-async def _isolated(work: Coroutine[Any, Any, _T]) -> _T:
-    """Await `work`, then cancel the tasks it started and left running (nothing of one scenario outlives it)."""
+async def _isolated(work: Coroutine[Any, Any, _T], *, shared: bool = False) -> _T:
+    """Await `work`, then cancel the tasks it started and left running (nothing of one scenario outlives it).
+
+    `shared`: scenarios run side by side in this loop, and the tasks started meanwhile are not all this one's: only
+    those its own context started (`scenario_task_factory` tags each with the scenario that made it) are cancelled."""
     before = asyncio.all_tasks()
+    owner = object()
+    token = _task_owner.set(owner) if shared else None
     try:
         return await work
     finally:
+        if token is not None:
+            _task_owner.reset(token)
         leftovers = asyncio.all_tasks() - before
+        if shared:
+            leftovers = {task for task in leftovers if _owners.get(task) is owner}
         for task in leftovers:
             task.cancel()
         if leftovers:
             await asyncio.gather(*leftovers, return_exceptions=True)
+
+
+_task_owner: ContextVar[object | None] = ContextVar("agentrig_task_owner", default=None)
+_owners: weakref.WeakKeyDictionary[asyncio.Task[Any], object] = weakref.WeakKeyDictionary()
+
+
+def scenario_task_factory(
+    loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, Any], *, context: Context | None = None
+) -> asyncio.Task[Any]:
+    """The task factory of a loop running scenarios side by side: each task remembers the scenario whose code started
+    it (a task copies its creator's context, so the scenario's tasks' own tasks are its too)."""
+    task: asyncio.Task[Any] = asyncio.Task(coro, loop=loop, context=context)
+    owner = _task_owner.get()
+    if owner is not None:
+        _owners[task] = owner
+    return task
 
 
 def failed_result(

@@ -45,7 +45,14 @@ from agentrig.runtime.history.run_records import RunError, ScenarioResult
 from agentrig.runtime.suite import stop_signals
 from agentrig.runtime.suite.options import ExecuteScenario, RunOptions
 from agentrig.runtime.suite.process_exit import intercepted_process_exit
-from agentrig.runtime.suite.scenario_run import Finished, failure, run_unwritten, with_default_timeout, write_finished
+from agentrig.runtime.suite.scenario_run import (
+    Finished,
+    failure,
+    run_unwritten,
+    scenario_task_factory,
+    with_default_timeout,
+    write_finished,
+)
 from agentrig.scenarios.loader import LoadedScenario
 
 __all__ = ["BLOCKED_GRACE_S", "WIND_DOWN_S", "run_sequentially", "scenario_budget"]
@@ -144,6 +151,8 @@ class _Lane:
     def _main(self) -> None:
         loop = self._loop
         loop.set_exception_handler(_quiet_about_agent_generators)
+        if self.options.width > 1:  # side by side: a scenario cancels only the tasks it started itself
+            loop.set_task_factory(scenario_task_factory)  # pyright: ignore[reportArgumentType]
         try:
             drive = self._drive() if self.options.width == 1 else self._drive_side_by_side()
             self._task = loop.create_task(drive)
