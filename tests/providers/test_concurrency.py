@@ -30,7 +30,9 @@ def test_scenarios_run_side_by_side_up_to_max_concurrency(
     server = loopback(default=text("Hello!"), latency_s=0.4)
     suite = write_suite(tmp_path / "suite", 8, turns=2)
     out = tmp_path / "out"
-    code, stdout, _ = run_main(capsys, "run", str(suite), "--out", str(out), "--max-concurrency", "3", *_model(server, api))
+    code, stdout, _ = run_main(
+        capsys, "run", str(suite), "--out", str(out), "--max-concurrency", "3", *_model(server, api)
+    )
     assert code == 0, stdout
     assert len(server.requests) == 16
     assert 2 <= server.peak_in_flight <= 3  # side by side, and never past the bound

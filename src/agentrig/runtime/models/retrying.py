@@ -185,6 +185,7 @@ class RetryingModel(WrapperModel):
                     break
                 except Exception as error:
                     await run.failed(error)
+            run.streaming = True
             try:
                 yield stream
             except Exception as error:
@@ -216,6 +217,8 @@ class _Attempts:
         self.attempt = 0
         self.slot: Slot | None = None
         self.budget_spent = False
+        self.streaming = False
+        """The response has begun streaming: a timeout now is a stream that stalled, not a request unanswered."""
 
     @property
     def bound_s(self) -> float:
@@ -303,9 +306,14 @@ class _Attempts:
         if no_answer:
             which = f"request {self.number}" if self.number else "a request"
             timeout = self.policy.request_timeout_s
-            return "provider_timeout", (
-                f"{model.system}: {which} to {model.model_name} got no answer within {timeout:g}s "
-                f"({self.policy.timeout_source})"
+            what = (
+                f"stopped answering for {timeout:g}s mid-stream"
+                if self.streaming
+                else f"got no answer within {timeout:g}s"
+            )
+            return (
+                "provider_timeout",
+                f"{model.system}: {which} to {model.model_name} {what} ({self.policy.timeout_source})",
             )
         return describe_provider_failure(error, provider=model.system, base_url=model.base_url)
 
