@@ -4,10 +4,12 @@ through pydantic-ai's real OpenAI and Anthropic clients. Counts are asserted, ne
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import pytest
 
+from agentrig.runtime.models.provider_options import provider_modules
 from agentrig.runtime.suite.options import RunOptions
 from tests.cli.cli_helpers import run_main
 from tests.providers.conftest import ServerFactory
@@ -15,6 +17,7 @@ from tests.providers.loopback import LoopbackServer, ServerLimits, text
 from tests.providers.suites import report, run_agentrig, scenario_file, write_suite
 
 pytestmark = pytest.mark.providers
+pytest_plugins = ["pytester"]
 
 
 def _model(server: LoopbackServer, api: str = "openai") -> list[str]:
@@ -116,3 +119,26 @@ def test_rpm_holds_across_worker_processes(loopback: ServerFactory, tmp_path: Pa
     assert finished.returncode == 0, finished.stdout + finished.stderr
     assert server.rejected == 0
     assert scenario_file(out, "s000", "usage.json")["attempts"]["attempts"] == 1
+
+
+def test_the_plugin_bounds_requests_across_xdist_workers(pytester: pytest.Pytester, loopback: ServerFactory) -> None:
+    server = loopback(default=text("Hello!"), latency_s=0.3)
+    write_suite(pytester.path / "scenarios", 6)
+    result = pytester.runpytest_subprocess(
+        "-n", "3", "-p", "no:cacheprovider", "--agentrig-model", "openai:gpt-4o",
+        "--agentrig-base-url", server.openai_base_url, "--agentrig-max-concurrency", "1",
+    )  # fmt: skip
+    result.assert_outcomes(passed=6)
+    assert len(server.requests) == 6
+    assert server.peak_in_flight == 1  # three workers, one request in flight: the controller's limiter
+
+
+@pytest.mark.parametrize("model", ["openai:gpt-4o", "openai-responses:gpt-4o", "anthropic:claude-sonnet-4-5"])
+def test_workers_fork_with_the_providers_client_imported(model: str) -> None:
+    # The forkserver imports these before it forks a worker (an import that fails there is skipped silently, so
+    # each name must be a module that exists).
+    modules = provider_modules(model)
+    assert "agentrig.runtime.models.providers" in modules
+    assert any(name.startswith("pydantic_ai.models.") for name in modules)
+    assert all(importlib.util.find_spec(name) is not None for name in modules)
+    assert provider_modules(None) == ()

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from agentrig.runtime.reports.scenario_data import scenario_payload
 from tests.cli.cli_helpers import run_main
 from tests.providers.conftest import ServerFactory
 from tests.providers.loopback import LoopbackServer, error, rate_limited, text
@@ -46,6 +47,13 @@ def test_a_retried_request_is_counted_and_logged_with_its_status(
     assert retries[0]["message"] == "openai: HTTP 429 Too Many Requests: Rate limit reached"
     # The log stays well formed (checked by the scenario's default event rules, which passed).
     assert all(check["passed"] for check in report(out)["scenarios"][0]["checks"])
+    # report.html shows them: the scenario's data carries each retry, and the page says what a retry is.
+    page_data = scenario_payload(out, report(out)["scenarios"][0], "")
+    assert [event["status"] for event in page_data["retries"]] == [429, 503]
+    assert page_data["entry"]["attempts"] == attempts
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "retried after" in page
+    assert '"type":"request_retry"' in page.replace(" ", "")
 
 
 def test_a_flaky_server_is_retried_and_every_failed_attempt_is_counted(

@@ -241,14 +241,22 @@
     if (e.type === "message_end") return e.state + (e.usage ? " · " + usageText(e.usage) : "");
     if (e.type === "agent_end") return e.outcome + (e.error ? " · " + e.error.kind + ": " + e.error.message : "");
     if (e.type === "agent_start") return e.prompt ? String(e.prompt).slice(0, 200) : "(resumes deferred calls)";
+    if (e.type === "request_retry") return retryText(e);
     return "";
+  }
+  function retryText(e) {
+    return "request " + e.request + ", attempt " + e.attempt + ": " + (e.status ? "HTTP " + e.status + " " : "") + e.kind + ", retried after " + seconds(e.wait_s) + " · " + e.message;
+  }
+  function attemptsText(a) {
+    return a ? a.attempts + " attempts for " + a.requests + " requests, " + a.retries + " retries (" + seconds(a.retry_wait_s) + " waited), " + seconds(a.queue_wait_s) + " queued" : null;
   }
 
   function scenarioDetail(row, data) {
     var entry = data.entry;
     var box = el("div");
     box.appendChild(el("h2", null, [badge(entry.status), " ", entry.name]));
-    box.appendChild(facts([entry.path, seconds(entry.duration_s), usageText(entry.usage)]));
+    box.appendChild(facts([entry.path, seconds(entry.duration_s), usageText(entry.usage), attemptsText(entry.attempts)]));
+    (data.retries || []).forEach(function (e) { box.appendChild(el("div", { class: "sub", text: "retry, run " + e.run + " turn " + e.turn + ": " + retryText(e) })); });
     box.appendChild(tags(entry.tags));
     if (entry.error) box.appendChild(el("div", { class: "error-box" }, [el("strong", { text: entry.error.kind + ": " }), entry.error.message]));
     (data.problems || []).forEach(function (p) { box.appendChild(el("div", { class: "error-box", text: "could not read " + p })); });
