@@ -22,7 +22,7 @@ import json
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -187,6 +187,7 @@ class LoopbackServer:
         max_lifetime_s: float = 120.0,
         limits: ServerLimits | None = None,
         fail_every: int | None = None,
+        responder: Callable[[ReceivedRequest], Reply | None] | None = None,
     ) -> None:
         self.latency_s = latency_s
         self.max_lifetime_s = max_lifetime_s
@@ -194,6 +195,8 @@ class LoopbackServer:
         self.limits = limits
         self.fail_every = fail_every
         """Every `fail_every`-th request that passes the limits is answered 503 (a flaky server)."""
+        self.responder = responder
+        """Answers a request by what it says (None: the script's next reply), for requests that arrive in any order."""
         self.requests: list[ReceivedRequest] = []
         self.rejected = 0
         """Requests the limits answered with 429."""
@@ -253,8 +256,11 @@ class LoopbackServer:
         self._server.server_close()
 
     def next_reply(self, request: ReceivedRequest) -> Reply:
+        answer = self.responder(request) if self.responder is not None else None
         with self._lock:
             self.requests.append(request)
+            if answer is not None:
+                return answer
             if self._replies:
                 return self._replies.popleft()
         if self.default is not None:

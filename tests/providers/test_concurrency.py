@@ -5,6 +5,7 @@ through pydantic-ai's real OpenAI and Anthropic clients. Counts are asserted, ne
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,15 @@ from agentrig.runtime.models.provider_options import provider_modules
 from agentrig.runtime.suite.options import RunOptions
 from tests.cli.cli_helpers import run_main
 from tests.providers.conftest import ServerFactory
-from tests.providers.loopback import LoopbackServer, ServerLimits, text
+from tests.providers.loopback import (
+    LoopbackServer,
+    ReceivedRequest,
+    Reply,
+    ServerLimits,
+    ToolCallReply,
+    text,
+    tool_calls,
+)
 from tests.providers.suites import report, run_agentrig, scenario_file, write_suite
 
 pytestmark = pytest.mark.providers
@@ -142,3 +151,45 @@ def test_workers_fork_with_the_providers_client_imported(model: str) -> None:
     assert any(name.startswith("pydantic_ai.models.") for name in modules)
     assert all(importlib.util.find_spec(name) is not None for name in modules)
     assert provider_modules(None) == ()
+
+
+_BLOCKING_AGENT = """\
+import time
+
+from pydantic_ai import Agent
+
+agent = Agent(instructions="Use the block tool.")
+
+
+@agent.tool_plain
+async def block() -> str:
+    \"\"\"Blocks the event loop (a sync call in an async tool).\"\"\"
+    time.sleep(12)
+    return "done"
+"""
+
+
+def _answer_by_prompt(request: ReceivedRequest) -> Reply | None:
+    said = json.dumps(request.body)
+    if "block now" in said and '"role": "tool"' not in said:
+        return tool_calls(ToolCallReply(id="call_block", name="block"))
+    return text("Hello!", delay_s=0.5)
+
+
+def test_a_scenario_that_blocks_the_shared_loop_is_abandoned_and_the_others_run_again(
+    loopback: ServerFactory, tmp_path: Path
+) -> None:
+    server = loopback(responder=_answer_by_prompt)
+    suite = write_suite(tmp_path / "suite", 3)
+    (tmp_path / "suite" / "blocking_agent.py").write_text(_BLOCKING_AGENT)
+    (tmp_path / "suite" / "blocker.yaml").write_text(
+        "name: blocker\nagent: blocking_agent:agent\nsettings: {timeout: 1}\nturns:\n  - user: block now\n"
+    )
+    out = tmp_path / "out"
+    finished = run_agentrig("run", str(suite), "--out", str(out), *_model(server))
+    assert finished.returncode == 1, finished.stdout + finished.stderr  # the blocker failed; nothing errored
+    entries = {entry["name"]: entry for entry in report(out)["scenarios"]}
+    blocker = entries.pop("blocker")
+    assert blocker["error"]["kind"] == "timeout"
+    assert "was abandoned: something in it blocks" in blocker["error"]["message"]
+    assert [entry["status"] for entry in entries.values()] == ["passed"] * 3

@@ -53,11 +53,11 @@ _LARGEST_BATCH = 8
 lines coming and the last batches short, so no worker is left with a long tail while the others idle."""
 
 
-def _batch_size(pending: int, options: RunOptions) -> int:
+def _batch_size(pending: int, options: RunOptions, total: int) -> int:
     if options.fail_fast:
         return 1  # stop promptly: nothing is in flight beyond one scenario per worker
-    if options.width > 1:  # provider-bound: a worker runs its batch side by side, as many as may be in flight
-        return max(1, min(options.width, -(-pending // options.jobs)))
+    if options.width > 1:  # provider-bound: a worker runs its batch side by side, as many as may be in flight, the
+        return max(1, min(options.width, -(-total // options.jobs)))  # run's scenarios dealt evenly to the workers
     return max(1, min(_LARGEST_BATCH, pending // (options.jobs * 4)))
 
 
@@ -111,7 +111,7 @@ def run_parallel(
             if suspects and not running:
                 submit([suspects.pop(0)], alone=True)
             while not suspects and pending and not stop and len(running) < window:
-                size = _batch_size(len(pending), options)
+                size = _batch_size(len(pending), options, len(selected))
                 batch, pending = pending[:size], pending[size:]
                 submit(batch, alone=False)
             if not running:
