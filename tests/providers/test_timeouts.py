@@ -138,7 +138,25 @@ def test_the_plugin_reports_a_provider_that_does_not_answer_as_a_provider_error(
     )  # fmt: skip
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
-        ["*error provider_timeout (provider error): openai: request 1 to gpt-4o got no answer within 0.2s*"]
+        [
+            "*error provider_timeout (provider error): openai: request 1 to gpt-4o got no answer within 0.2s "
+            "(--agentrig-request-timeout)*"
+        ]
+    )
+
+
+def test_the_plugin_names_its_own_timeout_option(
+    pytester: pytest.Pytester, loopback: ServerFactory, hang: Reply
+) -> None:
+    server = loopback(default=hang)
+    write_suite(pytester.path / "scenarios", 1)
+    result = pytester.runpytest_inprocess(
+        "--agentrig-model", "openai:gpt-4o", "--agentrig-base-url", server.openai_base_url,
+        "--agentrig-timeout", "0.4",
+    )  # fmt: skip
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*error provider_timeout (provider error): *when the turn's --agentrig-timeout 0.4s ran out"]
     )
 
 

@@ -70,6 +70,7 @@ def provider_options(config: pytest.Config) -> ProviderOptions:
         max_retry_wait_s=_option(config, "max-retry-wait"),
         retry_budget=_option(config, "retry-budget"),
         request_timeout_s=_option(config, "request-timeout"),
+        flag_prefix="--agentrig-",
     )
     try:
         check_provider_options(options)

@@ -69,6 +69,8 @@ class ProviderOptions:
     """Retries the whole run may make, across workers (`--retry-budget`); None: no budget."""
     request_timeout_s: float | None = None
     """Seconds a request may go unanswered (`--request-timeout`); None: the scenario's, else 120 s."""
+    flag_prefix: str = "--"
+    """How the front end's flags begin, for messages that name one (`--agentrig-` in the pytest plugin)."""
 
     @property
     def scenario_width(self) -> int:

@@ -43,7 +43,11 @@ def request_policy(
         return RequestPolicy(
             retry=retry, request_timeout_s=own.request_timeout, timeout_source="settings.provider.request_timeout"
         )
-    return RequestPolicy(retry=retry, request_timeout_s=options.request_timeout_s or DEFAULT_REQUEST_TIMEOUT_S)
+    return RequestPolicy(
+        retry=retry,
+        request_timeout_s=options.request_timeout_s or DEFAULT_REQUEST_TIMEOUT_S,
+        timeout_source=f"{options.flag_prefix}request-timeout",
+    )
 
 
 _scenario: ContextVar[ProviderSettings | None] = ContextVar("agentrig_scenario_provider_settings", default=None)

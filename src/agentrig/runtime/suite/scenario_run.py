@@ -178,7 +178,8 @@ async def run_unwritten(
     The provider layer counts the scenario's requests in an `AttemptLog` of its own (the result's `attempts`),
     follows its `settings.provider`, and a turn's timeout that came from `--timeout` is said so."""
     started = time.perf_counter()
-    flag = "--timeout" if options.timeout is not None and loaded.scenario.settings.timeout is None else None
+    given = options.timeout is not None and loaded.scenario.settings.timeout is None
+    flag = f"{options.provider.flag_prefix}timeout" if given else None
     loaded = _as_run(loaded, options)
     log = AttemptLog()
     try:

@@ -334,7 +334,8 @@ def _timed_out(flight: _InFlight, options: RunOptions, *, blocked: bool) -> Scen
     budget = flight.deadline - flight.started if flight.deadline is not None else 0.0
     scenario = flight.item.scenario
     own = scenario.settings.timeout
-    said = f"settings.timeout = {own:g}s" if own is not None else f"--timeout {options.timeout or 0.0:g}s"
+    flag = f"{options.provider.flag_prefix}timeout {options.timeout or 0.0:g}s"
+    said = f"settings.timeout = {own:g}s" if own is not None else flag
     how = (
         "was abandoned: something in it blocks (a sync call in an async tool, a deps callable, an import)"
         if blocked
