@@ -164,7 +164,7 @@ agent = Agent(instructions="Use the block tool.")
 @agent.tool_plain
 async def block() -> str:
     \"\"\"Blocks the event loop (a sync call in an async tool).\"\"\"
-    time.sleep(12)
+    time.sleep(30)
     return "done"
 """
 
@@ -183,7 +183,7 @@ def test_a_scenario_that_blocks_the_shared_loop_is_abandoned_and_the_others_run_
     suite = write_suite(tmp_path / "suite", 3)
     (tmp_path / "suite" / "blocking_agent.py").write_text(_BLOCKING_AGENT)
     (tmp_path / "suite" / "blocker.yaml").write_text(
-        "name: blocker\nagent: blocking_agent:agent\nsettings: {timeout: 1}\nturns:\n  - user: block now\n"
+        "name: blocker\nagent: blocking_agent:agent\nsettings: {timeout: 5}\nturns:\n  - user: block now\n"
     )
     out = tmp_path / "out"
     finished = run_agentrig("run", str(suite), "--out", str(out), *_model(server))
