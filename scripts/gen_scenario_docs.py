@@ -475,7 +475,7 @@ REFERENCE_GROUPS: tuple[tuple[str, tuple[type[BaseModel], ...]], ...] = (
     ("Event log checks (docs/events.md)", (
         event_model.EventExpectations, event_model.EventMatcher, event_model.EventCount,
     )),
-    ("Settings", (model.Settings, model.CompactionSettings)),
+    ("Settings", (model.Settings, model.CompactionSettings, model.ProviderSettings)),
 )  # fmt: skip
 """Every model reachable from `Scenario`, in reading order (`render` fails if one is missing)."""
 

@@ -6,6 +6,11 @@ shapes the two APIs document and return (text, tool calls, usage, SSE streaming,
 a script of `Reply`s is served in order, then `default`. Every request is recorded (method, path,
 lower-cased headers, JSON body) for assertions.
 
+Hostile on request: `latency_s` for every reply, `limits` (a sliding window of requests and tokens, as providers
+enforce them, answered with 429 and `Retry-After` / `retry-after-ms`), `fail_every` (a 503 now and then), `hold`
+(a request that hangs), `cut_after_events` / `stall_after_events` (a stream cut or stalled). It counts what a test
+asserts on: `peak_in_flight` (requests it was answering at once) and `rejected` (the 429s its limits sent).
+
 Bounded: it listens on 127.0.0.1 on a free port, serves from a daemon thread, and shuts itself down
 after `max_lifetime_s` even if a test forgets to.
 """
@@ -17,8 +22,8 @@ import json
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -29,6 +34,7 @@ __all__ = [
     "LoopbackServer",
     "ReceivedRequest",
     "Reply",
+    "ServerLimits",
     "ToolCallReply",
     "context_length_exceeded",
     "error",
@@ -136,6 +142,17 @@ def context_length_exceeded(api: str = "openai") -> Reply:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ServerLimits:
+    """A provider's rate limits: at most `requests` requests and `tokens` tokens (a reply's input plus output) in any
+    `window_s` seconds, counted when a request arrives; one over is answered 429 with `Retry-After` and
+    `retry-after-ms` (when the window has room again). Rejected requests do not count."""
+
+    requests: int | None = None
+    tokens: int | None = None
+    window_s: float = 60.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ReceivedRequest:
     """One request the server received."""
 
@@ -168,11 +185,26 @@ class LoopbackServer:
         default: Reply | None = None,
         latency_s: float = 0.0,
         max_lifetime_s: float = 120.0,
+        limits: ServerLimits | None = None,
+        fail_every: int | None = None,
+        responder: Callable[[ReceivedRequest], Reply | None] | None = None,
     ) -> None:
         self.latency_s = latency_s
         self.max_lifetime_s = max_lifetime_s
         self.default = default
+        self.limits = limits
+        self.fail_every = fail_every
+        """Every `fail_every`-th request that passes the limits is answered 503 (a flaky server)."""
+        self.responder = responder
+        """Answers a request by what it says (None: the script's next reply), for requests that arrive in any order."""
         self.requests: list[ReceivedRequest] = []
+        self.rejected = 0
+        """Requests the limits answered with 429."""
+        self.in_flight = 0
+        self.peak_in_flight = 0
+        """The most requests the server was answering at the same time."""
+        self._admitted: deque[tuple[float, int]] = deque()
+        self._passed = 0
         self._replies: deque[Reply] = deque(replies)
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
@@ -224,8 +256,11 @@ class LoopbackServer:
         self._server.server_close()
 
     def next_reply(self, request: ReceivedRequest) -> Reply:
+        answer = self.responder(request) if self.responder is not None else None
         with self._lock:
             self.requests.append(request)
+            if answer is not None:
+                return answer
             if self._replies:
                 return self._replies.popleft()
         if self.default is not None:
@@ -235,6 +270,38 @@ class LoopbackServer:
     def next_id(self) -> int:
         with self._lock:
             return next(self._ids)
+
+    def arrived(self) -> None:
+        with self._lock:
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+
+    def left(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+
+    def admit(self, reply: Reply) -> Reply:
+        """`reply`, or the 429 (or 503 of `fail_every`) the server answers instead."""
+        limits = self.limits
+        with self._lock:
+            if limits is not None:
+                now = time.monotonic()
+                while self._admitted and self._admitted[0][0] <= now - limits.window_s:
+                    self._admitted.popleft()
+                tokens = reply.input_tokens + reply.output_tokens
+                over_requests = limits.requests is not None and len(self._admitted) >= limits.requests
+                over_tokens = limits.tokens is not None and sum(t for _, t in self._admitted) + tokens > limits.tokens
+                if over_requests or over_tokens:
+                    self.rejected += 1
+                    wait = max(0.001, self._admitted[0][0] + limits.window_s - now) if self._admitted else 0.001
+                    headers = {"Retry-After": str(max(1, round(wait + 0.5))), "retry-after-ms": str(round(wait * 1000))}
+                    limited = error(429, "Rate limit reached for requests", code="rate_limit_exceeded", headers=headers)
+                    return replace(limited, delay_s=0.0)  # refused at once, as providers do
+                self._admitted.append((now, tokens))
+            self._passed += 1
+            if self.fail_every is not None and self._passed % self.fail_every == 0:
+                return error(503, "The server is overloaded, try again", error_type="api_error")
+        return reply
 
 
 class _Server(ThreadingHTTPServer):
@@ -263,7 +330,15 @@ class _Handler(BaseHTTPRequestHandler):
         path = urlsplit(self.path).path
         headers = {key.lower(): value for key, value in self.headers.items()}
         loopback = cast(_Server, self.server).loopback
-        reply = loopback.next_reply(ReceivedRequest(method="POST", path=path, headers=headers, body=body))
+        loopback.arrived()
+        try:
+            request = ReceivedRequest(method="POST", path=path, headers=headers, body=body)
+            self._answer(loopback, loopback.next_reply(request), path, body)
+        finally:
+            loopback.left()
+
+    def _answer(self, loopback: LoopbackServer, reply: Reply, path: str, body: Any) -> None:
+        reply = loopback.admit(reply)
         if reply.hold is not None and reply.stall_after_events is None:
             reply.hold.wait(timeout=loopback.max_lifetime_s)
         delay = loopback.latency_s if reply.delay_s is None else reply.delay_s

@@ -67,7 +67,15 @@ def test_json_record(loopback: ServerFactory, capsys: pytest.CaptureFixture[str]
     code, out, _ = run_main(capsys, *_openai(server, "Capital of France?", "--json"))
     assert code == 0
     record = jsonio.loads(out)
-    assert set(record) == {"output", "messages", "usage", "model", "duration_s"}
+    assert set(record) == {"output", "messages", "usage", "attempts", "model", "duration_s"}
+    assert record["attempts"] == {
+        "requests": 1,
+        "attempts": 1,
+        "retries": 0,
+        "retry_wait_s": 0.0,
+        "queue_wait_s": record["attempts"]["queue_wait_s"],
+        "failed": {},
+    }
     assert record["output"] == "Paris."
     assert record["model"] == "openai:gpt-4o"
     assert record["messages"] == [

@@ -208,7 +208,7 @@ def test_retry_after_as_http_date_is_capped(loopback: ServerFactory) -> None:
     later = email.utils.formatdate(time.time() + 3600, usegmt=True)
     server = loopback([rate_limited(later), text("ok")])
     sleeps = _RecordedSleeps()
-    policy = RetryPolicy(max_retry_after_s=5.0)
+    policy = RetryPolicy(max_wait_s=5.0)
     model = _rewrapped(build_model("openai:gpt-4o", base_url=server.openai_base_url), policy=policy, sleep=sleeps)
 
     _run(model)

@@ -11,6 +11,8 @@ from typing import Annotated
 
 import typer
 
+from agentrig.cli import provider_flags as flags
+
 HELP = (
     "Run the scenarios on several pydantic-ai versions, one environment per version, and compare them.\n\n"
     "Each version gets an environment in .agentrig/matrix/py<X.Y>-<version>/ (reused when it already holds the pin) "
@@ -42,6 +44,7 @@ def _command_line(
     jobs: int,
     keyword: str | None,
     stream: bool = False,
+    provider_arguments: tuple[str, ...] = (),
 ) -> str:
     """The `agentrig matrix` command that reproduces this run (written into the report)."""
     argv = ["agentrig", "matrix", *map(str, paths), "--versions", ",".join(versions), "--out", str(out)]
@@ -55,7 +58,7 @@ def _command_line(
         argv += ["--python", python]
     if jobs != 1:
         argv += ["--jobs", str(jobs)]
-    return shlex.join(argv)
+    return shlex.join([*argv, *provider_arguments])
 
 
 def register(app: typer.Typer) -> None:
@@ -120,13 +123,37 @@ def register(app: typer.Typer) -> None:
         max_cost: Annotated[
             float | None, typer.Option("--max-cost", help="With --models: the budget of each model's run, in USD.")
         ] = None,
+        timeout: flags.TurnTimeout = None,
+        max_concurrency: flags.MaxConcurrency = 8,
+        adaptive_concurrency: flags.AdaptiveConcurrency = None,
+        rpm: flags.Rpm = None,
+        tpm: flags.Tpm = None,
+        max_attempts: flags.MaxAttempts = None,
+        max_retry_wait: flags.MaxRetryWait = None,
+        retry_budget: flags.RetryBudget = None,
+        request_timeout: flags.RequestTimeout = None,
     ) -> None:
         import sys
 
         from agentrig.errors import UsageError
         from agentrig.runtime.matrix.environments import MatrixOptions, run_matrix
+        from agentrig.runtime.models.provider_options import check_positive_seconds
         from agentrig.runtime.versions import PYDANTIC_AI_VERSIONS
 
+        check_positive_seconds(timeout, "--timeout")
+        provider = flags.provider_options(
+            max_concurrency=max_concurrency,
+            adaptive_concurrency=adaptive_concurrency,
+            rpm=rpm,
+            tpm=tpm,
+            max_attempts=max_attempts,
+            max_retry_wait=max_retry_wait,
+            retry_budget=retry_budget,
+            request_timeout=request_timeout,
+        )
+        # Passed on to `agentrig run` in every environment (each run has its own limiter: with --jobs > 1, versions
+        # running at the same time each get the bounds).
+        provider_arguments = flags.as_arguments(provider, timeout=timeout)
         model_flags: dict[str, object] = {
             "--base-url": base_url,
             "--record-mode": record_mode,
@@ -134,7 +161,9 @@ def register(app: typer.Typer) -> None:
         }
         model_flags |= {"--prices": prices, "--max-cost": max_cost}
         if models is not None:
-            _run_models(paths or DEFAULT_PATHS, models, out, jobs, keyword, stream, model_flags, versions)
+            _run_models(
+                paths or DEFAULT_PATHS, models, out, jobs, keyword, stream, model_flags, versions, provider_arguments
+            )
         given = [flag for flag, value in model_flags.items() if value is not None]
         if given:
             raise UsageError(f"{', '.join(given)}: only with --models (the version matrix runs the scripts)")
@@ -159,9 +188,15 @@ def register(app: typer.Typer) -> None:
             python=python or sys.executable,
             jobs=jobs,
             rebuild=rebuild,
-            run_args=(*(("-k", keyword) if keyword is not None else ()), *(("--stream",) if stream else ())),
+            run_args=(
+                *(("-k", keyword) if keyword is not None else ()),
+                *(("--stream",) if stream else ()),
+                *provider_arguments,
+            ),
         )
-        command_line = _command_line(scenario_paths, chosen, out, python, project, jobs, keyword, stream)
+        command_line = _command_line(
+            scenario_paths, chosen, out, python, project, jobs, keyword, stream, provider_arguments
+        )
         report = run_matrix(options, command_line=command_line, progress=lambda line: typer.echo(line, err=True))
         canonical_changed = sum(1 for item in report.scenarios if item.canonical_differs)
         raw_changed = sum(1 for item in report.scenarios if item.raw_differs)
@@ -186,8 +221,10 @@ def _run_models(
     stream: bool,
     flags: dict[str, object],
     versions: str | None,
+    provider_arguments: tuple[str, ...] = (),
 ) -> None:
-    """`agentrig matrix --models`: the same suite on each model, side by side; exits with the report's code."""
+    """`agentrig matrix --models`: the same suite on each model, side by side; exits with the report's code.
+    `provider_arguments`: the provider layer's flags (`--max-concurrency`, `--rpm`, ...) for each model's run."""
     from agentrig.errors import UsageError
     from agentrig.runtime.matrix.models import ModelMatrixOptions, parse_models, run_model_matrix
 
@@ -198,7 +235,11 @@ def _run_models(
     recordings = flags.pop("--recordings")
     if recordings is not None and record_mode is None:
         raise UsageError("--recordings needs --record-mode (none replays each model's recordings)")
-    run_args = [*(("-k", keyword) if keyword is not None else ()), *(("--stream",) if stream else ())]
+    run_args = [
+        *(("-k", keyword) if keyword is not None else ()),
+        *(("--stream",) if stream else ()),
+        *provider_arguments,
+    ]
     for flag, value in flags.items():
         if value is not None:
             run_args += [flag, str(value)]

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from agentrig.cli import provider_flags as flags
 from agentrig.errors import EXIT_FAILED, AgentrigError, Interrupted, OutputWriteError, ProviderError, UsageError
 
 if TYPE_CHECKING:
@@ -103,7 +104,12 @@ def register(app: typer.Typer) -> None:
             typer.Option("--session", help="Continue this session file and save it back.", show_default=False),
         ] = None,
         timeout: Annotated[
-            float | None, typer.Option("--timeout", min=0.001, help="Seconds before the request is interrupted.")
+            float | None,
+            typer.Option(
+                "--timeout",
+                metavar="SECONDS",
+                help="Seconds the whole prompt may take (its requests and tools) before it is interrupted.",
+            ),
         ] = None,
         max_iterations: Annotated[
             int, typer.Option("--max-iterations", min=1, help="Model requests before the run is stopped.")
@@ -115,13 +121,22 @@ def register(app: typer.Typer) -> None:
         quiet: Annotated[
             bool, typer.Option("--quiet", "-q", help="Print nothing on success (exit code only).")
         ] = False,
+        request_timeout: flags.RequestTimeout = None,
+        max_attempts: flags.MaxAttempts = None,
+        max_retry_wait: flags.MaxRetryWait = None,
     ) -> None:
         import asyncio
 
         from agentrig.runtime.history import jsonio
         from agentrig.runtime.history.redaction import redact
         from agentrig.runtime.history.run_records import PROVIDER_ERROR_KINDS
+        from agentrig.runtime.models.provider_options import check_positive_seconds
         from agentrig.runtime.one_shot import PromptRequest, outcome_to_json, run_prompt
+
+        check_positive_seconds(timeout, "--timeout")
+        provider = flags.provider_options(
+            max_attempts=max_attempts, max_retry_wait=max_retry_wait, request_timeout=request_timeout
+        )
 
         prompt_text = _read_stdin() if text == "-" else _utf8(text, "the prompt")
         system = None if system is None else _utf8(system, "--system")
@@ -136,6 +151,7 @@ def register(app: typer.Typer) -> None:
             agent=agent,
             session_path=session,
             timeout=timeout,
+            provider=provider,
             max_iterations=max_iterations,
             stream=stream,
             on_text=None if as_json or quiet else printer,

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Annotated, Any, TextIO
 
 import typer
 
+from agentrig.cli import provider_flags as flags
+
 if TYPE_CHECKING:
     from agentrig.runtime.history.run_records import ScenarioResult
     from agentrig.runtime.suite.options import RunOptions
@@ -37,6 +39,7 @@ Examples:
     agentrig run --stream               # the same scenarios, streamed: same goldens
     agentrig run --model openai:gpt-4o -k smoke # script-only checks are skipped
     agentrig run --model openai:gpt-4o --record recordings/   # record real answers once
+    agentrig run --model openai:gpt-4o --max-concurrency 16 --rpm 500 --timeout 120
     agentrig run --replay recordings/   # then replay them offline, for ever after
     agentrig run --model openai:gpt-4o --record-mode new_episodes --record recordings/
     agentrig run --model openai:gpt-4o --max-cost 2.50    # stop starting scenarios past $2.50
@@ -202,6 +205,15 @@ def register(app: typer.Typer) -> None:
                 "(default 1).",
             ),
         ] = None,
+        timeout: flags.TurnTimeout = None,
+        max_concurrency: flags.MaxConcurrency = 8,
+        adaptive_concurrency: flags.AdaptiveConcurrency = None,
+        rpm: flags.Rpm = None,
+        tpm: flags.Tpm = None,
+        max_attempts: flags.MaxAttempts = None,
+        max_retry_wait: flags.MaxRetryWait = None,
+        retry_budget: flags.RetryBudget = None,
+        request_timeout: flags.RequestTimeout = None,
     ) -> None:
         from agentrig.runtime.suite.options import JOBS_PER_CPU, RunOptions, max_jobs
         from agentrig.runtime.suite.pool import started_pool
@@ -232,6 +244,17 @@ def register(app: typer.Typer) -> None:
             max_cost=max_cost,
             repeat=repeat,
             pass_rate=pass_rate,
+            timeout=timeout,
+            provider=flags.provider_options(
+                max_concurrency=max_concurrency,
+                adaptive_concurrency=adaptive_concurrency,
+                rpm=rpm,
+                tpm=tpm,
+                max_attempts=max_attempts,
+                max_retry_wait=max_retry_wait,
+                retry_budget=retry_budget,
+                request_timeout=request_timeout,
+            ),
         )
         execute = _engine(engine, options)
         # -j N: the workers' forkserver starts importing pydantic-ai now, while this process imports the runner

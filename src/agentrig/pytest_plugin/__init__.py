@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from agentrig.pytest_plugin.provider_options import add_provider_options
 from agentrig.pytest_plugin.state import STATE_KEY, PluginState, is_xdist_worker
 
 if TYPE_CHECKING:
@@ -84,12 +85,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default="pydantic-ai",
         help="The engine each scenario runs on (as `agentrig run --engine`).",
     )
+    add_provider_options(group)  # --agentrig-max-concurrency, --agentrig-rpm, ... (docs/providers.md)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     state = PluginState.from_config(config)
     config.stash[STATE_KEY] = state
     config.pluginmanager.register(state, "agentrig-state")  # its hooks see this session's state, not a global
+    if state.options.provider_bound and getattr(config.option, "numprocesses", None) and not is_xdist_worker(config):
+        from agentrig.pytest_plugin.provider_options import XdistLimiter
+
+        config.pluginmanager.register(XdistLimiter(state.options.provider), "agentrig-limiter")
     config.addinivalue_line("markers", "agentrig: an agentrig scenario (added to every scenario item)")
     if not is_xdist_worker(config):
         state.prepare_out_dir()  # before any worker starts writing into it

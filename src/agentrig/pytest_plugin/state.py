@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from agentrig.errors import AgentrigError
+from agentrig.pytest_plugin.provider_options import provider_options, turn_timeout, worker_limiter_address
 from agentrig.runtime.reports.report_shape import installed_pydantic_ai_version
 
 if TYPE_CHECKING:
@@ -95,6 +96,9 @@ class PluginState:
             record_mode=None if replays or mode is None else mode,
             stream=bool(option("agentrig_stream")),
             default_deps=option("agentrig_deps"),
+            timeout=turn_timeout(self.config),
+            provider=provider_options(self.config),
+            limiter=worker_limiter_address(self.config),
         )
 
     # ---------------------------------------------------------------------------------------- collection

@@ -13,7 +13,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Generator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -28,6 +28,7 @@ from agentrig.runtime.engine.seam import Engine
 from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.events import Event, EventLog
+from agentrig.runtime.history.provider_attempts import ProviderAttempts
 from agentrig.runtime.history.redaction import StreamRedactor, redact, redact_json, refresh_secrets
 from agentrig.runtime.history.run_records import RunError, TurnRecord
 from agentrig.runtime.history.session_lock import locked_session
@@ -41,7 +42,10 @@ from agentrig.runtime.history.sessions import (
 )
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.history.wire import message_to_json
+from agentrig.runtime.models.attempt_log import AttemptLog, recording_attempts
+from agentrig.runtime.models.provider_options import ProviderOptions
 from agentrig.runtime.models.providers import build_model, resolve_model_name
+from agentrig.runtime.models.timeouts import timeout_flag
 from agentrig.scenarios.model import Settings
 
 __all__ = ["PromptOutcome", "PromptRequest", "outcome_to_json", "run_prompt"]
@@ -64,7 +68,9 @@ class PromptRequest:
     session_path: Path | None = None
     """A session file to continue and save back."""
     timeout: float | None = None
-    """Seconds before the request is interrupted."""
+    """Seconds before the turn is interrupted (`--timeout`)."""
+    provider: ProviderOptions = field(default_factory=ProviderOptions)
+    """Retries and the request timeout (`--max-attempts`, `--max-retry-wait`, `--request-timeout`)."""
     max_iterations: int = 20
     """Model requests before the run is stopped."""
     stream: bool = False
@@ -88,6 +94,8 @@ class PromptOutcome:
     interrupted: bool = False
     session_error: str | None = None
     """Why the session could not be saved (the disk is full); the file then holds what it held before."""
+    attempts: ProviderAttempts | None = None
+    """How the requests went on the wire: attempts, retries, waits."""
 
 
 def _agent_handle(request: PromptRequest, settings: Settings) -> AgentHandle:
@@ -173,7 +181,7 @@ async def _run_prompt(request: PromptRequest, on_interrupt: Callable[[PromptOutc
     refresh_secrets()
     model_name = resolve_model_name(request.model)
     session = _session(request.session_path, model_name)  # before anything is sent: a file it cannot save back to
-    model = build_model(model_name, base_url=request.base_url)
+    model = build_model(model_name, base_url=request.base_url, options=request.provider)
     settings = Settings(max_iterations=request.max_iterations, timeout=request.timeout)
     handle = _agent_handle(request, settings)
     engine: Engine = PydanticAIEngine(handle, model=model)
@@ -184,9 +192,11 @@ async def _run_prompt(request: PromptRequest, on_interrupt: Callable[[PromptOutc
             engine = EventingEngine(engine, EventLog(listener=text_stream))
     orchestrator = RequestOrchestrator(engine, session, settings=settings)
     save_failure: str | None = None
+    log = AttemptLog()
     try:
         try:
-            record = await orchestrator.run(request.text)
+            with recording_attempts(log), timeout_flag("--timeout" if request.timeout is not None else None):
+                record = await orchestrator.run(request.text)
         finally:
             save_failure = _save(orchestrator.session, request.session_path)  # first: nothing may come between
             if text_stream is not None:
@@ -196,9 +206,9 @@ async def _run_prompt(request: PromptRequest, on_interrupt: Callable[[PromptOutc
         # The turn was finalized and saved before Ctrl-C was re-raised (or Ctrl-C came after the save, while
         # closing): report it, then re-raise.
         if on_interrupt is not None and orchestrator.last_record is not None:
-            on_interrupt(_outcome(orchestrator.last_record, model_name, started, save_failure))
+            on_interrupt(_outcome(orchestrator.last_record, model_name, started, save_failure, log))
         raise
-    return _outcome(record, model_name, started, save_failure)
+    return _outcome(record, model_name, started, save_failure, log)
 
 
 def _save(session: Session, path: Path | None) -> str | None:
@@ -236,7 +246,9 @@ def _sigint_deferred() -> Generator[None]:
             signal.raise_signal(signal.SIGINT)
 
 
-def _outcome(record: TurnRecord, model_name: str, started: float, save_failure: str | None) -> PromptOutcome:
+def _outcome(
+    record: TurnRecord, model_name: str, started: float, save_failure: str | None, log: AttemptLog
+) -> PromptOutcome:
     error = record.error
     if error is not None:
         error = RunError(kind=error.kind, message=redact(error.message))
@@ -249,6 +261,7 @@ def _outcome(record: TurnRecord, model_name: str, started: float, save_failure: 
         error=error,
         interrupted=record.interrupted,
         session_error=save_failure,
+        attempts=log.snapshot(),
     )
 
 
@@ -261,6 +274,8 @@ def outcome_to_json(outcome: PromptOutcome) -> dict[str, Any]:
         "model": outcome.model,
         "duration_s": round(outcome.duration_s, 3),
     }
+    if outcome.attempts is not None:
+        data["attempts"] = outcome.attempts.to_json()
     if outcome.interrupted:
         data["interrupted"] = True
     if outcome.error is not None:

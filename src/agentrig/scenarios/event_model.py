@@ -24,6 +24,7 @@ EventTypeName: TypeAlias = Literal[
     "tool_execution_end",
     "turn_end",
     "agent_end",
+    "request_retry",
 ]
 
 EventRule: TypeAlias = Literal[

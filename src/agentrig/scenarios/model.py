@@ -18,6 +18,7 @@ from agentrig.scenarios._strict import Strict as _Strict
 from agentrig.scenarios.composition_model import Composition
 from agentrig.scenarios.control_expectations import ControlExpectations
 from agentrig.scenarios.event_model import EventExpectations
+from agentrig.scenarios.provider_settings import ProviderSettings as ProviderSettings  # re-exported, as ToolResult
 from agentrig.scenarios.tool_model import ToolResult as ToolResult  # re-exported: the format's models, one place
 from agentrig.scenarios.tool_model import ToolSpec
 from agentrig.scenarios.turn_controls import TurnControls
@@ -254,6 +255,7 @@ RunErrorKind = Literal[
     "request_rejected",
     "auth",
     "connection",
+    "provider_timeout",
     "usage_limit",
     "max_iterations",
     "timeout",
@@ -437,6 +439,8 @@ class Settings(_Strict):
     pass_rate: float | None = Field(default=None, ge=0, le=1)
     """The fraction of its runs under `agentrig run --repeat N` the scenario must pass, 0 to 1 (omitted: `--pass-rate`,
     else 1, every run). A real model is not deterministic: `pass_rate: 0.8` with `--repeat 10` accepts 2 failures."""
+    provider: ProviderSettings | None = None
+    """Retries and the request timeout against a real model (`--model`); omitted: the flags of `agentrig run`."""
 
 
 class Scenario(Composition):

@@ -53,6 +53,10 @@ def _well_formed(run: list[Event]) -> str | None:
     for event in run[1:]:
         if state == "agent_end":
             return f"seq {event.seq}: {event.type} after agent_end"
+        if event.type == "request_retry":  # a request failed on the wire before its answer began: no state change
+            if state != "turn_start":
+                return f"seq {event.seq}: request_retry after {state}"
+            continue
         allowed = _NESTING.get(event.type, ())
         if state not in allowed:
             return f"seq {event.seq}: {event.type} after {state}"

@@ -14,6 +14,7 @@ from agentrig.runtime.engine.seam import Attempt, AttemptRequest, Engine, TurnOb
 from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.events import EventLog, StreamDelta
 from agentrig.runtime.history.usage import Usage
+from agentrig.runtime.models.attempt_log import RetryNotice, hearing_retries
 from agentrig.runtime.models.stops import RunStopped
 
 __all__ = ["EventingEngine", "UsageSource"]
@@ -76,7 +77,8 @@ class EventingEngine:
 
     async def attempt(self, request: AttemptRequest, observer: TurnObserver) -> Attempt:
         self.log.start_run(request.prompt)
-        attempt = await self.inner.attempt(request, _EventObserver(observer, self.log, self.tap))
+        with hearing_retries(self._retried):  # the provider layer's retries, as `request_retry` events
+            attempt = await self.inner.attempt(request, _EventObserver(observer, self.log, self.tap))
         output = attempt.output if isinstance(attempt.output, str) or attempt.output is None else str(attempt.output)
         error = (attempt.error.kind, attempt.error.message) if attempt.error is not None else None
         self.log.end_run(
@@ -89,3 +91,13 @@ class EventingEngine:
             failed_call=(attempt.failed_call_id, error[1]) if attempt.failed_call_id and error else None,
         )
         return attempt
+
+    def _retried(self, notice: RetryNotice) -> None:
+        self.log.request_retried(
+            request=notice.request,
+            attempt=notice.attempt,
+            status=notice.status,
+            kind=notice.kind,
+            wait_s=notice.wait_s,
+            message=notice.message,
+        )

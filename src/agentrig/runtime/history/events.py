@@ -64,6 +64,7 @@ EventType: TypeAlias = Literal[
     "tool_execution_end",
     "turn_end",
     "agent_end",
+    "request_retry",
 ]
 EVENT_TYPES: tuple[EventType, ...] = get_args(EventType)
 
@@ -197,6 +198,24 @@ class EventLog:
             self._turn_open = True
             self._streamed_text = []
             self._emit("turn_start", turn=self._turn)
+
+    def request_retried(
+        self, *, request: int, attempt: int, status: int | None, kind: str, wait_s: float, message: str
+    ) -> None:
+        """The turn's request failed on the wire and is sent again after `wait_s` (the provider layer's retry).
+        Outside a turn (a compaction's summary request) it is counted in the scenario's attempts only."""
+        if not self._turn_open:
+            return
+        self._emit(
+            "request_retry",
+            turn=self._turn,
+            request=request,
+            attempt=attempt,
+            status=status,
+            kind=kind,
+            wait_s=wait_s,
+            message=message,
+        )
 
     def stream_opened(self) -> None:
         if self._turn_open and not self._message_open:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
 from agentrig.runtime.history.canonical import JsonValue, Message, ToolCallPart
+from agentrig.runtime.history.provider_attempts import ProviderAttempts
 from agentrig.runtime.history.turn_controls import CancellationSnapshot, SteeringDelivery
 from agentrig.runtime.history.usage import Usage
 
@@ -18,6 +19,7 @@ RunErrorKind: TypeAlias = Literal[
     "request_rejected",
     "auth",
     "connection",
+    "provider_timeout",
     "usage_limit",
     "max_iterations",
     "timeout",
@@ -31,8 +33,9 @@ RunErrorKind: TypeAlias = Literal[
 """Why a turn ended in error. Provider kinds map to exit code 3 when nothing expected them."""
 
 PROVIDER_ERROR_KINDS: frozenset[str] = frozenset(
-    {"context_length", "rate_limit", "server_error", "request_rejected", "auth", "connection"}
+    {"context_length", "rate_limit", "server_error", "request_rejected", "auth", "connection", "provider_timeout"}
 )
+"""Kinds that say the provider failed (exit code 3); `provider_timeout`: a request got no answer in time."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -161,3 +164,5 @@ class ScenarioResult:
     tags: tuple[str, ...] = ()
     cost: Cost | None = None
     """What its model requests cost; None when nothing priced it (a scenario that did not run)."""
+    attempts: ProviderAttempts | None = None
+    """How its requests went on the wire (attempts, retries, waits); None when it sent none to a provider."""

@@ -11,7 +11,7 @@ pydantic-ai `Model` with one job; wrappers derive from `WrapperModel` and overri
           ├─ EpisodesModel       --record-mode new_episodes: the replay, then the recording      recorded_runs.py
           └─ RecordingModel      --record-mode once/new_episodes/all: saves each answer (or error) record_replay.py
               └─ MeteredModel    counts and prices each answered request (the scenario's meter) metering.py
-                  └─ RetryingModel 429, 5xx and connection failures retried, Retry-After honoured providers.py
+                  └─ RetryingModel the run-wide limiter, the request timeout, retries, attempts   retrying.py
                       └─ provider pydantic-ai's OpenAI / Anthropic / ... model and its SDK client
 
 `RecordingModel` appears only when a scenario records (`record_modes` says when); without recordings a real run is
@@ -30,22 +30,30 @@ if TYPE_CHECKING:  # pydantic-ai is imported only when a chain is built: the sui
     # and `agentrig run --engine tinyagent` must work where pydantic-ai is not installed.
     from pydantic_ai.models import Model
 
+    from agentrig.runtime.models.limiter import Limiter
     from agentrig.runtime.models.metering import ScenarioMeter
+    from agentrig.runtime.models.provider_options import ProviderOptions
     from agentrig.runtime.models.record_modes import RecordSetup
     from agentrig.runtime.models.request_model import InputPrefix
 
 __all__ = ["for_request", "for_scenario", "real_model", "scenario_meter"]
 
 
-def real_model(name: str | None, *, base_url: str | None = None) -> Model | None:
-    """The retrying provider model for `provider:name` (None for a scripted run)."""
+def real_model(
+    name: str | None,
+    *,
+    base_url: str | None = None,
+    options: ProviderOptions | None = None,
+    limiter: Limiter | None = None,
+) -> Model | None:
+    """The provider model for `provider:name` behind the run's `limiter` and `options` (None for a scripted run)."""
     if name is None:
         return None
     try:
         from agentrig.runtime.models.providers import build_model  # needs the provider SDKs ([providers] extra)
     except ImportError as error:
         raise UsageError(f"--model {name}: real providers are not available ({error})") from None
-    return build_model(name, base_url=base_url)
+    return build_model(name, base_url=base_url, options=options, limiter=limiter)
 
 
 def for_scenario(

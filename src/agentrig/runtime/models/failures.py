@@ -2,7 +2,7 @@
 
 Every exception a turn can end with passes through `classify()`: pydantic-ai's run errors, provider errors
 (raised by real clients through pydantic-ai, or by the scripted model imitating them), and agentrig's own
-run-stopping errors (`stops.py`). `providers.RetryingModel` asks the same table which provider failures are
+run-stopping errors (`stops.py`). `retrying.RetryingModel` asks the same table which provider failures are
 worth a retry (`provider_kind`) and how to say them in one line (`provider_detail`).
 
 Provider errors are matched by HTTP status and body, and by class name along the MRO rather than by
@@ -32,6 +32,7 @@ __all__ = [
     "classify",
     "describe_provider_failure",
     "is_context_length_error",
+    "is_no_answer",
     "one_line",
     "provider_detail",
     "provider_kind",
@@ -95,16 +96,36 @@ def is_context_length_error(exc: BaseException) -> bool:
     return bool(codes & _CONTEXT_LENGTH_CODES) or any(phrase in text for phrase in _CONTEXT_LENGTH_PHRASES)
 
 
+_TIMEOUT_CLASSES = frozenset({"ModelTimeoutError", "APITimeoutError", "TimeoutException"})
+"""The classes a request that got no answer in time raises: pydantic-ai's own (2.68+), the OpenAI and Anthropic SDKs'
+(what 2.38 wraps in a bare ModelAPIError), the HTTP client's (a stream that stalls mid-response, unwrapped on 2.38)."""
+
+
+def is_no_answer(error: BaseException) -> bool:
+    """The request got no answer within its timeout (the error, or what it was raised from, says so)."""
+    seen: BaseException | None = error
+    for _ in range(8):  # a cause chain is short; a cycle must not loop for ever
+        if seen is None:
+            return False
+        if _TIMEOUT_CLASSES & _class_names(seen):
+            return True
+        seen = seen.__cause__
+    return False
+
+
 def provider_kind(error: BaseException) -> RunErrorKind:
     """The `RunError` kind of a provider failure (a pydantic-ai `ModelAPIError`, or what wraps one).
 
     By HTTP status where there is one: 429 rate_limit, 401/403 auth, 408 connection, 5xx server_error, a
-    context-window 400/413 context_length, any other 4xx request_rejected (a bad request, an unknown model).
+    context-window 400/413 context_length, any other 4xx request_rejected (a bad request, an unknown model). A request
+    that got no answer within its timeout is provider_timeout.
     Without a status, 2.68 names the category in its class; 2.38 raises a bare ModelAPIError for a dropped
     connection.
     """
     if is_context_length_error(error):
         return "context_length"
+    if not isinstance(error, ModelHTTPError) and is_no_answer(error):
+        return "provider_timeout"
     if isinstance(error, ModelHTTPError):
         status = error.status_code
         if status == 429:
@@ -203,6 +224,8 @@ def classify(exc: BaseException) -> RunError:
         return RunError(kind="unexpected_model_behavior", message=one_line(exc.message))
     if isinstance(exc, TimeoutError):
         return RunError(kind="timeout", message=one_line(str(exc) or "the run timed out"))
+    if is_no_answer(exc):  # a stream that stalled past the SDK's timeout (2.38 lets the client's error through)
+        return RunError(kind="provider_timeout", message=one_line(f"no answer in time: {type(exc).__name__}: {exc}"))
     if {"TransportError", "APIConnectionError"} & set(_class_names(exc)):
         # The HTTP client's own error for a response body cut off mid-stream (2.38 lets it through unwrapped).
         return RunError(kind="connection", message=one_line(f"connection lost: {type(exc).__name__}: {exc}"))

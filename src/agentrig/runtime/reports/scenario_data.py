@@ -6,6 +6,7 @@
      "subagents": [{"file", "spec", "run", "messages", "call_id"}]  (call_id: the tool call that made it, when known),
      "call_outcomes": {tool_call_id: outcome} from events.jsonl (deferred, not_run: what the history cannot say),
      "events":    the event log when the run streamed (it has message_update events), else null,
+     "retries":   events.jsonl's request_retry events (a request the provider layer sent again, with its status),
      "files":     the folder's files: [{"path": relative to the report, "href": the same, each segment encoded}],
      "problems":  files that could not be read (the page says so instead of failing)}
 
@@ -60,6 +61,7 @@ def scenario_payload(
         "subagents": subagents,
         "call_outcomes": _call_outcomes(events),
         "events": events[:MAX_EVENTS] if streamed else None,
+        "retries": [event for event in events if event.get("type") == "request_retry"][:MAX_EVENTS],
         "events_total": len(events),
         "files": _files(folder, names, f"{files_base}{relative}"),
         "problems": problems,

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from agentrig.runtime.history.run_records import TurnRecord
+from agentrig.runtime.models.limiter_service import LimiterAddress
+from agentrig.runtime.models.provider_options import ProviderOptions
 
 __all__ = ["DEFAULT_OUT_DIR", "JOBS_PER_CPU", "ExecuteScenario", "ExecutionLike", "RunOptions", "max_jobs"]
 
@@ -98,3 +100,21 @@ class RunOptions:
     live_model: bool = True
     """False when `model` is only the model the recordings are replayed as (`--record-mode none`, or `once` with
     every recording there): no request reaches it, so it is never built and needs no key."""
+    timeout: float | None = None
+    """Seconds per turn (`--timeout`) for scenarios whose `settings.timeout` says nothing."""
+    provider: ProviderOptions = field(default_factory=ProviderOptions)
+    """The provider layer's settings (`--max-concurrency`, `--rpm`, `--tpm`, retries, `--request-timeout`)."""
+    limiter: LimiterAddress | None = None
+    """Where the run's limiter listens, for its `-j N` workers (set by the runner, never by a front end)."""
+
+    @property
+    def provider_bound(self) -> bool:
+        """Scenarios talk to a real provider (`--model`, recorded or not): they wait on the network, and run side by
+        side (`provider.scenario_width` at a time in each process). A replay is offline, and so is a run whose
+        recordings answer every request (`live_model` False)."""
+        return self.model is not None and self.live_model and self.replay_dir is None
+
+    @property
+    def width(self) -> int:
+        """Scenarios one process runs at once: side by side when provider-bound, else one after another."""
+        return self.provider.scenario_width if self.provider_bound else 1

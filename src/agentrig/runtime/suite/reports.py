@@ -92,7 +92,21 @@ REPEAT_SCENARIO_KEYS = frozenset(
 """The keys of each scenario in the `repeats` block."""
 SUMMARY_KEYS = frozenset({"passed", "failed", "error", "skipped", "total", "duration_s"})
 SCENARIO_KEYS = frozenset(
-    {"id", "name", "path", "status", "tags", "duration_s", "error", "usage", "cost", "turns", "checks", "output_dir"}
+    {
+        "id",
+        "name",
+        "path",
+        "status",
+        "tags",
+        "duration_s",
+        "error",
+        "usage",
+        "cost",
+        "attempts",
+        "turns",
+        "checks",
+        "output_dir",
+    }
 )
 TURN_KEYS = frozenset(
     {
@@ -220,6 +234,7 @@ def scenario_json(result: ScenarioResult) -> dict[str, Any]:
         "error": _error_json(result.error),
         "usage": result.usage.to_json(),
         "cost": cost_json(result.cost),
+        "attempts": result.attempts.to_json() if result.attempts is not None else None,
         "turns": [_turn_json(turn) for turn in result.turns],
         "checks": [check_json(check) for check in result.checks],
         "output_dir": f"scenarios/{result.name}",

@@ -22,6 +22,8 @@ from agentrig.runtime.checks.outcome import SuiteResult, count_statuses, exit_co
 from agentrig.runtime.history.redaction import refresh_secrets
 from agentrig.runtime.history.run_records import Check, ScenarioResult
 from agentrig.runtime.models.chain import real_model
+from agentrig.runtime.models.limiter import Limiter
+from agentrig.runtime.models.provider_options import check_positive_seconds, check_provider_options, provider_modules
 from agentrig.runtime.models.record_modes import check_recorded_models, needs_live_model, record_setup
 from agentrig.runtime.reports.report_files import HtmlOptions
 from agentrig.runtime.reports.totals import RunTotals, cost_json
@@ -30,6 +32,7 @@ from agentrig.runtime.suite.budget import RunBudget
 from agentrig.runtime.suite.options import DEFAULT_OUT_DIR, ExecuteScenario, ExecutionLike, RunOptions, max_jobs
 from agentrig.runtime.suite.pool import send_worker_imports, started_pool
 from agentrig.runtime.suite.repeats import RepeatTally, base_name, expand_repeats
+from agentrig.runtime.suite.run_limiter import run_limiter
 from agentrig.runtime.suite.scenario_files import remove_scenario_folders, write_scenario_outputs
 from agentrig.runtime.suite.scenario_run import engine_for, run_one
 from agentrig.runtime.suite.scenario_store import ScenarioIdentity, ScenarioRef, store_scenarios
@@ -115,8 +118,8 @@ def run_suite(
         # scenario files, instead of after it.
         if pool is None and options.jobs > 1:
             pool = started_pool(options.jobs, user_modules_later=True)
-        with StopSignals() as signals:
-            return _run_suite(options, progress, execute, loaded, pool, started, signals, note)
+        with StopSignals() as signals, run_limiter(options) as (options, limiter):
+            return _run_suite(options, progress, execute, loaded, pool, started, signals, note, limiter)
     finally:
         send_worker_imports([])  # a run that stopped early: the forkserver waits for nothing more
         if pool is not None:
@@ -137,7 +140,9 @@ def _user_modules(selected: Sequence[ScenarioRef], options: RunOptions) -> list[
             if name not in modules:
                 directories = [str(ref.base_dir.resolve())] if ref.base_dir is not None else []
                 modules[name] = (name, [*directories, cwd], offline)
-    return list(modules.values())
+    # A worker that talks to a provider forks with its SDK and pydantic-ai's model for it imported (0.3-0.5 s each).
+    provider = [(name, [], False) for name in provider_modules(options.model) if options.provider_bound]
+    return [*provider, *modules.values()]
 
 
 def live_model_name(options: RunOptions) -> str | None:
@@ -160,6 +165,8 @@ def checked_options(options: RunOptions) -> RunOptions:
         raise UsageError("--record needs --model: the real model whose answers are recorded")
     if options.durations is not None and options.shard is None:
         raise UsageError("--durations balances shards: it needs --shard K/N")
+    check_provider_options(options.provider)
+    check_positive_seconds(options.timeout, "--timeout")
     check_accounting_options(options)
     return replace(options, jobs=min(options.jobs, max_jobs()))
 
@@ -198,6 +205,7 @@ def _run_suite(
     started: float,
     signals: StopSignals,
     note: Note | None = None,
+    limiter: Limiter | None = None,
 ) -> SuiteResult:
     # Each file parsed once, each scenario detached from its YAML as soon as its file is checked and held as a
     # reference (`scenario_store`): a run of thousands of scenarios holds no parse trees, and a thousand scenarios.
@@ -222,8 +230,10 @@ def _run_suite(
     if not needs_live_model(setup, names):  # a replay is offline: no live model, no key
         options = replace(options, live_model=False)
     live = options.model if options.live_model else None
-    model = real_model(live, base_url=options.base_url) if options.jobs == 1 else None
-    if live is not None and options.jobs > 1:
+    model = None
+    if options.jobs == 1:
+        model = real_model(live, base_url=options.base_url, options=options.provider, limiter=limiter)
+    elif live is not None:
         real_model(live, base_url=options.base_url)  # fail fast here, not once per worker
     selected = expand_repeats(selected, options.repeat)
     earlier_folders = reports.prepare_run_out_dir(options.out_dir) if options.out_dir is not None else frozenset()

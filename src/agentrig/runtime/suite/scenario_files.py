@@ -2,7 +2,7 @@
 
     OUT/scenarios/<name>/history.json     canonical history, pretty
                          session.json     the session file
-                         usage.json       {"turns": [...], "total": {...}}
+                         usage.json       {"turns": [...], "total": {...}, "attempts": {...} (a real model)}
                          pydantic_ai_dump.json   pydantic-ai's own dump of the messages, for version diffs
                          checks.json      every check with expected / actual / detail
                          events.jsonl     the run's events (docs/events.md)
@@ -160,7 +160,9 @@ def write_scenario_outputs(
     from agentrig.runtime.history.wire import history_to_json
 
     folder = _Folder(scenario_dir(out_dir, result.name))
-    usage = {"turns": [turn.usage.to_json() for turn in result.turns], "total": result.usage.to_json()}
+    usage: dict[str, Any] = {"turns": [turn.usage.to_json() for turn in result.turns], "total": result.usage.to_json()}
+    if result.attempts is not None:  # how the requests went on the wire (a real model): attempts, retries, waits
+        usage["attempts"] = result.attempts.to_json()
     folder.write("usage.json", dumps_redacted(usage, pretty=True))
     folder.write("checks.json", dumps_redacted([check_json(c) for c in result.checks], pretty=True))
     folder.write(EVENTS_FILE, dumps_events(events, redacted=True))

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+import weakref
 from collections.abc import Coroutine
+from contextvars import Context, ContextVar
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
@@ -17,8 +19,11 @@ from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.run_records import RunError, ScenarioResult
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.models import chain
+from agentrig.runtime.models.attempt_log import AttemptLog, recording_attempts
 from agentrig.runtime.models.pricing import SCRIPTED_COST
 from agentrig.runtime.models.record_modes import record_setup
+from agentrig.runtime.models.request_policy import using_scenario_settings
+from agentrig.runtime.models.timeouts import timeout_flag
 from agentrig.runtime.suite.options import ExecuteScenario, ExecutionLike, RunOptions
 from agentrig.runtime.suite.process_exit import ProcessExitCalled
 from agentrig.runtime.suite.repeats import base_name
@@ -33,6 +38,8 @@ __all__ = [
     "run_one",
     "run_one_in_loop",
     "run_unwritten",
+    "scenario_task_factory",
+    "with_default_timeout",
     "write_finished",
 ]
 
@@ -74,13 +81,16 @@ def _with_cost(result: ScenarioResult, meter: Any) -> ScenarioResult:
     return replace(result, cost=meter.cost() if meter is not None else SCRIPTED_COST)
 
 
-async def _execute_and_close(execute: ExecuteScenario, loaded: LoadedScenario, model: Any) -> ExecutionLike:
+async def _execute_and_close(
+    execute: ExecuteScenario, loaded: LoadedScenario, model: Any, *, shared: bool = False
+) -> ExecutionLike:
     # A provider model's HTTP client belongs to the loop it ran in, and `run_one` starts a loop per scenario:
-    # close its connections in the same loop, or the next scenario's loop inherits dead ones.
+    # close its connections in the same loop, or the next scenario's loop inherits dead ones. Scenarios running side
+    # by side (`shared`) use the connections together: the lane closes them when it ends.
     try:
         return await execute(loaded, model=model)
     finally:
-        if model is not None:
+        if model is not None and not shared:
             from agentrig.runtime.models.providers import close_model
 
             await close_model(model)
@@ -105,6 +115,15 @@ def _is_interruption(error: BaseException) -> bool:
     if isinstance(error, BaseExceptionGroup):
         return any(_is_interruption(inner) for inner in error.exceptions)  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType, reportUnknownMemberType]
     return False
+
+
+def with_default_timeout(loaded: LoadedScenario, timeout: float | None) -> LoadedScenario:
+    """The scenario with `--timeout` as its `settings.timeout` when it sets none of its own."""
+    settings = loaded.scenario.settings
+    if timeout is None or settings.timeout is not None:
+        return loaded
+    scenario = loaded.scenario.model_copy(update={"settings": settings.model_copy(update={"timeout": timeout})})
+    return replace(loaded, scenario=scenario)
 
 
 def with_default_deps(loaded: LoadedScenario, deps: str | None) -> LoadedScenario:
@@ -164,27 +183,37 @@ async def run_unwritten(
     options: RunOptions,
     model: Any = None,
     execute: ExecuteScenario | None = None,
+    shared: bool = False,
 ) -> Finished:
     """Run and check one scenario in the running loop, writing nothing: `suite.sequential` writes its folder only
     if the scenario was not abandoned meanwhile (a scenario that outlived its time must not write late).
 
     What the scenario leaves running is cancelled when it ends, as `asyncio.run` would. A SystemExit raised in
     a task of its own ends the loop instead of reaching this coroutine: `suite.sequential` handles that.
-    Ctrl-C, SIGTERM and a cancellation of this task propagate; everything else is this scenario's error."""
+    Ctrl-C, SIGTERM and a cancellation of this task propagate; everything else is this scenario's error.
+    `shared`: the model's connections serve scenarios running beside this one and stay open.
+
+    The provider layer counts the scenario's requests in an `AttemptLog` of its own (the result's `attempts`),
+    follows its `settings.provider`, and a turn's timeout that came from `--timeout` is said so."""
     started = time.perf_counter()
+    given = options.timeout is not None and loaded.scenario.settings.timeout is None
+    flag = f"{options.provider.flag_prefix}timeout" if given else None
     loaded = _as_run(loaded, options)
     meter = _scenario_meter(options)
+    log = AttemptLog()
     try:
-        execution = await _isolated(_execute(loaded, model, options, execute, meter))
+        with recording_attempts(log), using_scenario_settings(loaded.scenario.settings.provider), timeout_flag(flag):
+            execution = await _isolated(_execute(loaded, model, options, execute, meter, shared=shared), shared=shared)
     # The engine or the user's agent failed: this scenario's error, not the suite's. Whatever it raised: a
     # sys.exit() or os._exit() in a tool, a CancelledError or GeneratorExit nothing asked for, a BaseException of
     # its own must not end the whole run with no report (and, at -j 1, exit code 0).
     except BaseException as error:
         if _is_interruption(error):
             raise
-        return Finished(_with_cost(failure(loaded, error, started=started), meter))  # what it spent still counts
+        # what it spent still counts
+        return Finished(replace(_with_cost(failure(loaded, error, started=started), meter), attempts=log.snapshot()))
     finished = _checked(loaded, execution, started=started, options=options)
-    return replace(finished, result=_with_cost(finished.result, meter))
+    return replace(finished, result=replace(_with_cost(finished.result, meter), attempts=log.snapshot()))
 
 
 def write_finished(finished: Finished, options: RunOptions) -> ScenarioResult:
@@ -197,30 +226,61 @@ def write_finished(finished: Finished, options: RunOptions) -> ScenarioResult:
 
 
 def _as_run(loaded: LoadedScenario, options: RunOptions) -> LoadedScenario:
-    loaded = with_default_deps(loaded, options.default_deps)
+    loaded = with_default_timeout(with_default_deps(loaded, options.default_deps), options.timeout)
     if options.stream and not loaded.scenario.stream:
         loaded = replace(loaded, scenario=loaded.scenario.model_copy(update={"stream": True}))
     return loaded
 
 
 async def _execute(
-    loaded: LoadedScenario, model: Any, options: RunOptions, execute: ExecuteScenario | None, meter: Any = None
+    loaded: LoadedScenario,
+    model: Any,
+    options: RunOptions,
+    execute: ExecuteScenario | None,
+    meter: Any = None,
+    *,
+    shared: bool,
 ) -> ExecutionLike:
     model = _scenario_model(loaded.scenario.name, model, options, meter)
-    return await _execute_and_close(engine_for(execute), loaded, model)
+    return await _execute_and_close(engine_for(execute), loaded, model, shared=shared)
 
 
-async def _isolated(work: Coroutine[Any, Any, _T]) -> _T:
-    """Await `work`, then cancel the tasks it started and left running (nothing of one scenario outlives it)."""
+async def _isolated(work: Coroutine[Any, Any, _T], *, shared: bool = False) -> _T:
+    """Await `work`, then cancel the tasks it started and left running (nothing of one scenario outlives it).
+
+    `shared`: scenarios run side by side in this loop, and the tasks started meanwhile are not all this one's: only
+    those its own context started (`scenario_task_factory` tags each with the scenario that made it) are cancelled."""
     before = asyncio.all_tasks()
+    owner = object()
+    token = _task_owner.set(owner) if shared else None
     try:
         return await work
     finally:
+        if token is not None:
+            _task_owner.reset(token)
         leftovers = asyncio.all_tasks() - before
+        if shared:
+            leftovers = {task for task in leftovers if _owners.get(task) is owner}
         for task in leftovers:
             task.cancel()
         if leftovers:
             await asyncio.gather(*leftovers, return_exceptions=True)
+
+
+_task_owner: ContextVar[object | None] = ContextVar("agentrig_task_owner", default=None)
+_owners: weakref.WeakKeyDictionary[asyncio.Task[Any], object] = weakref.WeakKeyDictionary()
+
+
+def scenario_task_factory(
+    loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, Any], *, context: Context | None = None
+) -> asyncio.Task[Any]:
+    """The task factory of a loop running scenarios side by side: each task remembers the scenario whose code started
+    it (a task copies its creator's context, so the scenario's tasks' own tasks are its too)."""
+    task: asyncio.Task[Any] = asyncio.Task(coro, loop=loop, context=context)
+    owner = _task_owner.get()
+    if owner is not None:
+        _owners[task] = owner
+    return task
 
 
 def failed_result(

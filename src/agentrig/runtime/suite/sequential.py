@@ -18,6 +18,12 @@ only a watcher outside the loop can give up on it:
 - A SystemExit raised in a task the scenario's agent started (a tool run by pydantic-ai's graph, say) ends the
   lane's loop itself: that scenario becomes an `error`, and the rest go on in a new lane.
 
+Scenarios that talk to a real provider wait on the network, not the CPU: a lane runs `options.width` of them side by
+side (`--max-concurrency`; the run-wide limiter bounds their requests), each in a task of its own with its deadline
+kept in the loop. The watcher stays the backstop for a loop that is blocked: past a deadline and `BLOCKED_GRACE_S`,
+the lane is left, the overdue scenario times out and the others in flight run again in a new lane (as a worker that
+dies has its scenarios run again).
+
 While scenarios run, `os._exit()` in this process is that scenario's error (`process_exit`).
 """
 
@@ -25,10 +31,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from agentrig.errors import OutputWriteError
@@ -37,10 +45,21 @@ from agentrig.runtime.history.run_records import RunError, ScenarioResult
 from agentrig.runtime.suite import stop_signals
 from agentrig.runtime.suite.options import ExecuteScenario, RunOptions
 from agentrig.runtime.suite.process_exit import intercepted_process_exit
-from agentrig.runtime.suite.scenario_run import Finished, failure, run_unwritten, write_finished
+from agentrig.runtime.suite.scenario_run import (
+    Finished,
+    failure,
+    run_unwritten,
+    scenario_task_factory,
+    with_default_timeout,
+    write_finished,
+)
 from agentrig.scenarios.loader import LoadedScenario
 
-__all__ = ["WIND_DOWN_S", "run_sequentially", "scenario_budget"]
+__all__ = ["BLOCKED_GRACE_S", "WIND_DOWN_S", "run_sequentially", "scenario_budget"]
+
+BLOCKED_GRACE_S = 2.0
+"""Side by side, a scenario's deadline is kept inside the loop; the watcher leaves the lane only this long after it,
+when the loop has not kept it (something blocks the loop)."""
 
 WIND_DOWN_S = 3.0
 """After Ctrl-C or SIGTERM, how long the scenario in flight gets to wind down before it is abandoned."""
@@ -54,7 +73,8 @@ SETUP_FLOOR_S = 5.0
 
 def scenario_budget(loaded: LoadedScenario) -> float | None:
     """Seconds the whole scenario may take: `settings.timeout` per turn, plus one more timeout (at least
-    `SETUP_FLOOR_S`) for loading its agent and building and closing its deps; None without a timeout."""
+    `SETUP_FLOOR_S`) for loading its agent and building and closing its deps; None without a timeout. (`--timeout`
+    is applied to the scenario first: `scenario_run.with_default_timeout`.)"""
     timeout = loaded.scenario.settings.timeout
     if timeout is None:
         return None
@@ -72,7 +92,7 @@ def run_sequentially(
     """Run `scenarios` in order, calling `record` as each finishes; stop after the first failure with `-x`.
 
     They are taken one at a time, so a lazy iterable (`ScenarioRef.load` for each) loads each right before it runs."""
-    pending = iter(scenarios)
+    pending = _Pending(iter(scenarios))
     with intercepted_process_exit():
         while True:  # a lane runs until every scenario ran (or -x stopped it), or until it had to be left
             lane = _Lane(pending, options, model=model, execute=execute, record=record)
@@ -80,19 +100,33 @@ def run_sequentially(
                 return
 
 
+@dataclass(slots=True)
+class _Pending:
+    """The scenarios not started yet: those a left lane had in flight first, then the rest, one at a time."""
+
+    rest: Iterator[LoadedScenario]
+    again: deque[LoadedScenario] = field(default_factory=deque[LoadedScenario])
+
+    def next(self) -> LoadedScenario | None:
+        return self.again.popleft() if self.again else next(self.rest, None)
+
+
+_keys = itertools.count()
+
+
 @dataclass(frozen=True, slots=True)
 class _InFlight:
     item: LoadedScenario
     started: float
     deadline: float | None
+    key: int = field(default_factory=lambda: next(_keys))
 
 
 class _Lane:
-    """A daemon thread with an event loop of its own, running scenarios from `pending` one after another."""
+    """A daemon thread with an event loop of its own, running scenarios from `pending`: one after another, or
+    `options.width` side by side."""
 
-    def __init__(
-        self, pending: Iterator[LoadedScenario], options: RunOptions, *, model: Any, execute: Any, record: Record
-    ) -> None:
+    def __init__(self, pending: _Pending, options: RunOptions, *, model: Any, execute: Any, record: Record) -> None:
         self.pending = pending
         self.options = options
         self.model = model
@@ -101,7 +135,7 @@ class _Lane:
         self.lock = threading.Lock()
         """Held while the lane takes a scenario or records one, and while the watcher abandons the lane."""
         self.abandoned = False
-        self.in_flight: _InFlight | None = None
+        self.in_flight: dict[int, _InFlight] = {}
         self.done = False
         """Every scenario ran, or -x stopped the run: no new lane is needed."""
         self.escaped: BaseException | None = None
@@ -117,8 +151,11 @@ class _Lane:
     def _main(self) -> None:
         loop = self._loop
         loop.set_exception_handler(_quiet_about_agent_generators)
+        if self.options.width > 1:  # side by side: a scenario cancels only the tasks it started itself
+            loop.set_task_factory(scenario_task_factory)  # pyright: ignore[reportArgumentType]
         try:
-            self._task = loop.create_task(self._drive())
+            drive = self._drive() if self.options.width == 1 else self._drive_side_by_side()
+            self._task = loop.create_task(drive)
             loop.run_until_complete(self._task)
         except KeyboardInterrupt as interrupt:
             self.escaped = interrupt
@@ -135,72 +172,142 @@ class _Lane:
             self.changed.set()
             _close(loop)
 
+    def _take(self) -> _InFlight | None:
+        """Under the lock: the next scenario, now in flight (None: none left, or the lane was left)."""
+        if self.abandoned:
+            return None
+        item = self.pending.next()
+        if item is None:
+            self.done = True
+            return None
+        budget = scenario_budget(with_default_timeout(item, self.options.timeout))
+        now = time.perf_counter()
+        flight = _InFlight(item, now, None if budget is None else now + budget)
+        self.in_flight[flight.key] = flight
+        return flight
+
+    def _keep(self, flight: _InFlight, finished: Finished) -> ScenarioResult | None:
+        """Write and record a finished scenario, unless the lane was left or the watcher recorded it meanwhile."""
+        with self.lock:
+            if self.abandoned or self.in_flight.pop(flight.key, None) is None:
+                return None  # too late: the watcher recorded it as timed out, or the run was stopped
+            result = write_finished(finished, self.options)
+            self.record(flight.item, result)
+            return result
+
     async def _drive(self) -> None:
         options = self.options
         while True:
             with self.lock:
-                if self.abandoned:
-                    return
-                item = next(self.pending, None)
-                if item is None:
-                    self.done = True
-                    return
-                budget = scenario_budget(item)
-                now = time.perf_counter()
-                self.in_flight = _InFlight(item, now, None if budget is None else now + budget)
-            if budget is not None:
+                flight = self._take()
+            if flight is None:
+                return
+            if flight.deadline is not None:
                 self.changed.set()
-            finished = await run_unwritten(item, options=options, model=self.model, execute=self.execute)
-            with self.lock:
-                if self.abandoned:  # too late: the watcher recorded it as timed out, or the run was stopped
-                    return
-                result = write_finished(finished, options)
-                self.in_flight = None
-                self.record(item, result)
+            finished = await run_unwritten(flight.item, options=options, model=self.model, execute=self.execute)
+            result = self._keep(flight, finished)
+            if result is None:
+                return
             if options.fail_fast and is_failure(result):
                 self.done = True
                 return
 
+    async def _drive_side_by_side(self) -> None:
+        """Up to `options.width` scenarios at once, each in a task with its deadline kept in the loop; the model's
+        connections, shared by them, are closed when the lane ends."""
+        options = self.options
+        running: dict[asyncio.Task[Finished], _InFlight] = {}
+        taking = True
+        try:
+            while True:
+                while taking and len(running) < options.width:
+                    with self.lock:
+                        flight = self._take()
+                    if flight is None:
+                        taking = False
+                        break
+                    running[asyncio.create_task(self._run_bounded(flight))] = flight
+                    if flight.deadline is not None:
+                        self.changed.set()
+                if not running:
+                    self.done = not self.abandoned
+                    return
+                done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                for task in sorted(done, key=lambda task: running[task].key):
+                    flight = running.pop(task)
+                    result = self._keep(flight, task.result())  # an interruption propagates from here
+                    if result is None and self.abandoned:
+                        return
+                    if result is not None and options.fail_fast and is_failure(result):
+                        taking = False  # -x: the ones in flight finish, no new one starts
+                        self.done = True
+        finally:
+            for task in running:
+                task.cancel()
+            if running:
+                await asyncio.gather(*running, return_exceptions=True)
+            if self.model is not None:
+                from agentrig.runtime.models.providers import close_model  # a real model: pydantic-ai is loaded
+
+                await close_model(self.model)
+
+    async def _run_bounded(self, flight: _InFlight) -> Finished:
+        """Run one scenario, cancelled at its deadline (then a `timeout` result, as the watcher would give)."""
+        work = run_unwritten(flight.item, options=self.options, model=self.model, execute=self.execute, shared=True)
+        if flight.deadline is None:
+            return await work
+        try:
+            async with asyncio.timeout(flight.deadline - flight.started):
+                return await work
+        except TimeoutError:
+            return Finished(_timed_out(flight, self.options, blocked=False))
+
     def _failed(self, error: BaseException) -> None:
         with self.lock:
-            in_flight, self.in_flight = self.in_flight, None
-            if self.abandoned or in_flight is None:
+            flights = list(self.in_flight.values())
+            self.in_flight.clear()
+            if self.abandoned:
                 return
-            result = write_finished(Finished(failure(in_flight.item, error, started=in_flight.started)), self.options)
-            self.record(in_flight.item, result)
-            if self.options.fail_fast and is_failure(result):
-                self.done = True
+            for flight in flights:  # side by side, nothing says which of them raised it: each is told
+                result = write_finished(Finished(failure(flight.item, error, started=flight.started)), self.options)
+                self.record(flight.item, result)
+                if self.options.fail_fast and is_failure(result):
+                    self.done = True
 
     def cancel(self) -> None:
-        """Ask the loop to cancel the scenario in flight (it runs its cleanup, if its loop is not blocked)."""
+        """Ask the loop to cancel the scenarios in flight (they run their cleanup, if the loop is not blocked)."""
         task = self._task
         if task is not None and not self._loop.is_closed():
             with contextlib.suppress(RuntimeError):  # closed meanwhile: nothing left to cancel
                 self._loop.call_soon_threadsafe(task.cancel)
 
-    def abandon(self, in_flight: _InFlight | None = None) -> _InFlight | None:
-        """Stop taking results from this lane; the scenario it had in flight (if it is `in_flight`, when given)."""
+    def abandon(self, overdue: _InFlight | None = None) -> list[_InFlight] | None:
+        """Stop taking results from this lane; the scenarios it had in flight (None when `overdue`, if given, has
+        finished meanwhile)."""
         with self.lock:
-            current = self.in_flight
-            if in_flight is not None and current is not in_flight:
-                return None  # it finished meanwhile
+            if overdue is not None and overdue.key not in self.in_flight:
+                return None
             self.abandoned = True
-            self.in_flight = None
+            flights = list(self.in_flight.values())
+            self.in_flight.clear()
         self.cancel()
-        return current
+        return flights
 
 
 def _watch(lane: _Lane, options: RunOptions, record: Record) -> bool:
     """Wait for `lane` to end or for its scenario's deadline; True when no new lane is needed."""
+    grace = 0.0 if options.width == 1 else BLOCKED_GRACE_S
     try:
         while not lane.ended.is_set():
             lane.changed.clear()
-            in_flight = lane.in_flight
+            with lane.lock:
+                deadlines = [flight for flight in lane.in_flight.values() if flight.deadline is not None]
+            overdue = min(deadlines, key=lambda flight: flight.deadline or 0.0, default=None)
             remaining = None
-            if in_flight is not None and in_flight.deadline is not None:
-                remaining = in_flight.deadline - time.perf_counter()
+            if overdue is not None and overdue.deadline is not None:
+                remaining = overdue.deadline + grace - time.perf_counter()
                 if remaining <= 0:
-                    _time_out(lane, in_flight, options, record)
+                    _time_out(lane, overdue, options, record)
                     return False
             with stop_signals.waiting():
                 lane.changed.wait(remaining)
@@ -212,25 +319,40 @@ def _watch(lane: _Lane, options: RunOptions, record: Record) -> bool:
     return lane.done
 
 
-def _time_out(lane: _Lane, in_flight: _InFlight, options: RunOptions, record: Record) -> None:
-    if lane.abandon(in_flight) is None:
+def _time_out(lane: _Lane, overdue: _InFlight, options: RunOptions, record: Record) -> None:
+    flights = lane.abandon(overdue)
+    if flights is None:
         return
-    budget = in_flight.deadline - in_flight.started if in_flight.deadline is not None else 0.0
-    scenario = in_flight.item.scenario
-    result = ScenarioResult(
+    record(overdue.item, write_finished(Finished(_timed_out(overdue, options, blocked=True)), options))
+    # The others shared the blocked loop: they run again in the next lane (against a real model, a re-run repeats
+    # their requests, as when a worker dies).
+    lane.pending.again.extend(flight.item for flight in flights if flight is not overdue)
+
+
+def _timed_out(flight: _InFlight, options: RunOptions, *, blocked: bool) -> ScenarioResult:
+    """The `timeout` result of a scenario past its whole budget: abandoned with its lane (`blocked`), or cancelled."""
+    budget = flight.deadline - flight.started if flight.deadline is not None else 0.0
+    scenario = flight.item.scenario
+    own = scenario.settings.timeout
+    flag = f"{options.provider.flag_prefix}timeout {options.timeout or 0.0:g}s"
+    said = f"settings.timeout = {own:g}s" if own is not None else flag
+    how = (
+        "was abandoned: something in it blocks (a sync call in an async tool, a deps callable, an import)"
+        if blocked
+        else "was cancelled"
+    )
+    return ScenarioResult(
         name=scenario.name,
-        path=in_flight.item.path.as_posix(),
+        path=flight.item.path.as_posix(),
         tags=scenario.tags,
         status="failed",
         error=RunError(
             kind="timeout",
-            message=f"the scenario did not finish within {budget:g}s (settings.timeout = {scenario.settings.timeout:g}s"
-            " per turn, and as much again, at least 5s, for its agent and deps) and was abandoned: something in it"
-            " blocks (a sync call in an async tool, a deps callable, an import)",
+            message=f"the scenario did not finish within {budget:g}s ({said} per turn, and as much again, at least 5s,"
+            f" for its agent and deps) and {how}",
         ),
-        duration_s=time.perf_counter() - in_flight.started,
+        duration_s=time.perf_counter() - flight.started,
     )
-    record(in_flight.item, write_finished(Finished(result), options))
 
 
 def _wind_down(lane: _Lane) -> None:

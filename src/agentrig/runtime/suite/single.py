@@ -22,6 +22,7 @@ from agentrig.runtime.history.redaction import refresh_secrets
 from agentrig.runtime.history.run_records import ScenarioResult
 from agentrig.runtime.models.chain import real_model
 from agentrig.runtime.suite.options import ExecuteScenario, RunOptions
+from agentrig.runtime.suite.run_limiter import session_limiter
 from agentrig.runtime.suite.runner import check_recording_dirs, checked_options, live_model_name
 from agentrig.runtime.suite.scenario_run import engine_for, failed_result, run_one_in_loop
 from agentrig.scenarios.loader import LoadedScenario
@@ -46,7 +47,13 @@ class ScenarioSession:
     def __init__(self, options: RunOptions, *, execute: ExecuteScenario | None = None) -> None:
         refresh_secrets()  # the environment's key values, read once for this session's redaction
         self.options = checked_options(options)
-        self._model = real_model(live_model_name(self.options), base_url=self.options.base_url)
+        limiter = session_limiter(self.options)
+        self._model = real_model(
+            live_model_name(self.options),
+            base_url=self.options.base_url,
+            options=self.options.provider,
+            limiter=limiter,
+        )
         check_recording_dirs(self.options)
         self._execute = engine_for(execute)
         self._runner: asyncio.Runner | None = None

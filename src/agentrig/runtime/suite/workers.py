@@ -20,6 +20,7 @@ from agentrig.runtime.models.chain import real_model
 from agentrig.runtime.suite import stop_signals
 from agentrig.runtime.suite.options import ExecuteScenario, RunOptions
 from agentrig.runtime.suite.pool import new_pool
+from agentrig.runtime.suite.run_limiter import worker_limiter
 from agentrig.runtime.suite.scenario_files import write_scenario_outputs
 from agentrig.runtime.suite.scenario_store import ScenarioIdentity, ScenarioRef
 from agentrig.runtime.suite.sequential import run_sequentially
@@ -37,7 +38,9 @@ def _run_in_worker(
     cost 0.7-1 ms). With `-x` the batch stops at its first failure."""
     live = options.model if options.live_model else None  # a replay reaches no provider: no model, no key
     if live is not None and live not in _worker_model:
-        _worker_model[live] = real_model(live, base_url=options.base_url)
+        # One model for the worker's life, behind the run's limiter (`run_limiter`): the bound holds across workers.
+        limiter = worker_limiter(options)
+        _worker_model[live] = real_model(live, base_url=options.base_url, options=options.provider, limiter=limiter)
     results: list[ScenarioResult] = []
     model = _worker_model.get(live or "")
     run_sequentially(batch, options, model=model, execute=execute, record=lambda _, result: results.append(result))
@@ -49,9 +52,11 @@ _LARGEST_BATCH = 8
 lines coming and the last batches short, so no worker is left with a long tail while the others idle."""
 
 
-def _batch_size(pending: int, options: RunOptions) -> int:
+def _batch_size(pending: int, options: RunOptions, total: int) -> int:
     if options.fail_fast or options.max_cost is not None:
         return 1  # stop promptly (-x, or a spent --max-cost): nothing is in flight beyond one scenario per worker
+    if options.width > 1:  # provider-bound: a worker runs its batch side by side, as many as may be in flight, the
+        return max(1, min(options.width, -(-total // options.jobs)))  # run's scenarios dealt evenly to the workers
     return max(1, min(_LARGEST_BATCH, pending // (options.jobs * 4)))
 
 
@@ -108,7 +113,7 @@ def run_parallel(
             if suspects and not running:
                 submit([suspects.pop(0)], alone=True)
             while not suspects and pending and not stop and len(running) < window and may_start():
-                size = _batch_size(len(pending), options)
+                size = _batch_size(len(pending), options, len(selected))
                 batch, pending = pending[:size], pending[size:]
                 submit(batch, alone=False)
             if not running:

@@ -48,6 +48,7 @@ from agentrig.runtime.models.failures import classify
 from agentrig.runtime.models.request_model import InputPrefix, RequestModel
 from agentrig.runtime.models.run_control import RunControl, open_run_control
 from agentrig.runtime.models.stops import RunStopped, ScriptedToolFailure
+from agentrig.runtime.models.timeouts import turn_timeout_error
 from agentrig.scenarios.model import Settings
 
 __all__ = ["PydanticAIEngine", "one_message"]
@@ -247,8 +248,8 @@ class PydanticAIEngine:
     ) -> Attempt:
         self.agent.invalidate()
         error = None
-        if control.reason == "timeout":
-            error = RunError(kind="timeout", message=f"the turn exceeded settings.timeout = {settings.timeout}s")
+        if control.reason == "timeout":  # `provider_timeout` when a request was waiting for its answer then
+            error = turn_timeout_error(settings.timeout)
         messages = list(cancelled.all_messages())
         return Attempt(
             messages=self._conversion.to_canonical(list(cancelled.all_messages())),

@@ -64,6 +64,7 @@ from agentrig.runtime.history.events import StreamListener
 from agentrig.runtime.history.run_records import RunError
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.models.stops import RunStopped
+from agentrig.runtime.models.timeouts import turn_timeout_error
 from agentrig.scenarios.model import Settings
 
 __all__ = ["DeferredCalls", "TinyagentEngine"]
@@ -318,10 +319,7 @@ class _Run:
         return self.error is not None or self.interrupted
 
     def _time_out(self) -> None:
-        timeout = self.settings.timeout
-        self.stop(
-            RunError(kind="timeout", message=f"the turn exceeded settings.timeout = {timeout}s"), interrupted=True
-        )
+        self.stop(turn_timeout_error(self.settings.timeout), interrupted=True)
 
     def on_event(self, event: Any) -> None:
         """tinyagent's agent events, as they are consumed: the errors the engine did not raise itself."""

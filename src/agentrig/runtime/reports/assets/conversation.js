@@ -111,6 +111,7 @@ function eventText(e) {
   if (e.type === "message_end") return e.state + (e.usage ? " · " + usageText(e.usage) : "");
   if (e.type === "agent_end") return e.outcome + (e.error ? " · " + e.error.kind + ": " + e.error.message : "");
   if (e.type === "agent_start") return e.prompt ? String(e.prompt).slice(0, 200) : "(resumes deferred calls)";
+  if (e.type === "request_retry") return retryText(e);
   return "";
 }
 

@@ -79,6 +79,13 @@ function pretty(value) { return typeof value === "string" ? value : JSON.stringi
 function pre(value, cls) { return el("pre", { class: cls || null, text: pretty(value === undefined ? null : value) }); }
 function seconds(value) { return value === null || value === undefined ? "" : Number(value).toFixed(2) + " s"; }
 function tags(list) { return el("span", { class: "tags" }, (list || []).map(function (t) { return el("span", { class: "tag", text: t }); })); }
+/* A request the provider layer sent again (an events.jsonl request_retry event), and a scenario's attempts. */
+function retryText(e) {
+  return "request " + e.request + ", attempt " + e.attempt + ": " + (e.status ? "HTTP " + e.status + " " : "") + e.kind + ", retried after " + seconds(e.wait_s) + " · " + e.message;
+}
+function attemptsText(a) {
+  return a ? a.attempts + " attempts for " + a.requests + " requests, " + a.retries + " retries (" + seconds(a.retry_wait_s) + " waited), " + seconds(a.queue_wait_s) + " queued" : null;
+}
 function usageText(u) {
   if (!u) return "";
   var text = (u.requests || 0) + " req · " + (u.input_tokens || 0) + " in / " + (u.output_tokens || 0) + " out tokens";

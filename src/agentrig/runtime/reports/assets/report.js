@@ -60,7 +60,8 @@ function scenarioDetail(row, data, query) {
     if (node) { node.focus({ preventScroll: true }); node.scrollIntoView({ block: "start" }); }
   }
   box.appendChild(el("h2", null, [badge(entry.status), " ", entry.name]));
-  box.appendChild(facts([entry.path, seconds(entry.duration_s), usageText(entry.usage), data.events ? "streamed" : null]));
+  box.appendChild(facts([entry.path, seconds(entry.duration_s), usageText(entry.usage), attemptsText(entry.attempts), data.events ? "streamed" : null]));
+  (data.retries || []).forEach(function (e) { box.appendChild(el("div", { class: "sub", text: "retry, run " + e.run + " turn " + e.turn + ": " + retryText(e) })); });
   box.appendChild(tags(entry.tags));
   box.appendChild(rerunBlock(data.rerun));
   (data.problems || []).forEach(function (p) { box.appendChild(el("div", { class: "error-box", text: "could not read " + p })); });
