@@ -74,7 +74,14 @@ def test_cost_per_scenario_and_in_total_from_genai_prices(loopback: ServerFactor
         assert scenario["cost"]["priced_by"].startswith("genai-prices ")
     totals = report["totals"]
     assert set(totals) == TOTALS_KEYS
-    assert totals["attempts"] is None  # counted by the provider layer's retries, not yet here
+    assert totals["attempts"] == {  # two requests, each answered at once
+        "requests": 2,
+        "attempts": 2,
+        "retries": 0,
+        "retry_wait_s": 0.0,
+        "queue_wait_s": totals["attempts"]["queue_wait_s"],
+        "failed": {},
+    }
     assert (totals["requests"], totals["input_tokens"], totals["output_tokens"]) == (2, 2400, 600)
     assert totals["cost_usd"] == pytest.approx(2 * one_request)
     assert totals["priced"] == 2

@@ -36,6 +36,15 @@ def test_a_retried_request_is_counted_and_logged_with_its_status(
     assert attempts["retry_wait_s"] >= 0.04  # retry-after-ms (40 ms) wins over Retry-After (1 s)
     assert attempts["retry_wait_s"] < 1.0
     assert scenario_file(out, "s000", "usage.json")["attempts"] == attempts
+    totals = report(out)["totals"]["attempts"]  # the run's totals sum the scenarios' attempts
+    assert (totals["requests"], totals["attempts"], totals["retries"], totals["failed"]) == (
+        1,
+        3,
+        2,
+        attempts["failed"],
+    )
+    assert "2 retried (3 attempts" in (out / "summary.md").read_text(encoding="utf-8")
+    assert 'name="total_retries" value="2"' in (out / "junit.xml").read_text(encoding="utf-8")
     retries = [event for event in events(out, "s000") if event["type"] == "request_retry"]
     assert [
         (event["turn"], event["request"], event["attempt"], event["status"], event["kind"]) for event in retries

@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from agentrig.runtime.history.provider_attempts import ProviderAttempts
+
 __all__ = [
     "COST_KEYS",
     "TOKEN_COUNTERS",
@@ -44,7 +46,8 @@ TOTALS_KEYS = frozenset(
         "not_run_for_budget",
     }
 )
-"""Every key of report.json's `totals` (`attempts` is null until the provider layer counts retries)."""
+"""Every key of report.json's `totals` (`attempts`: the provider layer's attempts, retries and waits summed over the
+scenarios that sent requests; null when none did, as in a scripted run)."""
 COST_KEYS = frozenset({"usd", "spent_usd", "model", "priced_by", "note"})
 """Every key of a scenario's `cost` in report.json."""
 
@@ -89,11 +92,16 @@ class RunTotals:
         self.notes: list[str] = []
         self.max_cost_usd = max_cost_usd
         self.not_run_for_budget = 0
+        self.attempts: ProviderAttempts | None = None
 
     def add(self, entry: Mapping[str, Any]) -> None:
-        """One scenario's entry (`usage`, `cost`, `status`)."""
+        """One scenario's entry (`usage`, `attempts`, `cost`, `status`)."""
         if entry.get("status") != "skipped":
             self.scenarios_run += 1
+        attempts = entry.get("attempts")
+        if isinstance(attempts, Mapping):
+            counted = ProviderAttempts.from_json(attempts)
+            self.attempts = counted if self.attempts is None else self.attempts + counted
         usage = entry.get("usage") or {}
         for name in TOKEN_COUNTERS:
             value = usage.get(name, 0)
@@ -123,7 +131,7 @@ class RunTotals:
         return {
             **self.counters,
             "total_tokens": self.counters["input_tokens"] + self.counters["output_tokens"],
-            "attempts": None,
+            "attempts": self.attempts.to_json() if self.attempts is not None else None,
             "scenarios_run": self.scenarios_run,
             "cost_usd": self.cost_usd,
             "spent_usd": self.spent_usd,
@@ -146,6 +154,11 @@ def describe_totals(totals: Mapping[str, Any]) -> str:
             line += f" ({format_usd(totals['spent_usd'])} spent live)"
         if totals.get("unpriced"):
             line += f" + {totals['unpriced']} unpriced"
+    attempts = totals.get("attempts")
+    if isinstance(attempts, Mapping) and attempts.get("retries"):
+        line += (
+            f"; {attempts['retries']} retried ({attempts['attempts']} attempts, {attempts['retry_wait_s']:g} s waited)"
+        )
     if totals.get("cost_note"):
         line += f"; {totals['cost_note']}"
     if totals.get("not_run_for_budget"):
@@ -188,6 +201,9 @@ def totals_properties(totals: Mapping[str, Any] | None, repeats: Mapping[str, An
         return []
     names = ("requests", "input_tokens", "output_tokens", "cache_read_tokens", "cost_usd", "spent_usd")
     properties = [(f"total_{name}", str(totals[name])) for name in names if totals.get(name) is not None]
+    attempts = totals.get("attempts")
+    if isinstance(attempts, Mapping):
+        properties += [(f"total_{name}", str(attempts[name])) for name in ("attempts", "retries") if name in attempts]
     if totals.get("cost_note"):
         properties.append(("cost_note", str(totals["cost_note"])))
     if totals.get("not_run_for_budget"):

@@ -1,5 +1,10 @@
 """`agentrig run --max-cost USD`: no scenario starts once the run has spent its budget; the running ones finish.
 
+Scenarios that talk to a provider run side by side (`--max-concurrency`), so "starts" needs care: a scenario starts
+only while what the run spent, plus what the scenarios already running are expected to spend (the mean of those
+finished so far), stays under the budget; until one has finished, they start one at a time. Without that, a run of
+width 8 would start 8 scenarios before the first cent was counted.
+
 What counts is money actually sent to the provider in this run (`Cost.spent_usd`: a replayed request costs
 nothing), priced request by request (`models.pricing`). A budget needs a price: a model without one is refused
 before the run starts (`pricing.require_price`). The scenarios the budget stopped are reported as skipped, with
@@ -27,17 +32,26 @@ class RunBudget:
         self.spent_usd = 0.0
         self.exhausted = False
         """True once `spent_usd` reached the budget: no scenario starts after that."""
+        self.finished = 0
 
     def add(self, result: ScenarioResult) -> None:
         """A finished scenario's spending."""
+        self.finished += 1
         if result.cost is not None and result.cost.spent_usd is not None:
             self.spent_usd += result.cost.spent_usd
         if self.max_cost_usd is not None and self.spent_usd >= self.max_cost_usd:
             self.exhausted = True
 
-    def allows_start(self) -> bool:
-        """Whether another scenario may start."""
-        return not self.exhausted
+    def allows_start(self, in_flight: int = 0) -> bool:
+        """Whether another scenario may start now, with `in_flight` scenarios running that have not been added."""
+        if self.exhausted:
+            return False
+        if self.max_cost_usd is None or in_flight == 0:
+            return True
+        if self.finished == 0:
+            return False  # no scenario's cost is known yet: the first one finishes before another starts
+        expected = self.spent_usd + in_flight * (self.spent_usd / self.finished)
+        return expected < self.max_cost_usd
 
     def gate(self, scenarios: Iterable[_T]) -> Iterator[_T]:
         """`scenarios`, until the budget is spent (each is taken when the one before it may start)."""

@@ -256,7 +256,15 @@ def _run_suite(
     def record(item: ScenarioIdentity, result: ScenarioResult) -> None:
         finished[item.id] = spool.append(result)
         counts[result.status] += 1
-        totals.add({"status": result.status, "usage": result.usage.to_json(), "cost": cost_json(result.cost)})
+        attempts = result.attempts.to_json() if result.attempts is not None else None
+        totals.add(
+            {
+                "status": result.status,
+                "usage": result.usage.to_json(),
+                "attempts": attempts,
+                "cost": cost_json(result.cost),
+            }
+        )
         budget.add(result)
         if repeats is not None:
             repeats.add(result)
@@ -273,7 +281,9 @@ def _run_suite(
     try:
         if options.jobs == 1:
             scenarios = budget.gate(ref.load() for ref in selected)  # each read from the store as its turn comes
-            run_sequentially(scenarios, options, model=model, execute=execute, record=record)
+            run_sequentially(
+                scenarios, options, model=model, execute=execute, record=record, may_start=budget.allows_start
+            )
         else:
             assert pool is not None  # created by run_suite whenever jobs > 1
             run_parallel(pool, selected, options, execute, record, may_start=budget.allows_start)

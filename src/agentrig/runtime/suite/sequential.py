@@ -65,6 +65,8 @@ WIND_DOWN_S = 3.0
 """After Ctrl-C or SIGTERM, how long the scenario in flight gets to wind down before it is abandoned."""
 
 Record = Callable[[LoadedScenario, ScenarioResult], None]
+MayStart = Callable[[int], bool]
+"""Given how many scenarios are running, whether another may start beside them (`budget.RunBudget.allows_start`)."""
 
 
 SETUP_FLOOR_S = 5.0
@@ -88,14 +90,16 @@ def run_sequentially(
     model: Any,
     execute: ExecuteScenario | None,
     record: Record,
+    may_start: MayStart | None = None,
 ) -> None:
     """Run `scenarios` in order, calling `record` as each finishes; stop after the first failure with `-x`.
 
-    They are taken one at a time, so a lazy iterable (`ScenarioRef.load` for each) loads each right before it runs."""
+    They are taken one at a time, so a lazy iterable (`ScenarioRef.load` for each) loads each right before it runs.
+    Side by side, `may_start(running)` says whether another may start beside those running (`--max-cost`)."""
     pending = _Pending(iter(scenarios))
     with intercepted_process_exit():
         while True:  # a lane runs until every scenario ran (or -x stopped it), or until it had to be left
-            lane = _Lane(pending, options, model=model, execute=execute, record=record)
+            lane = _Lane(pending, options, model=model, execute=execute, record=record, may_start=may_start)
             if _watch(lane, options, record):
                 return
 
@@ -126,12 +130,22 @@ class _Lane:
     """A daemon thread with an event loop of its own, running scenarios from `pending`: one after another, or
     `options.width` side by side."""
 
-    def __init__(self, pending: _Pending, options: RunOptions, *, model: Any, execute: Any, record: Record) -> None:
+    def __init__(
+        self,
+        pending: _Pending,
+        options: RunOptions,
+        *,
+        model: Any,
+        execute: Any,
+        record: Record,
+        may_start: MayStart | None = None,
+    ) -> None:
         self.pending = pending
         self.options = options
         self.model = model
         self.execute = execute
         self.record = record
+        self.may_start = may_start
         self.lock = threading.Lock()
         """Held while the lane takes a scenario or records one, and while the watcher abandons the lane."""
         self.abandoned = False
@@ -220,7 +234,9 @@ class _Lane:
         taking = True
         try:
             while True:
-                while taking and len(running) < options.width:
+                while (
+                    taking and len(running) < options.width and (self.may_start is None or self.may_start(len(running)))
+                ):
                     with self.lock:
                         flight = self._take()
                     if flight is None:

@@ -82,10 +82,10 @@ def run_parallel(
     execute: ExecuteScenario | None,
     record: Callable[[ScenarioRef, ScenarioResult], None],
     *,
-    may_start: Callable[[], bool] = lambda: True,
+    may_start: Callable[[int], bool] = lambda running: True,
 ) -> None:
     """Run `selected` on `pool`, calling `record` as each finishes. Each batch is loaded as it is sent, while
-    `may_start()` (`--max-cost`: until the budget is spent).
+    `may_start(batches running)` (`--max-cost`: until the budget is spent).
 
     A worker that dies breaks the whole pool, and every scenario in flight loses its result, not only the one
     that killed it. Then the pool is replaced, and the scenarios that were in flight run again one at a time:
@@ -109,10 +109,10 @@ def run_parallel(
         running[future] = (batch, alone, time.perf_counter())
 
     try:
-        while (pending and not stop and may_start()) or suspects or running:
+        while (pending and not stop and may_start(len(running))) or suspects or running:
             if suspects and not running:
                 submit([suspects.pop(0)], alone=True)
-            while not suspects and pending and not stop and len(running) < window and may_start():
+            while not suspects and pending and not stop and len(running) < window and may_start(len(running)):
                 size = _batch_size(len(pending), options, len(selected))
                 batch, pending = pending[:size], pending[size:]
                 submit(batch, alone=False)
