@@ -26,6 +26,7 @@ from typing import IO, Any
 
 from agentrig.runtime.history.jsonio import dumps, open_atomic_files
 from agentrig.runtime.history.redaction import redact_json
+from agentrig.runtime.history.run_records import PROVIDER_ERROR_KINDS
 from agentrig.runtime.reports.distinct_names import DistinctNames
 from agentrig.runtime.reports.html import REPORT_HTML, HtmlReport
 from agentrig.runtime.reports.merge_checks import describe_partial
@@ -298,11 +299,6 @@ def summary_line(summary: Mapping[str, Any]) -> str:
     return line
 
 
-_PROVIDER_ERROR_KINDS = frozenset(
-    {"context_length", "rate_limit", "server_error", "request_rejected", "auth", "connection"}
-)  # run_records.PROVIDER_ERROR_KINDS, by value: reports import only the history layer's JSON, not its records
-
-
 def describe_error(entry: Mapping[str, Any]) -> str:
     """The turn error of a report entry as every front end prints it: `error KIND: message` when the scenario
     errored (the run could not judge it: exit code 3), `cause KIND: message` when that error made it fail (a tool
@@ -311,7 +307,7 @@ def describe_error(entry: Mapping[str, Any]) -> str:
     kind, message = str(error.get("kind")), str(error.get("message"))
     if entry.get("status") != "error":
         return f"cause {kind}: {message}"
-    if kind in _PROVIDER_ERROR_KINDS:
+    if kind in PROVIDER_ERROR_KINDS:
         return f"error {kind} (provider error): {message}"
     if kind == "agent_error":
         return f"error {kind} (raised while running the scenario: the agent, its tools or its loading): {message}"
