@@ -54,7 +54,7 @@ def test_a_request_that_gets_no_answer_is_retried_then_a_provider_timeout(
     assert len(server.requests) == 2
     [retry] = [event for event in events(out, "s000") if event["type"] == "request_retry"]
     assert (retry["kind"], retry["status"]) == ("provider_timeout", None)
-    assert "error provider_timeout: openai: request 1 to gpt-4o got no answer within 0.3s" in stdout
+    assert "error provider_timeout (provider error): openai: request 1 to gpt-4o got no answer within 0.3s" in stdout
 
 
 def test_a_scenarios_request_timeout_is_named_as_its_setting(
