@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from agentrig.runtime.history.jsonio import dumps, open_atomic_files
+from agentrig.runtime.history.owned_folder import OwnedFolder
 from agentrig.runtime.history.redaction import redact_json
 from agentrig.runtime.reports.html import REPORT_HTML, HtmlReport
 from agentrig.runtime.reports.merge_checks import describe_partial
@@ -36,18 +37,30 @@ AddEntry = Callable[[Mapping[str, Any]], dict[str, Any]]
 
 
 @contextlib.contextmanager
-def report_files(out_dir: Path, head: Mapping[str, Any], *, html: HtmlOptions | None = None) -> Generator[AddEntry]:
+def report_files(
+    out_dir: Path,
+    head: Mapping[str, Any],
+    *,
+    html: HtmlOptions | None = None,
+    owner: OwnedFolder | None = None,
+    kept: str = "none was replaced",
+) -> Generator[AddEntry]:
     """Write report.json, junit.xml and summary.md of `head` plus the entries added in the block, and report.html
-    unless `html` is None (then an earlier run's report.html is removed: it would show another run)."""
+    unless `html` is None.
+
+    `owner`: the output folder's claim (`history.owned_folder`), which records the files before they replace
+    anything; with `html` None it removes an earlier report.html (it would show another run) if that is provably
+    agentrig's. `kept` says what a full disk leaves of the files."""
     out_dir.mkdir(parents=True, exist_ok=True)
     # Redacted as data, before rendering: junit.xml and summary.md show what report.json holds.
     redacted_head: dict[str, Any] = redact_json(dict(head))
     # All replaced or none (`open_atomic_files`): a disk that fills up while summary.md is written must not leave a
     # new junit.xml beside the old report.json. report.json goes last, it is what marks the folder a run's.
     names = ["summary.md", "junit.xml", *([REPORT_HTML] if html is not None else []), "report.json"]
-    if html is None:
-        (out_dir / REPORT_HTML).unlink(missing_ok=True)  # it would show another run
-    with open_atomic_files(*(out_dir / name for name in names)) as handles:
+    if html is None and owner is not None:
+        owner.remove(REPORT_HTML)  # it would show another run
+    recorder = owner.record_replaced if owner is not None else None
+    with open_atomic_files(*(out_dir / name for name in names), kept=kept, before_replace=recorder) as handles:
         summary, junit, *pages, report = handles
         writers: list[_ReportJson | _JUnit | _Markdown | HtmlReport] = [
             _ReportJson(report, redacted_head),

@@ -26,7 +26,7 @@ from agentrig.runtime.reports.report_files import HtmlOptions
 from agentrig.runtime.suite import reports
 from agentrig.runtime.suite.options import DEFAULT_OUT_DIR, ExecuteScenario, ExecutionLike, RunOptions, max_jobs
 from agentrig.runtime.suite.pool import send_worker_imports, started_pool
-from agentrig.runtime.suite.scenario_files import remove_scenario_folders, write_scenario_outputs
+from agentrig.runtime.suite.scenario_files import write_scenario_outputs
 from agentrig.runtime.suite.scenario_run import engine_for, run_one
 from agentrig.runtime.suite.scenario_store import ScenarioIdentity, ScenarioRef, store_scenarios
 from agentrig.runtime.suite.selection import (
@@ -178,11 +178,12 @@ def _run_suite(
     if options.model is not None and options.jobs > 1:
         real_model(options.model, base_url=options.base_url)  # fail fast here, not once per worker
     check_recording_dirs(options)
-    earlier_folders = reports.prepare_run_out_dir(options.out_dir) if options.out_dir is not None else frozenset()
+    html = HtmlOptions(engine=options.engine) if options.html_report else None
+    folder = reports.prepare_run_out_dir(options.out_dir) if options.out_dir is not None else None
     # From here on the run writes into --out: a signal stops it only where it waits, and the reports get written.
     signals.protect()
-    if options.out_dir is not None:
-        reports.mark_run_started(options.out_dir, SuiteResult(results=(), duration_s=0.0, interrupted=True))
+    if folder is not None:
+        reports.mark_run_started(folder, SuiteResult(results=(), duration_s=0.0, interrupted=True), html=html)
 
     # Results wait for the reports in a spool: a run of thousands of scenarios holds a thousand of them at most.
     spool = Spool[ScenarioResult]()
@@ -225,8 +226,6 @@ def _run_suite(
             counts[skipped.status] += 1
             if options.out_dir is not None:
                 write_scenario_outputs(options.out_dir, skipped)
-    if options.out_dir is not None:
-        remove_scenario_folders(options.out_dir, earlier_folders - {item.name for item in selected})
     suite = SuiteResult(
         results=SpoolView(spool, [finished[item.id] for item in selected]),
         duration_s=time.perf_counter() - started,
@@ -238,7 +237,7 @@ def _run_suite(
         discovered=len(all_loaded),
         counts=counts,
     )
-    if options.out_dir is not None:
-        html = HtmlOptions(engine=options.engine) if options.html_report else None
-        reports.write_reports(options.out_dir, suite, html=html)
+    if folder is not None:
+        reports.write_reports(folder.path, suite, html=html, owner=folder)
+        folder.finish()  # what an earlier run left and this one did not write again (the unselected scenarios)
     return suite
