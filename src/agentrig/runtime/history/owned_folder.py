@@ -180,10 +180,11 @@ def _verify(folder: Path, label: str, layout: Layout) -> _Verified:
     manifest = read_manifest(folder, label=label)
     if manifest is None:
         if "report.json" in names or any(name in layout.files for name in names):
+            found = "report.json" if "report.json" in names else "report files"
             raise UsageError(
-                f"{label}: holds {'report.json' if 'report.json' in names else 'agentrig report files'} but no "
-                f"{MANIFEST_NAME}, so agentrig cannot tell its files from yours (an agentrig without manifests wrote it, "
-                "or something else did) and touched nothing: empty the folder yourself or choose another"
+                f"{label}: holds {found} but no {MANIFEST_NAME}, so agentrig cannot tell its files from yours (an "
+                "agentrig without manifests wrote it, or something else did) and touched nothing: empty the folder "
+                "yourself or choose another"
             )
         raise UsageError(
             f"{label}: the folder is not empty and is not an agentrig output folder (no {MANIFEST_NAME}); agentrig "
