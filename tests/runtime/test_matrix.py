@@ -362,13 +362,17 @@ if sys.argv[1:2] == ["-c"]:
 if STATUSES == {{"crash": "exit 2"}}:
     print("agentrig: error: scenarios/bad.yaml:3:1: turns: field required", file=sys.stderr)
     raise SystemExit(2)
+# Its output folder as `agentrig run` keeps it: claimed, every file recorded in the manifest, the rest removed.
+from agentrig.runtime.history.owned_folder import OwnedFolder
+from agentrig.runtime.reports.report_files import RUN_LAYOUT
+from agentrig.runtime.suite.scenario_files import write_folder
 out = pathlib.Path(sys.argv[sys.argv.index("--out") + 1])
 scenarios = [{{"name": name, "status": status}} for name, status in STATUSES.items()]
-out.mkdir(parents=True)
-(out / "report.json").write_text(json.dumps({{"pydantic_ai_version": VERSION, "scenarios": scenarios}}))
+folder = OwnedFolder.claim(out, label=f"--out {{out}}", layout=RUN_LAYOUT)
 for name in STATUSES:
-    (out / "scenarios" / name).mkdir(parents=True)
-    (out / "scenarios" / name / "history.json").write_text(json.dumps({{"messages": []}}))
+    write_folder(out, f"scenarios/{{name}}", [("history.json", json.dumps({{"messages": []}}).encode())])
+folder.write("report.json", json.dumps({{"pydantic_ai_version": VERSION, "scenarios": scenarios}}).encode())
+folder.finish()
 raise SystemExit(1 if "failed" in STATUSES.values() else 0)
 """
 
@@ -467,20 +471,26 @@ def test_run_matrix_runs_each_version_in_its_environment_and_reports_progress(tm
 
 
 def test_a_previous_run_output_is_replaced_but_foreign_files_are_not(tmp_path: Path) -> None:
-    fake_environment(spec_for(tmp_path, "2.38.0"), {"a": "passed"})
-    stale = tmp_path / "out" / "2.38.0"
-    write_run(stale, "2.38.0", {"gone": ("passed", canonical_history(), [])})
-    options = MatrixOptions(paths=(Path("s"),), versions=("2.38.0",), out=tmp_path / "out", env_root=tmp_path / "envs")
+    fake_environment(spec_for(tmp_path, "2.38.0"), {"a": "passed", "gone": "passed"})
+    out = tmp_path / "out"
+    options = MatrixOptions(paths=(Path("s"),), versions=("2.38.0",), out=out, env_root=tmp_path / "envs")
+    run_matrix(options, progress=lambda line: None)
+    assert (out / "2.38.0" / "scenarios" / "gone").is_dir()
 
+    fake_environment(spec_for(tmp_path, "2.38.0"), {"a": "passed"})
     report = run_matrix(options, progress=lambda line: None)
     assert [item.name for item in report.scenarios] == ["a"]
+    assert not (out / "2.38.0" / "scenarios" / "gone").exists()  # the version's own run removed its stale folder
 
-    shutil.rmtree(stale)
-    stale.mkdir()
-    (stale / "keep.txt").write_text("mine", encoding="utf-8")
-    with pytest.raises(Exception, match="is not an agentrig run output"):
-        run_matrix(options, progress=lambda line: None)
-    assert (stale / "keep.txt").is_file()
+    version_dir = out / "2.38.0"
+    shutil.rmtree(version_dir)
+    version_dir.mkdir()
+    (version_dir / "keep.txt").write_text("mine", encoding="utf-8")
+    lines: list[str] = []
+    with pytest.raises(UsageError, match=r"2\.38\.0: the folder is not empty and is not an agentrig output folder"):
+        run_matrix(options, progress=lines.append)
+    assert (version_dir / "keep.txt").read_text(encoding="utf-8") == "mine"
+    assert lines == []  # refused before any environment was looked at
 
 
 def test_a_baseline_that_cannot_load_the_scenarios_is_a_usage_error(tmp_path: Path) -> None:

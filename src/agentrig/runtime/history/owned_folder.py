@@ -10,7 +10,8 @@ touches the folder.
 `claim` accepts a folder that does not exist, an empty one, or one whose manifest is valid and of the same kind, in
 which every recorded file still present is a regular file matching a record (size and SHA-256), every folder on the
 way to it a real folder (never a link), and nothing agentrig did not write sits at a name the command writes or
-inside a folder it owns whole (`Layout.trees`). Anything else is refused with one line, the folder untouched.
+inside a folder it owns whole (`Layout.trees`; an empty folder there is let be: nothing in it can be lost, and a
+write it made just before it was killed leaves one). Anything else is refused with one line, the folder untouched.
 A folder written by agentrig before manifests existed (a report.json and no manifest) is refused the same way: its
 files cannot be told from a user's (`agentrig run --json > report.json` makes one) — the user empties it once.
 
@@ -49,7 +50,7 @@ from agentrig.runtime.history.output_manifest import (
 )
 from agentrig.runtime.history.stale_temps import is_temp_name
 
-__all__ = ["Layout", "OwnedFolder", "verify_folder"]
+__all__ = ["Layout", "OwnedFolder", "manifest_recorder", "verify_folder"]
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW | os.O_CLOEXEC
@@ -232,15 +233,20 @@ def _refuse_strangers(
         mode = _kind_at(walker, tree)
         if mode is None:
             continue
-        if not stat.S_ISDIR(mode) or tree not in folders:
+        if not stat.S_ISDIR(mode) or (tree not in folders and not _is_empty(folder / tree)):
             raise _refusal(label, tree, "agentrig did not make it")
         for path, is_folder in _walk(folder, tree):
             if not is_folder and is_temp_name(path.rsplit("/", 1)[-1]):
                 continue  # an atomic write's temporary file, a killed writer's: left alone, removed by its next write
-            if is_folder and path not in folders:
+            if is_folder and path not in folders and not _is_empty(folder / path):
                 raise _refusal(label, path, "agentrig did not make it")
             if not is_folder and path not in files:
                 raise _refusal(label, path, "agentrig did not write it")
+
+
+def _is_empty(path: Path) -> bool:
+    with os.scandir(path) as entries:
+        return next(entries, None) is None
 
 
 def _walk(folder: Path, top: str) -> Iterator[tuple[str, bool]]:
@@ -320,7 +326,10 @@ class OwnedFolder:
             with open(temporary, "rb") as handle:
                 digest = hashlib.file_digest(handle, "sha256").hexdigest()
                 size = os.fstat(handle.fileno()).st_size
-            lines.append(file_line(FileRecord(path=self.relative(target), size=size, sha256=digest)))
+            relative = self.relative(target)
+            parts = relative.split("/")
+            lines += [dir_line("/".join(parts[:depth])) for depth in range(1, len(parts))]  # logs/ for logs/V.log
+            lines.append(file_line(FileRecord(path=relative, size=size, sha256=digest)))
         self.record(lines)
 
     def write(self, relative: str, data: bytes) -> None:
@@ -380,3 +389,17 @@ def _remove_empty_folders(folder: Path, paths: set[str]) -> None:
                 continue  # not empty (a file of the user's stays), a link, or gone
     finally:
         walker.close()
+
+
+def manifest_recorder(folder: Path) -> jsonio.BeforeReplace | None:
+    """A `before_replace` that records files written into `folder` in its manifest, for a command that writes one of
+    the folder's own files again (`agentrig report DIR` writes DIR/report.html), so the next run still proves it
+    agentrig's; None when the folder has no manifest agentrig can read."""
+    try:
+        manifest = read_manifest(folder, label=str(folder))
+    except UsageError:
+        return None
+    if manifest is None:
+        return None
+    layout = Layout(manifest.kind, frozenset(), frozenset())
+    return OwnedFolder(folder, label=str(folder), layout=layout, kept="nothing was replaced").record_replaced

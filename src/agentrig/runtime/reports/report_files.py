@@ -25,12 +25,26 @@ from pathlib import Path
 from typing import IO, Any
 
 from agentrig.runtime.history.jsonio import dumps, open_atomic_files
-from agentrig.runtime.history.owned_folder import OwnedFolder
+from agentrig.runtime.history.owned_folder import Layout, OwnedFolder
 from agentrig.runtime.history.redaction import redact_json
 from agentrig.runtime.reports.html import REPORT_HTML, HtmlReport
 from agentrig.runtime.reports.merge_checks import describe_partial
 
-__all__ = ["HtmlOptions", "describe_check", "render_junit", "render_summary", "report_files", "summary_line"]
+__all__ = [
+    "RUN_LAYOUT",
+    "HtmlOptions",
+    "describe_check",
+    "render_junit",
+    "render_summary",
+    "report_files",
+    "summary_line",
+]
+
+RUN_LAYOUT = Layout(
+    kind="run", files=frozenset({"report.json", "junit.xml", "summary.md", REPORT_HTML}), trees=frozenset({"scenarios"})
+)
+"""What `agentrig run`, `merge` and the pytest plugin's --agentrig-out write in their output folder (`OUT/scenarios/`
+whole: one folder per scenario, `suite/scenario_files`)."""
 
 AddEntry = Callable[[Mapping[str, Any]], dict[str, Any]]
 """Writes one scenario's entry to the report files; returns it as written (redacted)."""

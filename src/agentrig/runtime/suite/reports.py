@@ -24,10 +24,9 @@ from agentrig import __version__
 from agentrig.errors import InputError, UsageError
 from agentrig.runtime.checks.outcome import SuiteResult
 from agentrig.runtime.history.jsonio import read_json_file
-from agentrig.runtime.history.owned_folder import Layout, OwnedFolder
+from agentrig.runtime.history.owned_folder import OwnedFolder
 from agentrig.runtime.history.redaction import redact_json
 from agentrig.runtime.history.run_records import RunError, ScenarioResult, TurnRecord
-from agentrig.runtime.reports.html import REPORT_HTML
 from agentrig.runtime.reports.merge_checks import (
     FolderFiles,
     check_scenario_entries,
@@ -35,7 +34,7 @@ from agentrig.runtime.reports.merge_checks import (
     contained_path,
     folder_files,
 )
-from agentrig.runtime.reports.report_files import HtmlOptions, report_files
+from agentrig.runtime.reports.report_files import RUN_LAYOUT, HtmlOptions, report_files
 from agentrig.runtime.reports.report_shape import check_report_shape, installed_pydantic_ai_version
 from agentrig.runtime.suite.scenario_files import RUN_STOPPED, check_json, write_folder
 
@@ -98,12 +97,6 @@ _HTML = HtmlOptions()
 # --------------------------------------------------------------------------------------------
 # the output directory
 # --------------------------------------------------------------------------------------------
-
-
-RUN_LAYOUT = Layout(
-    kind="run", files=frozenset({"report.json", "junit.xml", "summary.md", REPORT_HTML}), trees=frozenset({"scenarios"})
-)
-"""What `agentrig run`, `merge` and the pytest plugin's --agentrig-out write in their output folder."""
 
 
 def prepare_out_dir(out_dir: Path) -> OwnedFolder:
