@@ -147,3 +147,51 @@ def test_a_partial_merge_says_so_in_every_report(
     again = tmp_path / "again"
     assert merge(merged, "--out", again)[0] == 0
     assert json.loads((again / "report.json").read_text(encoding="utf-8"))["partial"] == {"count": 4, "missing": [2, 4]}
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "says"),
+    [
+        ("name", "..", "name: '..' is not a scenario name"),
+        ("name", "<img src=x onerror=alert(1)>", "name: '<img src=x onerror=alert(1)>' is not a scenario name"),
+        ("name", "a/../../b", "name: 'a/../../b' is not a scenario name"),
+        ("id", "scenarios/other.yaml::s0", "id: 'scenarios/other.yaml::s0' is not "),
+        ("path", "x\n# injected", "path: 'x\\n# injected' is not a scenario file path"),
+    ],
+    ids=["dot-dot", "html", "slashes", "id", "path"],
+)
+def test_scenario_names_and_ids_from_a_tampered_report_are_refused(
+    shards: list[Path], tmp_path: Path, merge: Callable[..., tuple[int, str]], field: str, value: str, says: str
+) -> None:
+    # A report is input: its names become folder names and summary.md text (issue 27, item 9).
+    report = json.loads((shards[1] / "report.json").read_text(encoding="utf-8"))
+    report["scenarios"][0][field] = value
+    (shards[1] / "report.json").write_text(json.dumps(report), encoding="utf-8")
+    out = tmp_path / "merged"
+
+    code, err = merge(*shards, "--out", out)
+
+    assert code == 2
+    assert err.startswith(f"agentrig: error: {shards[1] / 'report.json'}: scenarios[0]: {says}")
+    assert len(err.splitlines()) == 1
+    assert not out.exists()  # refused before anything was written
+
+
+def test_a_link_in_an_input_scenario_folder_is_refused(
+    shards: list[Path], tmp_path: Path, merge: Callable[..., tuple[int, str]]
+) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not for the merged output", encoding="utf-8")
+    folder = next((shards[0] / "scenarios").iterdir())
+    (folder / "history.json").unlink()
+    (folder / "history.json").symlink_to(secret)
+    out = tmp_path / "merged"
+
+    code, err = merge(*shards, "--out", out)
+
+    assert code == 2
+    assert err == (
+        f"agentrig: error: {folder / 'history.json'}: is a link or a special file; merge copies only the folders and "
+        "regular files a run writes\n"
+    )
+    assert not out.exists()

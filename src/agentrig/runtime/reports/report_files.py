@@ -27,6 +27,7 @@ from typing import IO, Any
 from agentrig.runtime.history.jsonio import dumps, open_atomic_files
 from agentrig.runtime.history.owned_folder import Layout, OwnedFolder
 from agentrig.runtime.history.redaction import redact_json
+from agentrig.runtime.reports import markdown_text as md
 from agentrig.runtime.reports.html import REPORT_HTML, HtmlReport
 from agentrig.runtime.reports.merge_checks import describe_partial
 
@@ -229,9 +230,10 @@ class _Markdown:
         self._handle = handle
         self._failures: list[str] = []
         summary = head["summary"]
-        facts = [f"pydantic-ai {head.get('pydantic_ai_version') or '?'}", f"agentrig {head.get('agentrig_version')}"]
+        versions = (md.inline(head.get("pydantic_ai_version") or "?"), md.inline(head.get("agentrig_version")))
+        facts = [f"pydantic-ai {versions[0]}", f"agentrig {versions[1]}"]
         if head.get("model"):
-            facts.append(f"model `{head['model']}`")
+            facts.append(f"model {md.code(head['model'])}")
         if head.get("shard"):
             facts.append(f"shard {head['shard']['index']}/{head['shard']['count']}")
         if head.get("merged_from"):
@@ -259,7 +261,8 @@ class _Markdown:
         usage = scenario["usage"]
         self._write_lines(
             [
-                f"| {_STATUS_MARK[scenario['status']]} | `{scenario['name']}` | {scenario['path']} | "
+                f"| {_STATUS_MARK[scenario['status']]} | {md.code(scenario['name'], in_table=True)} | "
+                f"{md.inline(scenario['path'])} | "
                 f"{usage['requests']} | {usage['input_tokens']} / {usage['output_tokens']} | "
                 f"{scenario['duration_s']:.2f} s |"
             ]
@@ -273,17 +276,19 @@ class _Markdown:
 
 
 def _failure_section(scenario: Mapping[str, Any]) -> list[str]:
-    lines = ["", f"#### `{scenario['name']}` ({scenario['path']})", ""]
+    # Everything a scenario's run or a report says is shown as text (`markdown_text`), never as markup of its own.
+    lines = ["", f"#### {md.code(scenario['name'])} ({md.inline(scenario['path'])})", ""]
     if scenario.get("error"):
-        lines.append(f"- **error** `{scenario['error']['kind']}`: {scenario['error']['message']}")
+        lines.append(f"- **error** {md.code(scenario['error']['kind'])}: {md.inline(scenario['error']['message'])}")
     for check in _failed_checks(scenario):
-        expected = f" expected `{_short(check['expected'], 120)}`" if check.get("expected") is not None else ""
-        actual = f", got `{_short(check['actual'], 120)}`" if expected or check.get("actual") is not None else ""
-        lines.append(f"- **{check['name']}**{expected}{actual}")
+        expected = f" expected {md.code(_short(check['expected'], 120))}" if check.get("expected") is not None else ""
+        actual = f", got {md.code(_short(check['actual'], 120))}" if expected or check.get("actual") is not None else ""
+        lines.append(f"- **{md.inline(check['name'])}**{expected}{actual}")
         if check.get("detail"):
-            fence = "```diff" if check["detail"].startswith("---") else "```text"
             detail_lines = ["  " + line for line in check["detail"].rstrip("\n").splitlines()]
-            lines += ["", "  " + fence, *detail_lines, "  ```"]
+            fence = md.fence(detail_lines)
+            language = "diff" if check["detail"].startswith("---") else "text"
+            lines += ["", f"  {fence}{language}", *detail_lines, f"  {fence}"]
     return lines
 
 
