@@ -21,12 +21,14 @@ HELP = (
     "are identical on every version, how the raw pydantic-ai dumps differ, and the commands that reproduce it; "
     "OUT/diffs/<scenario>/ holds unified diffs against the first (baseline) version; OUT/compatibility.html shows "
     "it all in a browser, one column per version (docs/report.md).\n\n"
-    "Exit codes: 0 no regression; 1 a version fails a scenario that passes on the baseline; 2 usage error; "
-    "3 an environment could not be built."
+    "OUT is replaced only if agentrig can prove every file there its own (its manifest, as `agentrig run --out`); "
+    "each OUT/<version>/ is that version's run folder, checked before any environment is built.\n\n"
+    "Exit codes: 0 no regression; 1 a version fails a scenario that passes on the baseline; 2 usage error, or an OUT "
+    "holding files agentrig did not write; 3 an environment could not be built, or the disk is full."
 )
 
 DEFAULT_PATHS = [Path("scenarios")]
-# Not inside agentrig-out/: `agentrig run` refuses an --out directory that holds files but no report.json.
+# Not inside agentrig-out/: `agentrig run` refuses an --out directory holding files its manifest does not list.
 DEFAULT_OUT = Path("agentrig-matrix")
 
 
