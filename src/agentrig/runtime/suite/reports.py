@@ -275,8 +275,8 @@ def merge_reports(directories: Iterable[Path], out_dir: Path, *, allow_partial: 
             owner[scenario["id"]] = source
             scenarios.append(scenario)
             # Checked before anything is written: a report is input, its paths may point anywhere.
+            # It is `scenarios/NAME` (`check_scenario_entries`); a link inside --out is refused by `prepare_out_dir`.
             relative, named = scenario["output_dir"], (source / "report.json", scenario["id"])
-            contained_path(out_dir, relative, *named)
             copies.append((relative, folder_files(contained_path(source, relative, *named))))
     scenarios.sort(key=lambda scenario: scenario["id"])
     folder = prepare_out_dir(out_dir)
