@@ -9,8 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentrig.runtime.history.output_manifest import MANIFEST_NAME
-
+MANIFEST_NAME = ".agentrig-manifest.jsonl"  # written here, not imported: the tests run against older code too
 SCENARIO = "name: {name}\nturns:\n  - user: hi\n    model:\n      - text: hello\n"
 
 

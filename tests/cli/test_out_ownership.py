@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 
 from agentrig.runtime.history import jsonio
-from agentrig.runtime.history.output_manifest import MANIFEST_NAME
 from tests.cli.cli_helpers import run_main
-from tests.cli.out_shapes import NOT_OURS, REFUSED_SHAPES, Shape, snapshot, write_suite
+from tests.cli.out_shapes import MANIFEST_NAME, NOT_OURS, REFUSED_SHAPES, Shape, snapshot, write_suite
 
 
 @pytest.fixture(autouse=True)

@@ -136,7 +136,7 @@ def open_atomic_files(
         for target in pending:
             target.commit()
     except BaseException as error:
-        for target in pending:
+        for target in reversed(pending):  # the last opened first: a folder the first one created is empty by then
             target.discard()
         if isinstance(error, OSError) and is_out_of_space(error):
             if len(paths) == 1:
