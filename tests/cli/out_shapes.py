@@ -127,6 +127,18 @@ def _replaced_by_the_user(tmp_path: Path, earlier_run: Callable[[Path], None]) -
     return folder
 
 
+def _replaced_with_the_same_size(tmp_path: Path, earlier_run: Callable[[Path], None]) -> Path:
+    """Only the digest tells this one: the user's bytes are as many as agentrig's."""
+    folder = tmp_path / "out"
+    earlier_run(folder)
+    path = folder / "scenarios" / "alpha" / "usage.json"
+    data = path.read_bytes()
+    path.write_bytes(data.replace(b"0", b"7"))
+    assert path.stat().st_size == len(data)
+    assert path.read_bytes() != data
+    return folder
+
+
 def _added_by_the_user(tmp_path: Path, earlier_run: Callable[[Path], None]) -> Path:
     folder = tmp_path / "out"
     earlier_run(folder)
@@ -164,5 +176,10 @@ REFUSED_SHAPES = [
     Shape("recorded-file-now-a-link", _link_to_outside, "scenarios/alpha/history.json: "),
     Shape("recorded-folder-now-a-link", _linked_parent, "on its way is a link or not a folder"),
     Shape("file-replaced-by-the-user", _replaced_by_the_user, "summary.md: changed since agentrig wrote it"),
+    Shape(
+        "file-replaced-with-as-many-bytes",
+        _replaced_with_the_same_size,
+        "scenarios/alpha/usage.json: changed since agentrig wrote it",
+    ),
     Shape("file-added-by-the-user", _added_by_the_user, "scenarios/alpha/notes.txt: agentrig did not write it"),
 ]
