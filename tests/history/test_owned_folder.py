@@ -7,6 +7,7 @@ import multiprocessing
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -81,8 +82,12 @@ def test_a_run_killed_after_recording_its_writes_leaves_every_file_provable(
     assert sorted(path.name for path in (out / "scenarios").iterdir()) == ["b"]
 
 
-def _append_many(folder: str, writer: int) -> None:
-    for number in range(200):
+APPENDS = 5000
+
+
+def _append_many(folder: str, writer: int, start: Any) -> None:
+    start.wait()  # every writer appends at the same time
+    for number in range(APPENDS):
         line = {"file": f"scenarios/w{writer}/f{number}-" + "x" * 200, "size": number, "sha256": "a" * 64}
         append_records(Path(folder), [line], kept="")
 
@@ -91,7 +96,8 @@ def test_lines_appended_by_many_processes_at_once_stay_whole(tmp_path: Path) -> 
     out = tmp_path / "out"
     _claim(out)
     context = multiprocessing.get_context("spawn")
-    writers = [context.Process(target=_append_many, args=(str(out), writer)) for writer in range(4)]
+    start = context.Barrier(4)
+    writers = [context.Process(target=_append_many, args=(str(out), writer, start)) for writer in range(4)]
     for process in writers:
         process.start()
     for process in writers:
@@ -100,7 +106,7 @@ def test_lines_appended_by_many_processes_at_once_stay_whole(tmp_path: Path) -> 
 
     manifest = read_manifest(out, label="out")
     assert manifest is not None
-    assert len(manifest.records) == 4 * 200  # not one line lost or run into another
+    assert len(manifest.records) == 4 * APPENDS  # not one line lost or run into another
 
 
 def test_a_line_a_full_disk_cut_short_proves_nothing(tmp_path: Path) -> None:
