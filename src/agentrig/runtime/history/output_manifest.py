@@ -18,16 +18,17 @@ keeps whole, and nothing has to gather them. The run that owns the folder rewrit
 
 `reset` closes what came before it under a path: a run starts with `{"reset": ""}` after the earlier run's lines,
 and a scenario folder written again starts with its own reset. What is recorded after the last reset covering a path
-is what the folder holds now (`Manifest.current`); everything else may be removed if it is still provably ours.
+is what the folder holds now (`Manifest.current_files`); everything else may be removed if it is still provably ours.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, Literal
 
 from agentrig import __version__
@@ -58,6 +59,7 @@ FolderKind = Literal["run", "matrix"]
 _KINDS: tuple[FolderKind, ...] = ("run", "matrix")
 
 _MAX_PATH = 4096
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,10 +84,10 @@ class Manifest:
     """Every file record, by path: a file matching any of its path's records is agentrig's."""
     folders: set[str] = field(default_factory=set[str])
     """Every folder agentrig created."""
-    current: dict[str, FileRecord] = field(default_factory=dict[str, FileRecord])
-    """The last record of each path that no later reset covers: what the folder holds now."""
-    current_folders: set[str] = field(default_factory=set[str])
-    """The folders no later reset covers."""
+    _last_file: dict[str, tuple[int, FileRecord]] = field(default_factory=dict[str, tuple[int, FileRecord]])
+    _last_folder: dict[str, int] = field(default_factory=dict[str, int])
+    _last_reset: dict[str, int] = field(default_factory=dict[str, int])
+    _lines: int = 0
 
     def matches(self, path: str, size: int, sha256: str) -> FileRecord | None:
         """The record of `path` with this size and digest, if any."""
@@ -97,21 +99,30 @@ class Manifest:
 
     def apply(self, line: Mapping[str, Any]) -> None:
         """Take one record line (already checked) into account."""
+        self._lines += 1
         if "file" in line:
             record = FileRecord(path=line["file"], size=line["size"], sha256=line["sha256"])
             self.records.setdefault(record.path, []).append(record)
-            self.current[record.path] = record
+            self._last_file[record.path] = (self._lines, record)
         elif "dir" in line:
             self.folders.add(line["dir"])
-            self.current_folders.add(line["dir"])
+            self._last_folder[line["dir"]] = self._lines
         else:
-            covered = line["reset"]
-            self.current = {path: record for path, record in self.current.items() if not _under(path, covered)}
-            self.current_folders = {folder for folder in self.current_folders if not _under(folder, covered)}
+            self._last_reset[line["reset"]] = self._lines
 
+    def _reset_after(self, path: str, line: int) -> bool:
+        """Whether a reset of `path`, of a folder holding it or of the whole folder came after `line`."""
+        covering = ["", path]
+        covering += [path[:index] for index, character in enumerate(path) if character == "/"]
+        return any(self._last_reset.get(folder, 0) > line for folder in covering)
 
-def _under(path: str, folder: str) -> bool:
-    return folder == "" or path == folder or path.startswith(folder + "/")
+    def current_files(self) -> dict[str, FileRecord]:
+        """The last record of each path that no later reset covers: what the folder holds now."""
+        return {path: record for path, (line, record) in self._last_file.items() if not self._reset_after(path, line)}
+
+    def current_folders(self) -> set[str]:
+        """The folders no later reset covers."""
+        return {folder for folder, line in self._last_folder.items() if not self._reset_after(folder, line)}
 
 
 def checked_relative(value: object) -> str:
@@ -120,8 +131,7 @@ def checked_relative(value: object) -> str:
         raise ValueError("expected a relative path such as scenarios/NAME/history.json")
     if len(value) > _MAX_PATH or "\0" in value or "\\" in value:
         raise ValueError(f"{value[:80]!r} is not a path agentrig writes")
-    pure = PurePosixPath(value)
-    if pure.is_absolute():
+    if value.startswith("/"):
         raise ValueError(f"{value!r} is absolute; agentrig records paths inside the folder")
     parts = value.split("/")
     if any(part in ("", ".", "..") for part in parts):
@@ -175,7 +185,7 @@ def _check_line(value: object) -> dict[str, Any]:
     size, digest = line["size"], line["sha256"]
     if not isinstance(size, int) or isinstance(size, bool) or size < 0:
         raise ValueError("size: expected a whole number of bytes")
-    if not isinstance(digest, str) or len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+    if not isinstance(digest, str) or not _SHA256.fullmatch(digest):
         raise ValueError("sha256: expected 64 lowercase hex digits")
     return line
 

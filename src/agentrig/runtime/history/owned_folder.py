@@ -278,6 +278,8 @@ class OwnedFolder:
         self.layout = layout
         self.kept = kept
         """What a full disk leaves, said in the error of a manifest append."""
+        self._earlier: Manifest | None = None
+        """The manifest as `claim` found it."""
 
     @classmethod
     def claim(cls, folder: Path, *, label: str, layout: Layout, kept: str = "nothing else was written") -> OwnedFolder:
@@ -296,6 +298,7 @@ class OwnedFolder:
             reset_line(""),
         ]
         owned = cls(folder, label=label, layout=layout, kept=kept)
+        owned._earlier = verified.manifest
         owned._rewrite(lines)
         return owned
 
@@ -338,20 +341,24 @@ class OwnedFolder:
         jsonio.write_atomic(self.path / relative, data)
 
     def remove(self, relative: str) -> bool:
-        """Remove the file at `relative` if it is provably agentrig's (checked now); True when removed."""
-        return _remove_if_ours(self.path, self.manifest(), [relative]) == [relative]
+        """Remove a file an earlier run wrote at `relative` if it is still provably agentrig's (checked now, against
+        the manifest as the command found it); True when removed."""
+        if self._earlier is None:
+            return False
+        return _remove_if_ours(self.path, self._earlier, [relative]) == [relative]
 
     def finish(self) -> None:
         """Remove every provably agentrig file and folder this command did not write again, then rewrite the
         manifest compactly: what the folder holds now."""
         manifest = self.manifest()
-        stale = [path for path in manifest.records if path not in manifest.current]
+        current, current_folders = manifest.current_files(), manifest.current_folders()
+        stale = [path for path in manifest.records if path not in current]
         _remove_if_ours(self.path, manifest, sorted(stale))
-        _remove_empty_folders(self.path, manifest.folders - manifest.current_folders)
+        _remove_empty_folders(self.path, manifest.folders - current_folders)
         lines = [
             header_line(self.layout.kind),
-            *(file_line(record) for _, record in sorted(manifest.current.items())),
-            *(dir_line(path) for path in sorted(manifest.current_folders)),
+            *(file_line(record) for _, record in sorted(current.items())),
+            *(dir_line(path) for path in sorted(current_folders)),
         ]
         self._rewrite(lines)
 
