@@ -23,15 +23,16 @@ is what the folder holds now (`Manifest.current_files`); everything else may be 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
 
-from agentrig import __version__
 from agentrig.errors import HistoryFormatError, UsageError
 from agentrig.runtime.history import jsonio
 
@@ -141,9 +142,18 @@ def checked_relative(value: object) -> str:
     return value
 
 
+@functools.cache
+def _agentrig_version() -> str:
+    # From the installed metadata: the canonical layer imports nothing of agentrig but itself and its errors.
+    try:
+        return metadata.version("agentrig")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
 def header_line(kind: FolderKind) -> dict[str, Any]:
     """The first line of every manifest."""
-    return {"format": MANIFEST_FORMAT, "kind": kind, "agentrig_version": __version__}
+    return {"format": MANIFEST_FORMAT, "kind": kind, "agentrig_version": _agentrig_version()}
 
 
 def file_line(record: FileRecord) -> dict[str, Any]:
