@@ -99,14 +99,16 @@ class _Walker:
         """The descriptor of `path`'s folder (None when it does not exist); `_NotOurs` for a link on the way."""
         descriptor = os.dup(self.root)
         try:
-            for name in path.split("/")[:-1]:
+            parts = path.split("/")
+            for depth, name in enumerate(parts[:-1], start=1):
                 try:
                     inner = os.open(name, _DIRECTORY, dir_fd=descriptor)
                 except FileNotFoundError:
                     yield None
                     return
                 except OSError:  # ELOOP: a link; ENOTDIR: a file where a folder should be
-                    raise _NotOurs(f"{name} on its way is a link or not a folder") from None
+                    on_the_way = "/".join(parts[:depth])
+                    raise _NotOurs(f"{on_the_way} on its way is a link or not a folder") from None
                 os.close(descriptor)
                 descriptor = inner
             yield descriptor
