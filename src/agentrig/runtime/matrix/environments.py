@@ -41,6 +41,7 @@ __all__ = [
     "EnvironmentSpec",
     "MatrixOptions",
     "agentrig_install_args",
+    "claim_matrix_out",
     "ensure_environment",
     "environment_spec",
     "find_uv",
@@ -361,6 +362,15 @@ def _require_baseline_report(baseline: VersionOutput) -> None:
     raise InfrastructureError(message)
 
 
+def claim_matrix_out(out: Path, run_folders: Sequence[str]) -> OwnedFolder:
+    """Check every folder a matrix writes before anything is built or written: each run folder `OUT/<name>` (its
+    `agentrig run` would refuse it only after an environment was built), then OUT itself, claimed. Its writes are
+    then recorded through `OwnedFolder.record_replaced`, and `finish` removes what an earlier matrix left."""
+    for name in run_folders:
+        verify_folder(out / name, label=f"--out {out / name}", layout=RUN_LAYOUT)
+    return OwnedFolder.claim(out, label=f"--out {out}", layout=MATRIX_LAYOUT)
+
+
 def run_matrix(options: MatrixOptions, *, command_line: str = "", progress: Progress = print) -> MatrixReport:
     """Build or reuse one environment per version, run the suite in each, write and return the comparison."""
     if not options.versions:
@@ -378,11 +388,7 @@ def run_matrix(options: MatrixOptions, *, command_line: str = "", progress: Prog
         )
         for version in options.versions
     ]
-    # Every folder the matrix writes is checked before anything is built or written: each version's run folder (its
-    # `agentrig run` would refuse it only after its environment was built), then OUT itself, claimed.
-    for version in options.versions:
-        verify_folder(options.out / version, label=f"--out {options.out / version}", layout=RUN_LAYOUT)
-    folder = OwnedFolder.claim(options.out, label=f"--out {options.out}", layout=MATRIX_LAYOUT)
+    folder = claim_matrix_out(options.out, options.versions)
     _ignore_in_git(options.env_root)
     lock = threading.Lock()
 
