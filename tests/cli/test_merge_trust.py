@@ -195,3 +195,15 @@ def test_a_link_in_an_input_scenario_folder_is_refused(
         "regular files a run writes\n"
     )
     assert not out.exists()
+
+
+def test_merge_knows_scenario_names_by_the_scenario_models_own_rule() -> None:
+    from agentrig.runtime.reports.merge_checks import NAME_LENGTH, NAME_PATTERN, SCENARIO_NAME
+    from agentrig.scenarios.model import Scenario
+
+    rules = {type(rule).__name__: rule for rule in Scenario.model_fields["name"].metadata}
+    assert getattr(rules["_PydanticGeneralMetadata"], "pattern", None) == f"^{NAME_PATTERN}$"
+    assert getattr(rules["MaxLen"], "max_length", None) == NAME_LENGTH
+    # A run of `--repeat N` is NAME@NN in the report and on disk.
+    assert SCENARIO_NAME.fullmatch("weather@03")
+    assert not SCENARIO_NAME.fullmatch("weather@3")

@@ -23,6 +23,8 @@ from typing import Any
 from agentrig.errors import InputError, UsageError
 
 __all__ = [
+    "NAME_LENGTH",
+    "NAME_PATTERN",
     "SCENARIO_NAME",
     "FolderFiles",
     "check_scenario_entries",
@@ -32,8 +34,13 @@ __all__ = [
     "folder_files",
 ]
 
-SCENARIO_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
-"""A scenario name as the scenario model accepts it (`scenarios/model.py`: `name`; a test keeps the two equal)."""
+NAME_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
+"""A scenario name as the scenario model accepts it (`scenarios/model.py`: `name`, at most `NAME_LENGTH`; a test
+keeps the two equal)."""
+NAME_LENGTH = 100
+SCENARIO_NAME = re.compile(rf"(?=.{{1,{NAME_LENGTH}}}(@|$)){NAME_PATTERN}(@[0-9]{{2,9}})?")
+"""A name a run gives a scenario's entry and folder: the scenario's name, or `NAME@NN` for run NN of `--repeat`
+(`@` is never part of a scenario's own name)."""
 _PRINTABLE_PATH = re.compile(r"[^\x00-\x1f\x7f]{1,4096}")
 
 
