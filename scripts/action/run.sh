@@ -73,7 +73,38 @@ case "$command" in
     ;;
   *) usage_error "command must be run, merge or matrix, not '$command'" ;;
 esac
-if [[ "$command" == matrix ]]; then
+# `--out DIR` or `--out=DIR` in input args names the output directory as well as input out does (the last one given
+# wins, as in agentrig itself): taken out of the arguments and used as out, so out-dir and the upload name the folder
+# agentrig really wrote. Both at once is a usage error. Words after `--` are arguments, never options.
+args_out=""
+args_out_given=false
+kept_args=()
+index=0
+while [[ $index -lt ${#extra[@]} ]]; do
+  word="${extra[$index]}"
+  if [[ "$word" == -- ]]; then
+    kept_args+=("${extra[@]:$index}")
+    break
+  elif [[ "$word" == --out ]]; then
+    [[ $((index + 1)) -lt ${#extra[@]} ]] || usage_error "input args ends with --out: give its directory after it"
+    args_out="${extra[$((index + 1))]}"
+    args_out_given=true
+    index=$((index + 2))
+    continue
+  elif [[ "$word" == --out=* ]]; then
+    args_out="${word#--out=}"
+    args_out_given=true
+  else
+    kept_args+=("$word")
+  fi
+  index=$((index + 1))
+done
+extra=(${kept_args[@]+"${kept_args[@]}"})
+if [[ "$args_out_given" == true ]]; then
+  [[ -z "${INPUT_OUT:-}" ]] || usage_error "input args gives --out and input out is set: give the output directory once"
+  [[ -n "$args_out" ]] || usage_error "input args gives --out an empty directory"
+  out="$args_out"
+elif [[ "$command" == matrix ]]; then
   out="${INPUT_OUT:-agentrig-matrix}"
 else
   out="${INPUT_OUT:-agentrig-out}"

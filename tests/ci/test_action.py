@@ -242,3 +242,29 @@ def test_shards_balanced_by_an_earlier_reports_durations_cover_the_suite(tmp_pat
 
     earlier = json.loads((tmp_path / "earlier" / "report.json").read_text("utf-8"))
     assert sorted(names) == sorted(entry["name"] for entry in earlier["scenarios"])
+
+
+@pytest.mark.parametrize("args", ["--out custom/run", "-q --out=custom/run"], ids=["space", "equals"])
+def test_out_given_in_args_is_the_folder_the_outputs_and_the_upload_name(tmp_path: Path, args: str) -> None:
+    # agentrig takes the last --out it is given, so args' --out is where the reports go: out-dir, report-html and
+    # the upload must name that folder, not the default agentrig-out (issue 27, item 9).
+    inputs = {"paths": str(ROOT / "scenarios"), "k": "text-answer", "args": args, "install": "false"}
+    result, _ = run(tmp_path, inputs)
+
+    out = tmp_path / "custom" / "run"
+    assert result.exit_code == 0
+    assert result.outputs == {"exit-code": "0", "out-dir": str(out), "report-html": str(out / "report.html")}
+    assert (out / "report.json").is_file()
+    assert not (tmp_path / "agentrig-out").exists()
+    assert result.uses[0][1]["path"] == str(out)
+
+
+def test_out_given_twice_in_input_out_and_args_is_a_usage_error(tmp_path: Path) -> None:
+    inputs = {"paths": str(ROOT / "scenarios"), "out": "one", "args": "--out two", "install": "false"}
+    result, summary = run(tmp_path, inputs)
+
+    assert result.exit_code == 2
+    assert result.outputs == {"exit-code": "2", "out-dir": "", "report-html": ""}
+    assert "input args gives --out and input out is set: give the output directory once" in summary
+    assert not (tmp_path / "one").exists()
+    assert not (tmp_path / "two").exists()

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -64,20 +63,71 @@ def _one_error_line(err: str) -> None:
     assert "Traceback" not in err
 
 
-def test_run_out_of_space_for_its_reports_keeps_the_reports_before(
+def _fsync_full_for(pattern: str, *, after: int = 0) -> Callable[[int], None]:
+    """`os.fsync` that finds the disk full for a file whose path holds `pattern`, past the first `after` of them."""
+    real_fsync = os.fsync
+    seen: list[int] = []
+
+    def fsync(descriptor: int) -> None:
+        if pattern in os.readlink(f"/proc/self/fd/{descriptor}"):
+            seen.append(descriptor)
+            if len(seen) > after:
+                raise OSError(errno.ENOSPC, NO_SPACE)
+        real_fsync(descriptor)
+
+    return fsync
+
+
+REPORT_FILES = ("report.json", "junit.xml", "summary.md", "report.html")
+
+
+def test_run_out_of_space_as_it_starts_keeps_the_reports_before(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     suite, out = _suite(tmp_path), tmp_path / "out"
     assert run_main(capsys, "run", str(suite), "--out", str(out))[0] == 0
-    reports = {name: (out / name).read_bytes() for name in ("report.json", "junit.xml", "summary.md")}
-    monkeypatch.setattr(os, "fsync", _fails_the_second_time(os.fsync))
+    before = _files(out)
+    monkeypatch.setattr(os, "fsync", _fsync_full_for(".summary.md."))  # the first report file a run writes
 
     code, _, err = run_main(capsys, "run", str(suite), "--out", str(out))
 
     assert code == 3
     _one_error_line(err)
-    assert f"cannot write the files ({NO_SPACE}); none was replaced" in err
-    assert {name: (out / name).read_bytes() for name in reports} == reports
+    assert err.endswith(
+        f"cannot write the files ({NO_SPACE}); none was replaced, and the run stopped before it ran a scenario\n"
+    )
+    after = _files(out)
+    assert {name: after[name] for name in REPORT_FILES} == {name: before[name] for name in REPORT_FILES}
+    assert {name: data for name, data in after.items() if name.startswith("scenarios/")} == {
+        name: data for name, data in before.items() if name.startswith("scenarios/")
+    }
+    assert not [path for path in out.iterdir() if path.name.endswith(".tmp")]
+
+
+def test_run_out_of_space_for_its_reports_leaves_reports_that_say_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The disk fills as the run writes its own reports, after it replaced the earlier run's with interrupted ones:
+    # the message says what is left, and what is left agrees with it and with itself (issue 27, item 4).
+    suite, out = _suite(tmp_path), tmp_path / "out"
+    assert run_main(capsys, "run", str(suite), "--out", str(out))[0] == 0
+    monkeypatch.setattr(os, "fsync", _fsync_full_for(".summary.md.", after=1))
+
+    code, _, err = run_main(capsys, "run", str(suite), "--out", str(out))
+
+    assert code == 3
+    _one_error_line(err)
+    assert err.endswith(
+        f"cannot write the files ({NO_SPACE}); none was replaced: the reports say the run was interrupted before it "
+        "reported any scenario (they replaced the earlier run's reports when it started)\n"
+    )
+    assert sorted(path.name for path in out.iterdir() if path.name in REPORT_FILES) == sorted(REPORT_FILES)
+    report = jsonio.read_json_file(out / "report.json")
+    assert (report["interrupted"], report["scenarios"], report["summary"]["total"]) == (True, [], 0)
+    assert '<testsuites name="agentrig" tests="0"' in (out / "junit.xml").read_text(encoding="utf-8")
+    summary = (out / "summary.md").read_text(encoding="utf-8")
+    assert summary.startswith("## agentrig: 0 passed, 0 failed, 0 skipped\n")
+    assert "**interrupted**" in summary
     assert not [path for path in out.iterdir() if path.name.endswith(".tmp")]
 
 
@@ -101,7 +151,10 @@ def test_run_out_of_space_for_a_scenario_file_stops_with_one_line(
 
     assert code == 3
     _one_error_line(err)
-    assert f"/scenarios/alpha/usage.json: cannot write the file ({NO_SPACE}); the run stopped before writing" in err
+    assert err.endswith(
+        f"/scenarios/alpha/usage.json: cannot write the file ({NO_SPACE}); the run stopped before writing its reports"
+        " (they say it was interrupted)\n"
+    )
     # Never the earlier run's green report beside folders this run half replaced: the report says interrupted.
     stopped = jsonio.read_json_file(out / "report.json")
     assert (out / "report.json").read_bytes() != report
@@ -119,11 +172,18 @@ def _shards(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> list[Path]:
 
 
 def _reports_fill_the_disk(patch: pytest.MonkeyPatch) -> None:
-    patch.setattr(os, "fsync", _no_space)
+    patch.setattr(os, "fsync", _fsync_full_for(".summary.md."))
 
 
 def _copies_fill_the_disk(patch: pytest.MonkeyPatch) -> None:
-    patch.setattr(shutil, "copyfile", _no_space)
+    real_write = os.write
+
+    def write_with_a_full_disk(descriptor: int, data: object) -> int:
+        if "/merged/scenarios/" in os.readlink(f"/proc/self/fd/{descriptor}"):
+            raise OSError(errno.ENOSPC, NO_SPACE)
+        return real_write(descriptor, data)  # type: ignore[arg-type]
+
+    patch.setattr(os, "write", write_with_a_full_disk)
 
 
 @pytest.mark.parametrize(

@@ -118,9 +118,12 @@ def test_report_paths_outside_the_input_are_refused(
     (shards[0] / "report.json").write_text(json.dumps(report), encoding="utf-8")
     out = tmp_path / "nested" / "merged"
     code, err = merge(*shards, "--out", out)
+    name = report["scenarios"][0]["name"]
     assert code == 2
-    assert f"output_dir {output_dir!r} leads outside" in err
-    assert len(err.splitlines()) == 1
+    assert err == (
+        f"agentrig: error: {shards[0] / 'report.json'}: scenarios[0]: output_dir: {output_dir!r} is not "
+        f"'scenarios/{name}'\n"
+    )
     assert not out.exists()  # refused before anything was written
     assert [path.name for path in tmp_path.rglob("secret.txt")] == ["secret.txt"]  # nothing copied anywhere
 
@@ -144,3 +147,63 @@ def test_a_partial_merge_says_so_in_every_report(
     again = tmp_path / "again"
     assert merge(merged, "--out", again)[0] == 0
     assert json.loads((again / "report.json").read_text(encoding="utf-8"))["partial"] == {"count": 4, "missing": [2, 4]}
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "says"),
+    [
+        ("name", "..", "name: '..' is not a scenario name"),
+        ("name", "<img src=x onerror=alert(1)>", "name: '<img src=x onerror=alert(1)>' is not a scenario name"),
+        ("name", "a/../../b", "name: 'a/../../b' is not a scenario name"),
+        ("id", "scenarios/other.yaml::s0", "id: 'scenarios/other.yaml::s0' is not "),
+        ("path", "x\n# injected", "path: 'x\\n# injected' is not a scenario file path"),
+    ],
+    ids=["dot-dot", "html", "slashes", "id", "path"],
+)
+def test_scenario_names_and_ids_from_a_tampered_report_are_refused(
+    shards: list[Path], tmp_path: Path, merge: Callable[..., tuple[int, str]], field: str, value: str, says: str
+) -> None:
+    # A report is input: its names become folder names and summary.md text (issue 27, item 9).
+    report = json.loads((shards[1] / "report.json").read_text(encoding="utf-8"))
+    report["scenarios"][0][field] = value
+    (shards[1] / "report.json").write_text(json.dumps(report), encoding="utf-8")
+    out = tmp_path / "merged"
+
+    code, err = merge(*shards, "--out", out)
+
+    assert code == 2
+    assert err.startswith(f"agentrig: error: {shards[1] / 'report.json'}: scenarios[0]: {says}")
+    assert len(err.splitlines()) == 1
+    assert not out.exists()  # refused before anything was written
+
+
+def test_a_link_in_an_input_scenario_folder_is_refused(
+    shards: list[Path], tmp_path: Path, merge: Callable[..., tuple[int, str]]
+) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not for the merged output", encoding="utf-8")
+    folder = next((shards[0] / "scenarios").iterdir())
+    (folder / "history.json").unlink()
+    (folder / "history.json").symlink_to(secret)
+    out = tmp_path / "merged"
+
+    code, err = merge(*shards, "--out", out)
+
+    assert code == 2
+    assert err == (
+        f"agentrig: error: {folder / 'history.json'}: is a link or a special file; merge copies only the folders and "
+        "regular files a run writes\n"
+    )
+    assert not out.exists()
+
+
+def test_merge_knows_scenario_names_by_the_scenario_models_own_rule() -> None:
+    from agentrig.runtime.reports.merge_checks import NAME_LENGTH, NAME_PATTERN, SCENARIO_NAME
+    from agentrig.scenarios.model import Scenario
+
+    rules = {type(rule).__name__: rule for rule in Scenario.model_fields["name"].metadata}
+    assert getattr(rules["_PydanticGeneralMetadata"], "pattern", None) == f"^{NAME_PATTERN}$"
+    assert getattr(rules["MaxLen"], "max_length", None) == NAME_LENGTH
+    # A run of `--repeat N` is NAME@NN in the report and on disk.
+    assert SCENARIO_NAME.fullmatch("weather@03")
+    assert not SCENARIO_NAME.fullmatch("weather@3")

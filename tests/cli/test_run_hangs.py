@@ -150,8 +150,17 @@ def test_a_run_killed_outright_leaves_no_earlier_report_claiming_success(suite: 
     finish(process)  # its pipes close once every process of the run is gone
     assert report(out)["interrupted"] is True
     assert report(out)["scenarios"] == []
-    assert not (out / "junit.xml").exists()
+    # Every report agrees: the run was interrupted before it reported a scenario (replaced when it started).
+    assert '<testsuites name="agentrig" tests="0"' in (out / "junit.xml").read_text(encoding="utf-8")
+    assert "**interrupted**" in (out / "summary.md").read_text(encoding="utf-8")
     assert left_running(process.pid) == []  # the workers go with the forkserver, which goes with the run
+    # What the killed run wrote was recorded before it was written: the next run proves it all agentrig's and
+    # replaces it, where an unprovable file would stop it.
+    (suite / "m-hung.yaml").unlink()
+    code, output = finish(start_run(suite, out, "-j", "2"))
+    assert code == 0, output
+    assert report(out)["interrupted"] is False
+    assert not (out / "scenarios" / "m-hung").exists()
 
 
 def test_a_thread_the_agent_leaves_running_does_not_keep_the_process_alive(suite: Path) -> None:

@@ -102,3 +102,43 @@ def test_bad_model_matrix_input(
     assert message in output
     assert len(output.strip().splitlines()) == 1
     assert not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("shape", ["project root", "foreign run folder"])
+def test_models_never_replace_a_folder_agentrig_did_not_write(
+    loopback: ServerFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str], shape: str
+) -> None:
+    """--out of a model matrix is claimed as the version matrix's is: a project root, or a model's run folder holding
+    a foreign report.json, is refused before any model runs, with every file left as it was."""
+    server = loopback(default=text("hello"))
+    scenarios = _write(tmp_path)
+    out = tmp_path / "out"
+    (out / "openai:gpt-4o").mkdir(parents=True)
+    sentinels = {
+        out / "openai:gpt-4o" / "report.json": '{"mine": true}\n',  # e.g. `agentrig run --json > report.json`
+        out / "openai:gpt-4o" / "keep.txt": "keep\n",
+    }
+    if shape == "project root":
+        sentinels[out / "README.md"] = "mine\n"
+    for path, content in sentinels.items():
+        path.write_text(content, encoding="utf-8")
+    args = [str(scenarios), "--models", _MODELS, "--out", str(out), "--base-url", server.openai_base_url]
+    code, output = _matrix(capsys, *args)
+    assert code == 2, output
+    assert "touched nothing" in output
+    if shape == "foreign run folder":
+        assert "openai:gpt-4o" in output
+    assert {path: path.read_text(encoding="utf-8") for path in sentinels} == sentinels
+    assert server.requests == []  # refused before any model ran
+
+
+def test_a_model_matrix_replaces_its_own_folder(
+    loopback: ServerFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = loopback(default=text("hello"))
+    scenarios, out = _write(tmp_path), tmp_path / "m"
+    for _ in range(2):
+        args = [str(scenarios), "--models", _MODELS, "--out", str(out), "--base-url", server.openai_base_url]
+        code, output = _matrix(capsys, *args)
+        assert code == 0, output
+    assert (out / ".agentrig-manifest.jsonl").is_file()

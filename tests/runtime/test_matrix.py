@@ -8,12 +8,15 @@ import shutil
 import stat
 import sys
 import textwrap
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agentrig.errors import EXIT_FAILED, EXIT_OK, EXIT_PROVIDER, InfrastructureError, UsageError
+from agentrig.runtime.history.output_manifest import MANIFEST_NAME
 from agentrig.runtime.matrix import environments as matrix_module
 from agentrig.runtime.matrix.compare import VersionOutput, load_version_output, normalized_json_text, summarize_change
 from agentrig.runtime.matrix.environments import (
@@ -366,13 +369,17 @@ if sys.argv[1:2] == ["-c"]:
 if STATUSES == {{"crash": "exit 2"}}:
     print("agentrig: error: scenarios/bad.yaml:3:1: turns: field required", file=sys.stderr)
     raise SystemExit(2)
+# Its output folder as `agentrig run` keeps it: claimed, every file recorded in the manifest, the rest removed.
+from agentrig.runtime.history.owned_folder import OwnedFolder
+from agentrig.runtime.reports.report_files import RUN_LAYOUT
+from agentrig.runtime.suite.scenario_files import write_folder
 out = pathlib.Path(sys.argv[sys.argv.index("--out") + 1])
 scenarios = [{{"name": name, "status": status}} for name, status in STATUSES.items()]
-out.mkdir(parents=True)
-(out / "report.json").write_text(json.dumps({{"pydantic_ai_version": VERSION, "scenarios": scenarios}}))
+folder = OwnedFolder.claim(out, label=f"--out {{out}}", layout=RUN_LAYOUT)
 for name in STATUSES:
-    (out / "scenarios" / name).mkdir(parents=True)
-    (out / "scenarios" / name / "history.json").write_text(json.dumps({{"messages": []}}))
+    write_folder(out, f"scenarios/{{name}}", [("history.json", json.dumps({{"messages": []}}).encode())])
+folder.write("report.json", json.dumps({{"pydantic_ai_version": VERSION, "scenarios": scenarios}}).encode())
+folder.finish()
 raise SystemExit(1 if "failed" in STATUSES.values() else 0)
 """
 
@@ -471,20 +478,26 @@ def test_run_matrix_runs_each_version_in_its_environment_and_reports_progress(tm
 
 
 def test_a_previous_run_output_is_replaced_but_foreign_files_are_not(tmp_path: Path) -> None:
-    fake_environment(spec_for(tmp_path, "2.38.0"), {"a": "passed"})
-    stale = tmp_path / "out" / "2.38.0"
-    write_run(stale, "2.38.0", {"gone": ("passed", canonical_history(), [])})
-    options = MatrixOptions(paths=(Path("s"),), versions=("2.38.0",), out=tmp_path / "out", env_root=tmp_path / "envs")
+    fake_environment(spec_for(tmp_path, "2.38.0"), {"a": "passed", "gone": "passed"})
+    out = tmp_path / "out"
+    options = MatrixOptions(paths=(Path("s"),), versions=("2.38.0",), out=out, env_root=tmp_path / "envs")
+    run_matrix(options, progress=lambda line: None)
+    assert (out / "2.38.0" / "scenarios" / "gone").is_dir()
 
+    fake_environment(spec_for(tmp_path, "2.38.0"), {"a": "passed"})
     report = run_matrix(options, progress=lambda line: None)
     assert [item.name for item in report.scenarios] == ["a"]
+    assert not (out / "2.38.0" / "scenarios" / "gone").exists()  # the version's own run removed its stale folder
 
-    shutil.rmtree(stale)
-    stale.mkdir()
-    (stale / "keep.txt").write_text("mine", encoding="utf-8")
-    with pytest.raises(Exception, match="is not an agentrig run output"):
-        run_matrix(options, progress=lambda line: None)
-    assert (stale / "keep.txt").is_file()
+    version_dir = out / "2.38.0"
+    shutil.rmtree(version_dir)
+    version_dir.mkdir()
+    (version_dir / "keep.txt").write_text("mine", encoding="utf-8")
+    lines: list[str] = []
+    with pytest.raises(UsageError, match=r"2\.38\.0: the folder is not empty and is not an agentrig output folder"):
+        run_matrix(options, progress=lines.append)
+    assert (version_dir / "keep.txt").read_text(encoding="utf-8") == "mine"
+    assert lines == []  # refused before any environment was looked at
 
 
 def test_a_baseline_that_cannot_load_the_scenarios_is_a_usage_error(tmp_path: Path) -> None:
@@ -543,3 +556,114 @@ def test_a_version_run_does_not_write_the_ci_job_summary(monkeypatch: pytest.Mon
     assert "GITHUB_STEP_SUMMARY" not in env
     assert "VIRTUAL_ENV" not in env
     assert env["UV_PYTHON_DOWNLOADS"] == "never"
+
+
+# --- OUT: only what agentrig can prove its own is replaced (issue 27, item 1) ------------------------------------
+
+
+def _matrix_out_shapes(tmp_path: Path, run_once: Callable[[], None]) -> dict[str, Callable[[Path], str]]:
+    """Ways to hand `agentrig matrix --out` a folder it must refuse: each makes `out` so and returns what the refusal
+    says. `run_once` fills `out` with a real matrix output first."""
+
+    def project_root(out: Path) -> str:
+        (out / "scenarios").mkdir(parents=True)
+        (out / "scenarios" / "a.yaml").write_text("name: a\n", encoding="utf-8")
+        (out / "README.md").write_text("# project\n", encoding="utf-8")
+        (out / "report.json").write_text('{"format": "agentrig.report/1", "scenarios": []}\n', encoding="utf-8")
+        return "holds report.json but no .agentrig-manifest.jsonl"
+
+    def earlier_matrix_without_manifest(out: Path) -> str:
+        run_once()
+        (out / MANIFEST_NAME).unlink()
+        return "holds report files but no .agentrig-manifest.jsonl"
+
+    def tampered(line: str, says: str) -> Callable[[Path], str]:
+        def prepare(out: Path) -> str:
+            run_once()
+            with (out / MANIFEST_NAME).open("a", encoding="utf-8") as manifest:
+                manifest.write(line + "\n")
+            return says
+
+        return prepare
+
+    def replaced(out: Path) -> str:
+        run_once()
+        (out / "compatibility.md").write_text("my edits\n", encoding="utf-8")
+        return "compatibility.md: changed since agentrig wrote it"
+
+    def added(out: Path) -> str:
+        run_once()
+        (out / "logs" / "mine.txt").write_text("mine\n", encoding="utf-8")
+        return "logs/mine.txt: agentrig did not write it"
+
+    def version_folder_replaced(out: Path) -> str:
+        run_once()
+        (out / "2.38.0" / "report.json").write_text("{}\n", encoding="utf-8")
+        return "2.38.0: report.json: changed since agentrig wrote it"
+
+    digest = "0" * 64
+    return {
+        "project-root": project_root,
+        "earlier-matrix": earlier_matrix_without_manifest,
+        "dot-dot": tampered(f'{{"file": "../x", "size": 1, "sha256": "{digest}"}}', "'../x' leads outside"),
+        "etc-passwd": tampered(f'{{"file": "/etc/passwd", "size": 1, "sha256": "{digest}"}}', "is absolute"),
+        "run-folder-file": tampered(
+            f'{{"file": "2.38.0/report.json", "size": 1, "sha256": "{digest}"}}',
+            "lists '2.38.0/report.json', which agentrig matrix never writes",
+        ),
+        "replaced-by-the-user": replaced,
+        "added-by-the-user": added,
+        "version-folder-replaced": version_folder_replaced,
+    }
+
+
+SHAPE_IDS = [
+    "project-root",
+    "earlier-matrix",
+    "dot-dot",
+    "etc-passwd",
+    "run-folder-file",
+    "replaced-by-the-user",
+    "added-by-the-user",
+    "version-folder-replaced",
+]
+
+
+@pytest.mark.parametrize("shape", SHAPE_IDS)
+def test_matrix_refuses_an_out_it_cannot_prove_before_it_builds_anything(tmp_path: Path, shape: str) -> None:
+    fake_environment(spec_for(tmp_path, "2.38.0"), {"a": "passed"})
+    out = tmp_path / "out"
+    options = MatrixOptions(paths=(Path("s"),), versions=("2.38.0",), out=out, env_root=tmp_path / "envs")
+
+    def run_once() -> None:
+        run_matrix(options, progress=lambda line: None)
+
+    says = _matrix_out_shapes(tmp_path, run_once)[shape](out)
+    before = {path: path.read_bytes() for path in sorted(out.rglob("*")) if path.is_file()}
+    lines: list[str] = []
+
+    with pytest.raises(UsageError) as raised:
+        run_matrix(options, progress=lines.append)
+
+    assert says in raised.value.message
+    assert "touched nothing" in raised.value.message or "cannot prove" in raised.value.message
+    assert "\n" not in raised.value.message
+    assert lines == []  # no environment looked at
+    assert {path: path.read_bytes() for path in sorted(out.rglob("*")) if path.is_file()} == before
+    assert Path("/etc/passwd").is_file()
+
+
+def test_matrix_replaces_its_own_diffs_and_logs_and_keeps_a_users_file(tmp_path: Path) -> None:
+    fake_environment(spec_for(tmp_path, "2.38.0"), {"a": "passed"})
+    fake_environment(spec_for(tmp_path, "2.40.0"), {"a": "failed"})
+    out = tmp_path / "out"
+    both = MatrixOptions(paths=(Path("s"),), versions=("2.38.0", "2.40.0"), out=out, env_root=tmp_path / "envs")
+    run_matrix(both, progress=lambda line: None)
+    assert (out / "logs" / "2.40.0.log").is_file()
+    (out / "notes.txt").write_text("mine\n", encoding="utf-8")
+
+    run_matrix(replace(both, versions=("2.38.0",)), progress=lambda line: None)
+
+    assert sorted(path.name for path in (out / "logs").iterdir()) == ["2.38.0.log"]  # the earlier matrix's log went
+    assert (out / "notes.txt").read_text(encoding="utf-8") == "mine\n"
+    assert (out / "2.40.0" / "report.json").is_file()  # a version's run folder is its own: never the matrix's to remove

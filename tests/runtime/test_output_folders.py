@@ -1,10 +1,10 @@
 """A run into an earlier run's output directory writes over its scenario folders instead of deleting them
 first, and must still leave exactly what a run into an empty directory would: nothing of the earlier run
-survives, and nothing outside the folder is written through a link."""
+survives, nothing it did not write is removed (it refuses instead), and nothing outside the folder is written
+through a link."""
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 from pathlib import Path
@@ -14,6 +14,7 @@ import pytest
 from agentrig.errors import UsageError
 from agentrig.runtime.suite.options import RunOptions
 from agentrig.runtime.suite.runner import run_suite
+from agentrig.runtime.suite.scenario_files import write_folder
 from tests.runtime.runner_fakes import fake_execute
 from tests.runtime.test_runner import write_scenario
 
@@ -44,13 +45,22 @@ def test_a_second_run_leaves_what_a_first_run_leaves(scenarios: Path, tmp_path: 
     out = tmp_path / "out"
     run(scenarios, out)
     first = {name: (out / "scenarios" / name / "history.json").read_bytes() for name in ("alpha", "beta")}
-    (out / "scenarios" / "alpha" / "notes.txt").write_text("left by hand", encoding="utf-8")
-    (out / "scenarios" / "alpha" / "subagents").mkdir()
-    (out / "scenarios" / "alpha" / "subagents" / "old.history.json").write_text("[]", encoding="utf-8")
+    # What an earlier run wrote and this one does not (a sub-agent's history), recorded as agentrig writes it.
+    earlier = [(name, (out / "scenarios" / "alpha" / name).read_bytes()) for name in sorted(RAN)]
+    write_folder(out, "scenarios/alpha", [*earlier, ("subagents/old.history.json", b"[]")], subfolders=["subagents"])
     run(scenarios, out)
     for name in ("alpha", "beta"):
         assert files(out / "scenarios" / name) == RAN
         assert (out / "scenarios" / name / "history.json").read_bytes() == first[name]
+
+
+def test_files_left_by_hand_in_a_scenario_folder_stop_the_run_untouched(scenarios: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    run(scenarios, out)
+    (out / "scenarios" / "alpha" / "notes.txt").write_text("left by hand", encoding="utf-8")
+    with pytest.raises(UsageError, match=r"scenarios/alpha/notes\.txt: agentrig did not write it"):
+        run(scenarios, out)
+    assert (out / "scenarios" / "alpha" / "notes.txt").read_text(encoding="utf-8") == "left by hand"
 
 
 def test_a_scenario_that_no_longer_runs_keeps_no_history_of_the_earlier_run(scenarios: Path, tmp_path: Path) -> None:
@@ -80,8 +90,9 @@ def test_scenarios_not_run_after_a_failure_get_a_folder_without_the_earlier_hist
     assert files(out / "scenarios" / "beta") == NOT_RUN
 
 
-@pytest.mark.skipif(not hasattr(os, "O_NOFOLLOW"), reason="links are replaced where O_NOFOLLOW exists")
-def test_a_link_in_an_earlier_folder_is_replaced_not_written_through(scenarios: Path, tmp_path: Path) -> None:
+def test_a_link_in_an_earlier_folder_stops_the_run_and_is_never_written_through(
+    scenarios: Path, tmp_path: Path
+) -> None:
     out = tmp_path / "out"
     run(scenarios, out)
     victim = tmp_path / "precious.txt"
@@ -89,16 +100,19 @@ def test_a_link_in_an_earlier_folder_is_replaced_not_written_through(scenarios: 
     history = out / "scenarios" / "alpha" / "history.json"
     history.unlink()
     history.symlink_to(victim)
+    with pytest.raises(UsageError, match=r"scenarios/alpha/history\.json: "):
+        run(scenarios, out)
+    assert victim.read_text(encoding="utf-8") == "user data"
+    assert history.is_symlink()
     beta = out / "scenarios" / "beta"
+    history.unlink()
     for entry in beta.iterdir():
         entry.unlink()
     beta.rmdir()
     beta.symlink_to(tmp_path, target_is_directory=True)
-    run(scenarios, out)
-    assert victim.read_text(encoding="utf-8") == "user data"
-    assert not history.is_symlink()
-    assert not beta.is_symlink()
-    assert files(beta) == RAN
+    with pytest.raises(UsageError, match="scenarios/beta on its way is a link or not a folder"):
+        run(scenarios, out)
+    assert beta.is_symlink()
     assert not (tmp_path / "history.json").exists()
 
 
@@ -122,6 +136,6 @@ def test_a_scenarios_folder_that_is_a_link_is_refused(scenarios: Path, tmp_path:
     elsewhere.mkdir()
     shutil.rmtree(out / "scenarios")
     (out / "scenarios").symlink_to(elsewhere, target_is_directory=True)
-    with pytest.raises(UsageError, match="scenarios/ is a link"):
+    with pytest.raises(UsageError, match="scenarios on its way is a link or not a folder"):
         run(scenarios, out)
     assert list(elsewhere.iterdir()) == []

@@ -216,12 +216,18 @@ def test_out_dir_safety(suite_dir: Path, tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="not empty"):
         run(suite_dir, foreign)
     assert (foreign / "notes.txt").read_text(encoding="utf-8") == "keep me"
-    # a previous agentrig output is reused and its stale scenario directories are removed
+    # a previous agentrig output is reused and the folders of the scenarios this run did not select are removed
     out = tmp_path / "out"
     run(suite_dir, out)
-    (out / "scenarios" / "stale").mkdir()
+    assert len(list((out / "scenarios").iterdir())) > 1
     run(suite_dir, out, keyword="alpha")
     assert sorted(p.name for p in (out / "scenarios").iterdir()) == ["alpha"]
+    # a folder of the user's among them is not agentrig's: the run refuses before it touches anything
+    (out / "scenarios" / "mine").mkdir()
+    (out / "scenarios" / "mine" / "notes.txt").write_text("keep me", encoding="utf-8")
+    with pytest.raises(UsageError, match="scenarios/mine: agentrig did not make it"):
+        run(suite_dir, out)
+    assert (out / "scenarios" / "mine" / "notes.txt").read_text(encoding="utf-8") == "keep me"
 
 
 def test_merge_of_two_shards_equals_an_unsharded_run(suite_dir: Path, tmp_path: Path) -> None:

@@ -98,7 +98,14 @@ def test_report_files_are_left_as_they_were_when_writing_fails(many: Path, tmp_p
         broken_run()
 
     assert {name: (out / name).read_bytes() for name in before} == before
-    assert sorted(path.name for path in out.iterdir()) == ["junit.xml", "report.json", "scenarios", "summary.md"]
+    assert sorted(path.name for path in out.iterdir()) == [
+        ".agentrig-manifest.jsonl",
+        "junit.xml",
+        "report.html",
+        "report.json",
+        "scenarios",
+        "summary.md",
+    ]
 
 
 def test_a_run_loads_scenarios_detached_file_by_file(many: Path) -> None:

@@ -30,7 +30,12 @@ only the messages are converted (its thoughts and usage are not part of a histor
 --to pydantic-ai writes a dump that the installed pydantic-ai loads with ModelMessagesTypeAdapter.validate_json.
 --to tinyagent writes a list of tinyagent messages; from a session file (or with --session) a whole session
 file that tunacode's load_session accepts.
-Output goes to stdout unless -o is given; -o writes atomically and never overwrites the input file."""
+Output goes to stdout unless -o is given; -o writes atomically and never overwrites the input file.
+-o /dev/stdout, /dev/null or a FIFO is written through, never replaced; a dangling link, a block device or a
+socket is refused.
+
+Exit codes: 0 converted, 2 the file cannot be read or -o cannot be written there, 3 the disk is full (the
+file -o names is unchanged)."""
 
 
 def register(app: typer.Typer) -> None:

@@ -26,12 +26,15 @@ HELP = (
     "With --models A,B the columns are models instead: the same suite runs with `agentrig run --model M` for each, in "
     "this environment, live or from each model's recordings (--record-mode, --recordings DIR/<model>/), and the page "
     "shows status, tokens, cost and latency per model and how the histories changed (docs/providers.md).\n\n"
-    "Exit codes: 0 no regression; 1 a version (or model) fails a scenario that passes on the baseline; 2 usage error; "
-    "3 an environment could not be built, or the baseline's run left no report."
+    "OUT is replaced only if agentrig can prove every file there its own (its manifest, as `agentrig run --out`); "
+    "each OUT/<version>/ (or OUT/<model>/) is that run's folder, checked before anything runs.\n\n"
+    "Exit codes: 0 no regression; 1 a version (or model) fails a scenario that passes on the baseline; 2 usage error, "
+    "or an OUT holding files agentrig did not write; 3 an environment could not be built, the baseline's run left no "
+    "report, or the disk is full."
 )
 
 DEFAULT_PATHS = [Path("scenarios")]
-# Not inside agentrig-out/: `agentrig run` refuses an --out directory that holds files but no report.json.
+# Not inside agentrig-out/: `agentrig run` refuses an --out directory holding files its manifest does not list.
 DEFAULT_OUT = Path("agentrig-matrix")
 
 

@@ -23,9 +23,13 @@ Example:
     agentrig run --shard 2/2 --out out/2
     agentrig merge out/1 out/2 --out out/all
 
-Exit codes: 0 every scenario passed, 1 some failed, 3 some errored, 130 a shard was
-interrupted, 2 an input is not a run output directory, shards are missing or repeated,
-or a report names a path outside its directory.
+--out is replaced only if agentrig can prove every file there its own (its manifest, as
+`agentrig run --out`): an empty or new folder, or an earlier agentrig output (docs/exit-codes.md).
+
+Exit codes: 0 every scenario passed, 1 some failed, 3 some errored or the disk is full,
+130 a shard was interrupted, 2 an input is not a run output directory, shards are missing
+or repeated, a report names a scenario or a path a run never writes, or --out holds files
+agentrig did not write.
 """
 
 

@@ -25,8 +25,11 @@ Examples:
     agentrig report out-2.68/ --baseline out-2.38/ -o upgrade.html
     agentrig report matrix-out/
 
-Exit codes: 0 written, 2 DIR or --baseline is not an agentrig output folder, or the file
-cannot be written.
+The page is written atomically; -o /dev/stdout or a FIFO is written through (docs/report.md).
+Writing DIR's own page again keeps DIR an agentrig output folder (its manifest records it).
+
+Exit codes: 0 written, 2 DIR or --baseline is not an agentrig output folder, or the page
+cannot be written there, 3 the disk is full (the page it would replace is unchanged).
 """
 
 

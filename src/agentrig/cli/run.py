@@ -47,9 +47,14 @@ Examples:
     agentrig run --deps myapp.testing:deps  # deps for scenarios that name none
     agentrig run --json --quiet > report.json
 
-Exit codes: 0 all passed, 1 a scenario failed, 2 usage or scenario file error,
-3 provider or infrastructure error (takes precedence over 1), 130 interrupted
-by Ctrl-C, 143 stopped by SIGTERM (partial reports are written either way).
+Each run replaces what an earlier run wrote in --out and nothing else: the folder must be new,
+empty or an agentrig output folder whose files are all still as agentrig wrote them (its
+manifest, .agentrig-manifest.jsonl), else the run stops before touching it (exit 2).
+
+Exit codes: 0 all passed, 1 a scenario failed, 2 usage or scenario file error, or an --out
+holding files agentrig did not write, 3 provider or infrastructure error (takes precedence
+over 1; a full disk too), 130 interrupted by Ctrl-C, 143 stopped by SIGTERM (partial reports
+are written either way).
 With --repeat N a scenario passes when its pass fraction meets its rate.
 """
 

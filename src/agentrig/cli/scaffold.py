@@ -41,7 +41,10 @@ Without --agent the tools are YAML tools answering what the source recorded, mat
 recorded (--check calls: only that they are called as recorded).
 
 A source holding something a scenario cannot replay is refused with the message and the reason (exit 2);
-nothing is written then. See docs/scaffold.md."""
+nothing is written then. The scenario, its golden and histories are written all or none. See docs/scaffold.md.
+
+Exit codes: 0 written, 2 the source cannot be read or replayed, FILE exists (without --force) or is not a
+regular file, 3 the disk is full (nothing is written, no folder left behind)."""
 
 
 def register(app: typer.Typer) -> None:

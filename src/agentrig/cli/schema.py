@@ -21,6 +21,11 @@ Example, for editors using yaml-language-server (VS Code YAML, Neovim, Helix):
 then start each scenario file with
 
     # yaml-language-server: $schema=../scenario.schema.json
+
+-o writes atomically; /dev/stdout, /dev/null or a FIFO is written through, never replaced; a dangling link, a
+block device or a socket is refused.
+
+Exit codes: 0 written, 2 -o cannot be written there, 3 the disk is full (the file -o names is unchanged).
 """
 
 

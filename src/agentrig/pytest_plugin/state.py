@@ -21,6 +21,7 @@ from agentrig.pytest_plugin.provider_options import provider_options, turn_timeo
 from agentrig.runtime.reports.report_shape import installed_pydantic_ai_version
 
 if TYPE_CHECKING:
+    from agentrig.runtime.history.owned_folder import OwnedFolder
     from agentrig.runtime.suite.options import RunOptions
     from agentrig.runtime.suite.single import ScenarioSession
     from agentrig.testing.scenarios import ScenarioRunner
@@ -61,7 +62,8 @@ class PluginState:
         """Scenario name -> `file:line` where it is first collected (names are unique across a run, as in `run`)."""
         self.entries: list[dict[str, Any]] = []
         """Report entries of the scenarios that ran (on the controller: from every worker)."""
-        self.earlier_folders: frozenset[str] = frozenset()
+        self.out_folder: OwnedFolder | None = None
+        """The --agentrig-out folder, claimed by the controller before any worker writes into it."""
         self.started = time.perf_counter()
         self._session: ScenarioSession | None = None
         self._test_runner: ScenarioRunner | None = None
@@ -161,7 +163,7 @@ class PluginState:
         from agentrig.runtime.suite.reports import prepare_run_out_dir
 
         try:
-            self.earlier_folders = prepare_run_out_dir(self.out_dir)
+            self.out_folder = prepare_run_out_dir(self.out_dir)
         except AgentrigError as error:
             raise pytest.UsageError(_pytest_names(error.message)) from None
 
@@ -170,16 +172,16 @@ class PluginState:
         if self.out_dir is None:
             return
         from agentrig.runtime.suite.reports import entries_report, write_report_files
-        from agentrig.runtime.suite.scenario_files import remove_scenario_folders
 
-        remove_scenario_folders(self.out_dir, self.earlier_folders - {entry["name"] for entry in self.entries})
         report = entries_report(
             self.entries,
             duration_s=time.perf_counter() - self.started,
             model=self.options.model,
             interrupted=interrupted,
         )
-        write_report_files(self.out_dir, report)
+        write_report_files(self.out_dir, report, owner=self.out_folder)
+        if self.out_folder is not None:
+            self.out_folder.finish()  # what an earlier run left and this one did not write again
 
     def golden_lines(self) -> Iterator[str]:
         """`golden written: PATH` / `golden updated: PATH` for each golden this run wrote, and a count line."""

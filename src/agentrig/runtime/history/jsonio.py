@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import os
-import tempfile
-from collections.abc import Generator
+from collections.abc import Callable, Generator, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import orjson
 
 from agentrig.errors import HistoryFormatError, OutputWriteError
-from agentrig.runtime.history.stale_temps import remove_stale_temp_files, temp_prefix
+from agentrig.runtime.history.write_targets import PendingFile, open_target
 
 __all__ = [
     "dumps",
@@ -75,10 +73,11 @@ def read_json_file(path: str | Path) -> Any:
     return loads(data, source=path)
 
 
-def write_atomic(path: str | Path, data: bytes) -> None:
-    """Write `data` to `path` atomically: temp file in the same directory, fsync, rename. Parents are created, and
-    temporary files an earlier, killed writer of `path` left behind are removed (`stale_temps`)."""
-    with open_atomic(path) as handle:
+def write_atomic(path: str | Path, data: bytes, *, before_replace: BeforeReplace | None = None) -> None:
+    """Write `data` to `path` atomically: temp file in the same directory, fsync, rename. Parents are created (and
+    removed again when the write fails), and temporary files an earlier, killed writer of `path` left behind are
+    removed (`stale_temps`). A FIFO or a character device is written through (`open_atomic`)."""
+    with open_atomic_files(path, before_replace=before_replace) as (handle,):
         handle.write(data)
 
 
@@ -104,67 +103,49 @@ def open_atomic(path: str | Path) -> Generator[BinaryIO]:
     """A file to write `path` through piece by piece, atomically as `write_atomic`: it replaces `path` only when the
     block ends without an exception (then it is fsynced first); otherwise it is removed and `path` is untouched.
 
-    A symbolic link is written through: the file it points to is replaced, the link stays (a session or a golden
-    file kept elsewhere and linked into a project). A full disk (`is_out_of_space`) raises `OutputWriteError`
-    naming `path`."""
+    What `path` names decides how (`write_targets`): a symbolic link is written through (the file it points to is
+    replaced, the link stays: a session or a golden file kept elsewhere and linked into a project); a FIFO, a
+    character device or /dev/stdout is written in place, never renamed over; a dangling link, a block device or a
+    socket is refused. A full disk (`is_out_of_space`) raises `OutputWriteError` naming `path`."""
     with open_atomic_files(path) as (handle,):
         yield handle
 
 
+BeforeReplace = Callable[[Sequence[tuple[Path, Path]]], None]
+"""Told `(target, temporary file)` of each regular file about to be renamed over its target, all written and fsynced:
+an output folder's manifest records them here, before they replace anything (`output_manifest`)."""
+
+
 @contextlib.contextmanager
-def open_atomic_files(*paths: str | Path) -> Generator[tuple[BinaryIO, ...]]:
+def open_atomic_files(
+    *paths: str | Path, kept: str = "none was replaced", before_replace: BeforeReplace | None = None
+) -> Generator[tuple[BinaryIO, ...]]:
     """Files to write several `paths` through together, as `open_atomic`, replaced all or none: every one is
     written and fsynced before the first is renamed over its path (in the order given), so a disk that fills up
-    while the last is written leaves every path as it was (a run's report.json, junit.xml and summary.md)."""
-    pending: list[_TempFile] = []
+    while the last is written leaves every path as it was (a run's report.json, junit.xml and summary.md).
+    `kept` says, in the one-line error of a full disk, what is left of the files."""
+    pending: list[PendingFile] = []
     try:
         for path in paths:
-            pending.append(_TempFile(path))
-        yield tuple(temp.handle for temp in pending)
-        for temp in pending:
-            temp.finish()
-        for temp in pending:
-            os.replace(temp.name, temp.target)
+            pending.append(open_target(path))
+        yield tuple(target.handle for target in pending)
+        for target in pending:
+            target.finish()
+        if before_replace is not None:
+            before_replace([(target.target, target.temporary) for target in pending if target.temporary is not None])
+        for target in pending:
+            target.commit()
     except BaseException as error:
-        for temp in pending:
-            temp.discard()
+        for target in reversed(pending):  # the last opened first: a folder the first one created is empty by then
+            target.discard()
         if isinstance(error, OSError) and is_out_of_space(error):
             if len(paths) == 1:
-                raise out_of_space(paths[0], error) from None
+                through = len(pending) == 1 and pending[0].write_through
+                raise out_of_space(paths[0], error, kept=_WRITTEN_THROUGH if through else _UNCHANGED) from None
             named = ", ".join(str(path) for path in paths)
-            raise OutputWriteError(f"{named}: cannot write the files ({error.strerror}); none was replaced") from None
+            raise OutputWriteError(f"{named}: cannot write the files ({error.strerror}); {kept}") from None
         raise
 
 
-class _TempFile:
-    """The temporary file one path of `open_atomic_files` is written to, next to its target."""
-
-    def __init__(self, path: str | Path) -> None:
-        # A symbolic link is written through: its target is replaced, the link stays.
-        self.target = Path(os.path.realpath(path))
-        self.target.parent.mkdir(parents=True, exist_ok=True)
-        remove_stale_temp_files(self.target)  # what a writer killed mid-save (kill -9) left behind
-        descriptor, self.name = tempfile.mkstemp(prefix=temp_prefix(self.target), suffix=".tmp", dir=self.target.parent)
-        self.handle: BinaryIO = os.fdopen(descriptor, "wb")
-        try:
-            # mkstemp creates the file 0600; keep the mode of the file being replaced, or use the usual 0644.
-            try:
-                mode = self.target.stat().st_mode & 0o777
-            except OSError:
-                mode = 0o644
-            os.fchmod(self.handle.fileno(), mode)
-        except BaseException:
-            self.discard()
-            raise
-
-    def finish(self) -> None:
-        """Flush, fsync and close: the data is on disk before the file is renamed over its target."""
-        self.handle.flush()
-        os.fsync(self.handle.fileno())
-        self.handle.close()
-
-    def discard(self) -> None:
-        with contextlib.suppress(OSError):
-            self.handle.close()
-        with contextlib.suppress(OSError):
-            os.unlink(self.name)
+_UNCHANGED = "what it held before is unchanged"
+_WRITTEN_THROUGH = "it is not a regular file, so it was written in place: what reached it stays"

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import time
 from pathlib import Path
 
-__all__ = ["STALE_AFTER_S", "remove_stale_temp_files", "temp_prefix"]
+__all__ = ["STALE_AFTER_S", "is_temp_name", "remove_stale_temp_files", "temp_prefix"]
 
 STALE_AFTER_S = 600.0
 """A temporary file this old is abandoned, whoever wrote it."""
@@ -23,6 +24,14 @@ STALE_AFTER_S = 600.0
 def temp_prefix(target: Path) -> str:
     """The name prefix of this process's temporary files for `target`."""
     return f".{target.name}.{os.getpid()}."
+
+
+_TEMP_NAME = re.compile(r"\..+\.\d+\.[A-Za-z0-9_]+\.tmp")
+
+
+def is_temp_name(name: str) -> bool:
+    """Whether `name` has the shape of an atomic write's temporary file, `.NAME.PID.RANDOM.tmp`."""
+    return _TEMP_NAME.fullmatch(name) is not None
 
 
 def _pid_is_running(pid: int) -> bool:

@@ -21,6 +21,8 @@ import orjson
 
 from agentrig.errors import AgentrigError
 from agentrig.runtime.history import jsonio
+from agentrig.runtime.history.jsonio import BeforeReplace
+from agentrig.runtime.reports.merge_checks import SCENARIO_NAME
 
 __all__ = [
     "COMPARED_FILES",
@@ -160,7 +162,11 @@ def load_version_output(
         statuses = {str(item["name"]): str(item["status"]) for item in scenarios}
         tags = {str(item["name"]): tuple(str(tag) for tag in item.get("tags", ())) for item in scenarios}
         metrics = {str(item["name"]): scenario_metrics(item) for item in scenarios}
-    except (AgentrigError, KeyError, TypeError) as error:
+        # A name becomes a folder of diffs/ (diffs/NAME/...): a report that names one a run never writes is refused.
+        for name in statuses:
+            if not SCENARIO_NAME.fullmatch(name):
+                raise ValueError(f"{directory / 'report.json'}: scenarios: name {name[:120]!r} is not a scenario name")
+    except (AgentrigError, KeyError, TypeError, ValueError) as error:
         reason = stderr_tail.strip() or str(error)
         return VersionOutput(error=reason, **common)
     resolved = report.get("pydantic_ai_version")
@@ -244,7 +250,7 @@ def summarize_change(baseline_text: str, other_text: str) -> str:
 
 
 def _diff_scenario(
-    name: str, baseline: VersionOutput, others: Sequence[VersionOutput], out: Path
+    name: str, baseline: VersionOutput, others: Sequence[VersionOutput], out: Path, record: BeforeReplace | None
 ) -> tuple[list[str], list[str], dict[str, DumpChange], list[str]]:
     canonical_differs: list[str] = []
     raw_differs: list[str] = []
@@ -265,7 +271,7 @@ def _diff_scenario(
                 tofile=f"{other.version}/scenarios/{name}/{file_name}",
             )
             relative = f"diffs/{name}/{_file_safe(other.version)}.{file_name.removesuffix('.json')}.diff"
-            jsonio.write_atomic(out / relative, "".join(lines).encode())
+            jsonio.write_atomic(out / relative, "".join(lines).encode(), before_replace=record)
             diffs.append(relative)
             if file_name == "history.json":
                 canonical_differs.append(other.version)
@@ -281,9 +287,10 @@ def _file_safe(label: str) -> str:
 
 
 def compare_outputs(
-    outputs: Sequence[VersionOutput], out: Path
+    outputs: Sequence[VersionOutput], out: Path, *, record: BeforeReplace | None = None
 ) -> tuple[tuple[ScenarioComparison, ...], tuple[Regression, ...]]:
-    """Compare every scenario across versions with the first, writing diff files under `out/diffs/`."""
+    """Compare every scenario across versions with the first, writing diff files under `out/diffs/` (each told to
+    `record` before it replaces anything: the matrix folder's manifest)."""
     baseline, others = outputs[0], list(outputs[1:])
     names = sorted({name for output in outputs for name in output.statuses})
     comparisons: list[ScenarioComparison] = []
@@ -291,7 +298,7 @@ def compare_outputs(
     for name in names:
         statuses = {output.version: output.statuses.get(name, MISSING) for output in outputs}
         tags = next((output.tags[name] for output in outputs if output.tags.get(name)), ())
-        canonical, raw, raw_changes, diffs = _diff_scenario(name, baseline, others, out)
+        canonical, raw, raw_changes, diffs = _diff_scenario(name, baseline, others, out, record)
         comparisons.append(
             ScenarioComparison(
                 name=name,

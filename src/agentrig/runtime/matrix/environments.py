@@ -31,13 +31,17 @@ from pathlib import Path
 
 from agentrig.errors import EXIT_USAGE, AgentrigError, InfrastructureError, UsageError
 from agentrig.runtime.history import jsonio
+from agentrig.runtime.history.owned_folder import Layout, OwnedFolder, verify_folder
 from agentrig.runtime.matrix.compare import VersionOutput, load_version_output
 from agentrig.runtime.matrix.report import MatrixReport, build_report
+from agentrig.runtime.reports.render import COMPATIBILITY_HTML
+from agentrig.runtime.reports.report_files import RUN_LAYOUT
 
 __all__ = [
     "EnvironmentSpec",
     "MatrixOptions",
     "agentrig_install_args",
+    "claim_matrix_out",
     "ensure_environment",
     "environment_spec",
     "find_uv",
@@ -54,6 +58,13 @@ INSTALLED_VERSION_SCRIPT = "import importlib.metadata as m; print(m.version('pyd
 PYTHON_PROBE_SCRIPT = "import os, sys; print(os.path.realpath(sys.executable)); print('%d.%d' % sys.version_info[:2])"
 
 Progress = Callable[[str], None]
+
+MATRIX_LAYOUT = Layout(
+    kind="matrix",
+    files=frozenset({"compatibility.json", "compatibility.md", COMPATIBILITY_HTML}),
+    trees=frozenset({"logs", "diffs"}),
+)
+"""What `agentrig matrix` writes in OUT itself; OUT/<version>/ are the versions' own run folders (`RUN_LAYOUT`)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -270,16 +281,6 @@ def ensure_environment(spec: EnvironmentSpec, *, uv: str | None, rebuild: bool =
     return False
 
 
-def prepare_run_dir(directory: Path) -> None:
-    if not directory.exists():
-        return
-    # A previous matrix run's output is replaced whole so that stale scenarios cannot leak into the comparison.
-    if (directory / "report.json").is_file() or (directory.is_dir() and not any(directory.iterdir())):
-        shutil.rmtree(directory)
-        return
-    raise UsageError(f"{directory}: exists and is not an agentrig run output; choose another --out")
-
-
 def run_command(spec: EnvironmentSpec, options: MatrixOptions) -> tuple[str, ...]:
     """The `agentrig run` command line executed inside one environment."""
     out = options.out / spec.version
@@ -313,17 +314,18 @@ def _status_counts(output: VersionOutput) -> str:
 
 
 def _run_version(
-    index: int, spec: EnvironmentSpec, options: MatrixOptions, uv: str | None, progress: Progress
+    index: int, spec: EnvironmentSpec, options: MatrixOptions, uv: str | None, progress: Progress, folder: OwnedFolder
 ) -> VersionOutput:
     prefix = f"[{index}/{len(options.versions)}] pydantic-ai {spec.version}"
     reused = ensure_environment(spec, uv=uv, rebuild=options.rebuild)
     progress(f"{prefix}: environment ready ({'reused' if reused else 'built'})")
+    # OUT/<version> is that run's own output folder: `agentrig run --out` replaces an earlier run's there (its
+    # manifest, checked before the matrix started), so no stale scenario leaks into the comparison.
     run_dir = options.out / spec.version
-    prepare_run_dir(run_dir)
     command = run_command(spec, options)
     completed = subprocess.run(list(command), capture_output=True, text=True, env=version_run_env())
     log = options.out / "logs" / f"{spec.version}.log"
-    jsonio.write_atomic(log, (completed.stdout + completed.stderr).encode())
+    jsonio.write_atomic(log, (completed.stdout + completed.stderr).encode(), before_replace=folder.record_replaced)
     output = load_version_output(
         spec.version,
         run_dir,
@@ -360,6 +362,15 @@ def _require_baseline_report(baseline: VersionOutput) -> None:
     raise InfrastructureError(message)
 
 
+def claim_matrix_out(out: Path, run_folders: Sequence[str]) -> OwnedFolder:
+    """Check every folder a matrix writes before anything is built or written: each run folder `OUT/<name>` (its
+    `agentrig run` would refuse it only after an environment was built), then OUT itself, claimed. Its writes are
+    then recorded through `OwnedFolder.record_replaced`, and `finish` removes what an earlier matrix left."""
+    for name in run_folders:
+        verify_folder(out / name, label=f"--out {out / name}", layout=RUN_LAYOUT)
+    return OwnedFolder.claim(out, label=f"--out {out}", layout=MATRIX_LAYOUT)
+
+
 def run_matrix(options: MatrixOptions, *, command_line: str = "", progress: Progress = print) -> MatrixReport:
     """Build or reuse one environment per version, run the suite in each, write and return the comparison."""
     if not options.versions:
@@ -377,7 +388,7 @@ def run_matrix(options: MatrixOptions, *, command_line: str = "", progress: Prog
         )
         for version in options.versions
     ]
-    options.out.mkdir(parents=True, exist_ok=True)
+    folder = claim_matrix_out(options.out, options.versions)
     _ignore_in_git(options.env_root)
     lock = threading.Lock()
 
@@ -387,7 +398,7 @@ def run_matrix(options: MatrixOptions, *, command_line: str = "", progress: Prog
 
     with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool:
         futures = [
-            pool.submit(_run_version, index, spec, options, uv, locked_progress)
+            pool.submit(_run_version, index, spec, options, uv, locked_progress, folder)
             for index, spec in enumerate(specs, start=1)
         ]
         errors = [future.exception() for future in futures]
@@ -396,6 +407,13 @@ def run_matrix(options: MatrixOptions, *, command_line: str = "", progress: Prog
             raise error
     outputs = [future.result() for future in futures]
     _require_baseline_report(outputs[0])
-    return build_report(
-        outputs, python_version=python_version, paths=options.paths, out=options.out, command=command_line
+    report = build_report(
+        outputs,
+        python_version=python_version,
+        paths=options.paths,
+        out=options.out,
+        command=command_line,
+        record=folder.record_replaced,
     )
+    folder.finish()  # the diffs and logs of an earlier matrix this one did not write again
+    return report

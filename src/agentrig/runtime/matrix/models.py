@@ -23,8 +23,9 @@ from pathlib import Path
 
 from agentrig.errors import EXIT_USAGE, InfrastructureError, UsageError
 from agentrig.runtime.history import jsonio
+from agentrig.runtime.history.owned_folder import OwnedFolder
 from agentrig.runtime.matrix.compare import VersionOutput, load_version_output
-from agentrig.runtime.matrix.environments import last_line, log_tail, prepare_run_dir, version_run_env
+from agentrig.runtime.matrix.environments import claim_matrix_out, last_line, log_tail, version_run_env
 from agentrig.runtime.matrix.report import MatrixReport, build_report
 
 __all__ = ["ModelMatrixOptions", "model_label", "parse_models", "run_model_matrix"]
@@ -83,13 +84,17 @@ def _run_command(model: str, options: ModelMatrixOptions) -> tuple[str, ...]:
     return (*run, *recording, *options.run_args)
 
 
-def _run_model(index: int, model: str, options: ModelMatrixOptions, progress: Progress) -> VersionOutput:
+def _run_model(
+    index: int, model: str, options: ModelMatrixOptions, progress: Progress, folder: OwnedFolder
+) -> VersionOutput:
     label = model_label(model)
+    # OUT/<model> is that run's own output folder: `agentrig run --out` replaces an earlier run's there (its manifest,
+    # checked before the matrix started), so no stale scenario leaks into the comparison.
     run_dir = options.out / label
-    prepare_run_dir(run_dir)
     command = _run_command(model, options)
     completed = subprocess.run(list(command), capture_output=True, text=True, env=version_run_env())
-    jsonio.write_atomic(options.out / "logs" / f"{label}.log", (completed.stdout + completed.stderr).encode())
+    log = options.out / "logs" / f"{label}.log"
+    jsonio.write_atomic(log, (completed.stdout + completed.stderr).encode(), before_replace=folder.record_replaced)
     output = load_version_output(
         label,
         run_dir,
@@ -115,7 +120,7 @@ def run_model_matrix(
     for path in options.paths:
         if not path.exists():
             raise UsageError(f"{path}: no such file or directory")
-    options.out.mkdir(parents=True, exist_ok=True)
+    folder = claim_matrix_out(options.out, [model_label(model) for model in options.models])
     lock = threading.Lock()
 
     def locked_progress(line: str) -> None:
@@ -124,7 +129,7 @@ def run_model_matrix(
 
     with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool:
         futures = [
-            pool.submit(_run_model, index, model, options, locked_progress)
+            pool.submit(_run_model, index, model, options, locked_progress, folder)
             for index, model in enumerate(options.models, start=1)
         ]
         outputs = [future.result() for future in futures]
@@ -134,11 +139,14 @@ def run_model_matrix(
         message = f"{options.models[0]} (baseline): agentrig run left no report (exit {baseline.exit_code}): {reason}"
         raise UsageError(message) if baseline.exit_code == EXIT_USAGE else InfrastructureError(message)
     python_version = f"{sys.version_info.major}.{sys.version_info.minor}"
-    return build_report(
+    report = build_report(
         outputs,
         python_version=python_version,
         paths=options.paths,
         out=options.out,
         command=command_line,
         axis="model",
+        record=folder.record_replaced,
     )
+    folder.finish()  # the diffs and logs of an earlier matrix this one did not write again
+    return report

@@ -17,6 +17,7 @@ from typing import Any
 from agentrig import __version__
 from agentrig.errors import EXIT_FAILED, EXIT_OK
 from agentrig.runtime.history import jsonio
+from agentrig.runtime.history.jsonio import BeforeReplace
 from agentrig.runtime.matrix.compare import (
     MISSING,
     VOLATILE_KEYS,
@@ -83,11 +84,13 @@ def build_report(
     command: str = "",
     generated_on: str | None = None,
     axis: str = "pydantic-ai",
+    record: BeforeReplace | None = None,
 ) -> MatrixReport:
-    """Compare the outputs and write `compatibility.json`, `compatibility.md` and the diffs into `out`."""
+    """Compare the outputs and write `compatibility.json`, `compatibility.md` and the diffs into `out` (each told to
+    `record` before it replaces anything: the matrix folder's manifest)."""
     if not outputs:
         raise ValueError("build_report needs at least one version's output")
-    scenarios, regressions = compare_outputs(outputs, out)
+    scenarios, regressions = compare_outputs(outputs, out, record=record)
     report = MatrixReport(
         baseline=outputs[0].version,
         versions=tuple(outputs),
@@ -100,9 +103,11 @@ def build_report(
         generated_on=generated_on or datetime.now(UTC).date().isoformat(),
         axis=axis,
     )
-    jsonio.write_atomic(out / "compatibility.json", jsonio.dumps(report_json(report), pretty=True))
-    jsonio.write_atomic(out / "compatibility.md", render_markdown(report).encode())
-    write_matrix_html(out)  # compatibility.html, from the files just written
+    jsonio.write_atomic(
+        out / "compatibility.json", jsonio.dumps(report_json(report), pretty=True), before_replace=record
+    )
+    jsonio.write_atomic(out / "compatibility.md", render_markdown(report).encode(), before_replace=record)
+    write_matrix_html(out, before_replace=record)  # compatibility.html, from the files just written
     return report
 
 

@@ -5,19 +5,43 @@ report the scenarios it has as the whole suite (a green run with half the suite 
 set must hold every index 1..N exactly once, all of the same N, unless the user allows a partial merge.
 
 Reports are input like any other file: an `output_dir` of `"../../x"` must not make merge read or write
-outside the shard's directory or `--out`.
+outside the shard's directory or `--out`, and a scenario name of `..` or `<img src=...>` must not reach a folder
+name or summary.md. Every entry's name, id and output_dir must be what a run writes (`check_scenario_entries`), and
+an input's scenario folder may hold only folders and regular files (`folder_files`).
 """
 
 from __future__ import annotations
 
+import os
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agentrig.errors import InputError, UsageError
 
-__all__ = ["check_shard_set", "contained_path", "describe_partial"]
+__all__ = [
+    "NAME_LENGTH",
+    "NAME_PATTERN",
+    "SCENARIO_NAME",
+    "FolderFiles",
+    "check_scenario_entries",
+    "check_shard_set",
+    "contained_path",
+    "describe_partial",
+    "folder_files",
+]
+
+NAME_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
+"""A scenario name as the scenario model accepts it (`scenarios/model.py`: `name`, at most `NAME_LENGTH`; a test
+keeps the two equal)."""
+NAME_LENGTH = 100
+SCENARIO_NAME = re.compile(rf"(?=.{{1,{NAME_LENGTH}}}(@|$)){NAME_PATTERN}(@[0-9]{{2,9}})?")
+"""A name a run gives a scenario's entry and folder: the scenario's name, or `NAME@NN` for run NN of `--repeat`
+(`@` is never part of a scenario's own name)."""
+_PRINTABLE_PATH = re.compile(r"[^\x00-\x1f\x7f]{1,4096}")
 
 
 def _shard_of(report: Mapping[str, Any], source: Path) -> tuple[int, int] | None:
@@ -91,3 +115,67 @@ def contained_path(base: Path, relative: object, report: Path, scenario: object)
     if resolved == root or not resolved.is_relative_to(root):
         raise InputError(f"{report}: scenario {scenario}: output_dir {relative!r} leads outside {base}; refusing it")
     return path
+
+
+def check_scenario_entries(report: Mapping[str, Any], path: Path) -> None:
+    """Refuse (InputError naming `path` and the field) a scenario entry whose name, id or output_dir a run would
+    never write: a name outside the scenario name rules, a path holding control characters, an id that is not
+    `PATH::NAME`, an output_dir that is not `scenarios/NAME`. Call after `report_shape.check_report_shape`."""
+    for index, entry in enumerate(report["scenarios"]):
+        where = f"{path}: scenarios[{index}]"
+        name, scenario_path = entry["name"], entry["path"]
+        if not SCENARIO_NAME.fullmatch(name):
+            raise InputError(
+                f"{where}: name: {name[:120]!r} is not a scenario name (letters, digits, '_', '.', '-', starting with"
+                " a letter or digit, at most 100)"
+            )
+        if not _PRINTABLE_PATH.fullmatch(scenario_path):
+            raise InputError(f"{where}: path: {scenario_path[:120]!r} is not a scenario file path")
+        if entry["id"] != f"{scenario_path}::{name}":
+            raise InputError(f"{where}: id: {entry['id'][:120]!r} is not {scenario_path + '::' + name!r}")
+        if entry["output_dir"] != f"scenarios/{name}":
+            raise InputError(f"{where}: output_dir: {entry['output_dir'][:120]!r} is not 'scenarios/{name}'")
+
+
+@dataclass(frozen=True, slots=True)
+class FolderFiles:
+    """The files of one input's scenario folder, found before the merge writes anything."""
+
+    folder: Path
+    exists: bool
+    files: tuple[str, ...]
+    """Relative to `folder`, `/`-separated."""
+    subfolders: tuple[str, ...]
+    """Relative to `folder`, parents before children."""
+
+    def read(self) -> list[tuple[str, bytes]]:
+        """Each file's bytes (a scenario's files are small: the folder is read whole)."""
+        return [(name, (self.folder / name).read_bytes()) for name in self.files]
+
+
+def folder_files(folder: Path) -> FolderFiles:
+    """What `folder` holds; InputError for anything but folders and regular files (a link would pull an outside
+    file into the merge, a FIFO would block it)."""
+    if not os.path.lexists(folder):
+        return FolderFiles(folder=folder, exists=False, files=(), subfolders=())
+    if folder.is_symlink() or not folder.is_dir():
+        raise InputError(f"{folder}: is not a folder a run writes (a link or a file); merge copies none")
+    files: list[str] = []
+    subfolders: list[str] = []
+    pending = [""]
+    while pending:
+        current = pending.pop(0)
+        with os.scandir(folder / current if current else folder) as entries:
+            for entry in sorted(entries, key=lambda item: item.name):
+                relative = f"{current}/{entry.name}" if current else entry.name
+                if entry.is_dir(follow_symlinks=False):
+                    subfolders.append(relative)
+                    pending.append(relative)
+                elif entry.is_file(follow_symlinks=False):
+                    files.append(relative)
+                else:
+                    raise InputError(
+                        f"{folder / relative}: is a link or a special file; merge copies only the folders and regular "
+                        "files a run writes"
+                    )
+    return FolderFiles(folder=folder, exists=True, files=tuple(files), subfolders=tuple(subfolders))

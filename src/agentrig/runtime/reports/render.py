@@ -13,6 +13,8 @@ from typing import Any
 
 from agentrig.errors import AgentrigError, InputError, UsageError
 from agentrig.runtime.history import jsonio
+from agentrig.runtime.history.jsonio import BeforeReplace
+from agentrig.runtime.history.owned_folder import manifest_recorder
 from agentrig.runtime.reports.baseline import Baseline
 from agentrig.runtime.reports.html import REPORT_HTML, HtmlReport, data_block, page_end, page_start
 from agentrig.runtime.reports.scenario_data import file_href
@@ -33,12 +35,15 @@ def render_folder(directory: Path, out_file: Path, *, baseline: Path | None = No
     """Write the page of `directory` (a run or merged folder, or a matrix folder) to `out_file`; returns its kind."""
     if not directory.is_dir():
         raise InputError(f"{directory}: no such directory")
+    # The folder's own page written again: recorded in its manifest, so the next run still proves it agentrig's.
+    own_page = out_file.resolve() == default_output(directory).resolve()
+    record = manifest_recorder(directory) if own_page else None
     if (directory / "compatibility.json").is_file() and not (directory / "report.json").is_file():
         if baseline is not None:
             raise UsageError("--baseline compares two run folders; a matrix folder already compares its versions")
-        write_matrix_html(directory, out_file)
+        write_matrix_html(directory, out_file, before_replace=record)
         return "matrix"
-    write_run_html(directory, out_file, baseline=baseline)
+    write_run_html(directory, out_file, baseline=baseline, before_replace=record)
     return "run"
 
 
@@ -69,7 +74,9 @@ def _files_base(run_dir: Path, out_file: Path) -> str:
     return "" if relative == "." else relative + "/"
 
 
-def write_run_html(run_dir: Path, out_file: Path, *, baseline: Path | None = None) -> None:
+def write_run_html(
+    run_dir: Path, out_file: Path, *, baseline: Path | None = None, before_replace: BeforeReplace | None = None
+) -> None:
     """report.html of a run folder already written (its report.json and scenario folders)."""
     report = _read_document(run_dir / "report.json", _RUN_FORMAT, "run output")
     entries = _scenarios(report, run_dir / "report.json")
@@ -81,14 +88,20 @@ def write_run_html(run_dir: Path, out_file: Path, *, baseline: Path | None = Non
         baseline_report = _read_document(baseline / "report.json", _RUN_FORMAT, "run output")
         _scenarios(baseline_report, baseline / "report.json")
         compared = Baseline.from_report(baseline, baseline_report)
-    _write(out_file, head, entries, run_dir=run_dir, baseline=compared)
+    _write(out_file, head, entries, run_dir=run_dir, baseline=compared, before_replace=before_replace)
 
 
 def _write(
-    out_file: Path, head: dict[str, Any], entries: list[dict[str, Any]], *, run_dir: Path, baseline: Baseline | None
+    out_file: Path,
+    head: dict[str, Any],
+    entries: list[dict[str, Any]],
+    *,
+    run_dir: Path,
+    baseline: Baseline | None,
+    before_replace: BeforeReplace | None,
 ) -> None:
     try:
-        with jsonio.open_atomic(out_file) as handle:
+        with jsonio.open_atomic_files(out_file, before_replace=before_replace) as (handle,):
             page = HtmlReport(
                 handle, head, run_dir=run_dir, files_base=_files_base(run_dir, out_file), baseline=baseline
             )
@@ -120,7 +133,9 @@ def _read_text(path: Path) -> str | None:
         return None
 
 
-def write_matrix_html(matrix_dir: Path, out_file: Path | None = None) -> Path:
+def write_matrix_html(
+    matrix_dir: Path, out_file: Path | None = None, *, before_replace: BeforeReplace | None = None
+) -> Path:
     """compatibility.html of a matrix folder: a column per version, each scenario's statuses, its failed checks
     per version and its canonical and raw diffs against the baseline."""
     out_file = out_file or matrix_dir / COMPATIBILITY_HTML
@@ -136,7 +151,7 @@ def write_matrix_html(matrix_dir: Path, out_file: Path | None = None) -> Path:
     rows: list[dict[str, Any]] = []
     keys: set[str] = set()
     try:
-        with jsonio.open_atomic(out_file) as handle:
+        with jsonio.open_atomic_files(out_file, before_replace=before_replace) as (handle,):
             handle.write(page_start(f"agentrig matrix: {', '.join(versions)}"))
             scenarios: list[dict[str, Any]] = document.get("scenarios") or []
             for number, scenario in enumerate(scenarios):

@@ -25,14 +25,17 @@ from pathlib import Path
 from typing import IO, Any
 
 from agentrig.runtime.history.jsonio import dumps, open_atomic_files
+from agentrig.runtime.history.owned_folder import Layout, OwnedFolder
 from agentrig.runtime.history.redaction import redact_json
 from agentrig.runtime.history.run_records import PROVIDER_ERROR_KINDS
+from agentrig.runtime.reports import markdown_text as md
 from agentrig.runtime.reports.distinct_names import DistinctNames
 from agentrig.runtime.reports.html import REPORT_HTML, HtmlReport
 from agentrig.runtime.reports.merge_checks import describe_partial
 from agentrig.runtime.reports.totals import accounting_lines, describe_cost, totals_properties
 
 __all__ = [
+    "RUN_LAYOUT",
     "HtmlOptions",
     "describe_check",
     "describe_error",
@@ -42,23 +45,41 @@ __all__ = [
     "summary_line",
 ]
 
+RUN_LAYOUT = Layout(
+    kind="run", files=frozenset({"report.json", "junit.xml", "summary.md", REPORT_HTML}), trees=frozenset({"scenarios"})
+)
+"""What `agentrig run`, `merge` and the pytest plugin's --agentrig-out write in their output folder (`OUT/scenarios/`
+whole: one folder per scenario, `suite/scenario_files`)."""
+
 AddEntry = Callable[[Mapping[str, Any]], dict[str, Any]]
 """Writes one scenario's entry to the report files; returns it as written (redacted)."""
 
 
 @contextlib.contextmanager
-def report_files(out_dir: Path, head: Mapping[str, Any], *, html: HtmlOptions | None = None) -> Generator[AddEntry]:
+def report_files(
+    out_dir: Path,
+    head: Mapping[str, Any],
+    *,
+    html: HtmlOptions | None = None,
+    owner: OwnedFolder | None = None,
+    kept: str = "none was replaced",
+) -> Generator[AddEntry]:
     """Write report.json, junit.xml and summary.md of `head` plus the entries added in the block, and report.html
-    unless `html` is None (then an earlier run's report.html is removed: it would show another run)."""
+    unless `html` is None.
+
+    `owner`: the output folder's claim (`history.owned_folder`), which records the files before they replace
+    anything; with `html` None it removes an earlier report.html (it would show another run) if that is provably
+    agentrig's. `kept` says what a full disk leaves of the files."""
     out_dir.mkdir(parents=True, exist_ok=True)
     # Redacted as data, before rendering: junit.xml and summary.md show what report.json holds.
     redacted_head: dict[str, Any] = redact_json(dict(head))
     # All replaced or none (`open_atomic_files`): a disk that fills up while summary.md is written must not leave a
     # new junit.xml beside the old report.json. report.json goes last, it is what marks the folder a run's.
     names = ["summary.md", "junit.xml", *([REPORT_HTML] if html is not None else []), "report.json"]
-    if html is None:
-        (out_dir / REPORT_HTML).unlink(missing_ok=True)  # it would show another run
-    with open_atomic_files(*(out_dir / name for name in names)) as handles:
+    if html is None and owner is not None:
+        owner.remove(REPORT_HTML)  # it would show another run
+    recorder = owner.record_replaced if owner is not None else None
+    with open_atomic_files(*(out_dir / name for name in names), kept=kept, before_replace=recorder) as handles:
         summary, junit, *pages, report = handles
         writers: list[_ReportJson | _JUnit | _Markdown | HtmlReport] = [
             _ReportJson(report, redacted_head),
@@ -230,9 +251,10 @@ class _Markdown:
         self._handle = handle
         self._failures: list[str] = []
         summary = head["summary"]
-        facts = [f"pydantic-ai {head.get('pydantic_ai_version') or '?'}", f"agentrig {head.get('agentrig_version')}"]
+        versions = (md.inline(head.get("pydantic_ai_version") or "?"), md.inline(head.get("agentrig_version")))
+        facts = [f"pydantic-ai {versions[0]}", f"agentrig {versions[1]}"]
         if head.get("model"):
-            facts.append(f"model `{head['model']}`")
+            facts.append(f"model {md.code(head['model'])}")
         if head.get("shard"):
             facts.append(f"shard {head['shard']['index']}/{head['shard']['count']}")
         if head.get("merged_from"):
@@ -262,7 +284,8 @@ class _Markdown:
         usage = scenario["usage"]
         self._write_lines(
             [
-                f"| {_STATUS_MARK[scenario['status']]} | `{scenario['name']}` | {scenario['path']} | "
+                f"| {_STATUS_MARK[scenario['status']]} | {md.code(scenario['name'], in_table=True)} | "
+                f"{md.inline(scenario['path'])} | "
                 f"{usage['requests']} | {usage['input_tokens']} / {usage['output_tokens']} | "
                 f"{describe_cost(scenario.get('cost'))} | {scenario['duration_s']:.2f} s |"
             ]
@@ -276,18 +299,20 @@ class _Markdown:
 
 
 def _failure_section(scenario: Mapping[str, Any]) -> list[str]:
-    lines = ["", f"#### `{scenario['name']}` ({scenario['path']})", ""]
+    # Everything a scenario's run or a report says is shown as text (`markdown_text`), never as markup of its own.
+    lines = ["", f"#### {md.code(scenario['name'])} ({md.inline(scenario['path'])})", ""]
     if scenario.get("error"):
         word = "error" if scenario["status"] == "error" else "cause"
-        lines.append(f"- **{word}** `{scenario['error']['kind']}`: {scenario['error']['message']}")
+        lines.append(f"- **{word}** {md.code(scenario['error']['kind'])}: {md.inline(scenario['error']['message'])}")
     for check in _failed_checks(scenario):
-        expected = f" expected `{_short(check['expected'], 120)}`" if check.get("expected") is not None else ""
-        actual = f", got `{_short(check['actual'], 120)}`" if expected or check.get("actual") is not None else ""
-        lines.append(f"- **{check['name']}**{expected}{actual}")
+        expected = f" expected {md.code(_short(check['expected'], 120))}" if check.get("expected") is not None else ""
+        actual = f", got {md.code(_short(check['actual'], 120))}" if expected or check.get("actual") is not None else ""
+        lines.append(f"- **{md.inline(check['name'])}**{expected}{actual}")
         if check.get("detail"):
-            fence = "```diff" if check["detail"].startswith("---") else "```text"
             detail_lines = ["  " + line for line in check["detail"].rstrip("\n").splitlines()]
-            lines += ["", "  " + fence, *detail_lines, "  ```"]
+            fence = md.fence(detail_lines)
+            language = "diff" if check["detail"].startswith("---") else "text"
+            lines += ["", f"  {fence}{language}", *detail_lines, f"  {fence}"]
     return lines
 
 

@@ -108,13 +108,15 @@ def scaffold(options: ScaffoldOptions) -> ScaffoldResult:
     )
     _validate(document, source.path)
     text = dump_yaml(document, header)
+    files: list[tuple[Path, bytes]] = []
     if earlier:  # the conversation before the scripted turns, resumed from (masked like the rest)
-        _write(options.output.parent / "histories" / f"{name}.json", dumps_history(earlier, pretty=True))
+        files.append((options.output.parent / "histories" / f"{name}.json", dumps_history(earlier, pretty=True)))
     golden_path = options.output.parent / golden_relative if with_golden else None
     if golden_path is not None:
         # The bytes `check_golden` compares (`canonical_golden_bytes`): pretty canonical JSON, no run ids.
-        _write(golden_path, dumps_history(history, pretty=True))
-    _write(options.output, text.encode())
+        files.append((golden_path, dumps_history(history, pretty=True)))
+    files.append((options.output, text.encode()))
+    _write(files)
     tools = tuple(dict.fromkeys(call.tool_name for turn in turns for call in turn.calls))
     return ScaffoldResult(
         scenario_path=options.output,
@@ -143,6 +145,11 @@ def _check_options(options: ScaffoldOptions) -> None:
         raise UsageError(f"--last-turns {options.last_turns}: expected 1 or more")
     if options.output.is_dir():
         raise UsageError(f"-o {options.output}: is a directory; name the scenario file to write")
+    if options.output.exists() and not options.output.is_file():  # a FIFO, a device, /dev/stdout
+        raise UsageError(
+            f"-o {options.output}: is not a regular file; scaffold writes golden/ (and histories/) beside the"
+            " scenario, so -o names the scenario file to write"
+        )
     if options.output.exists() and options.output.resolve() == options.source.resolve():
         raise UsageError(f"-o {options.output}: refusing to overwrite the source")
     if options.output.exists() and not options.force:
@@ -226,8 +233,13 @@ def _validate(document: dict[str, Any], source: Path) -> None:
         ) from None
 
 
-def _write(path: Path, data: bytes) -> None:
+def _write(files: list[tuple[Path, bytes]]) -> None:
+    """The scenario and the files beside it, all or none: a full disk leaves neither a golden without its scenario
+    nor an empty golden/ (`jsonio` removes the folders a failed write created)."""
     try:
-        jsonio.write_atomic(path, data)
+        with jsonio.open_atomic_files(*(path for path, _ in files), kept="none was written") as handles:
+            for handle, (_, data) in zip(handles, files, strict=True):
+                handle.write(data)
     except OSError as error:
-        raise UsageError(f"{path}: cannot write there ({error.strerror or error})") from None
+        named = ", ".join(str(path) for path, _ in files)
+        raise UsageError(f"{named}: cannot write there ({error.strerror or error})") from None

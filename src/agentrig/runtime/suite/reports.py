@@ -13,7 +13,6 @@ A run's three files are written by `report_files`, one scenario at a time: the r
 
 from __future__ import annotations
 
-import errno
 import os
 import platform
 import shutil
@@ -24,15 +23,22 @@ from typing import Any
 from agentrig import __version__
 from agentrig.errors import InputError, UsageError
 from agentrig.runtime.checks.outcome import SuiteResult
-from agentrig.runtime.history.jsonio import is_out_of_space, out_of_space, read_json_file
+from agentrig.runtime.history.jsonio import read_json_file
+from agentrig.runtime.history.owned_folder import OwnedFolder
 from agentrig.runtime.history.redaction import redact_json
 from agentrig.runtime.history.run_records import RunError, ScenarioResult, TurnRecord
-from agentrig.runtime.reports.merge_checks import check_shard_set, contained_path
-from agentrig.runtime.reports.report_files import HtmlOptions, report_files
+from agentrig.runtime.reports.merge_checks import (
+    FolderFiles,
+    check_scenario_entries,
+    check_shard_set,
+    contained_path,
+    folder_files,
+)
+from agentrig.runtime.reports.report_files import RUN_LAYOUT, HtmlOptions, report_files
 from agentrig.runtime.reports.report_shape import check_report_shape, installed_pydantic_ai_version
 from agentrig.runtime.reports.totals import RunTotals, cost_json
 from agentrig.runtime.suite.repeats import merged_repeats
-from agentrig.runtime.suite.scenario_files import check_json
+from agentrig.runtime.suite.scenario_files import RUN_STOPPED, check_json, write_folder
 
 __all__ = [
     "REPORT_FORMAT",
@@ -134,67 +140,33 @@ _HTML = HtmlOptions()
 # --------------------------------------------------------------------------------------------
 
 
-def prepare_out_dir(out_dir: Path) -> None:
-    """Make `out_dir` ready for a merge: create it, or clear the `scenarios/` of an earlier agentrig run.
-
-    A non-empty directory without `report.json` is not ours: refuse rather than mix files into it.
-    """
-    _ensure_ours(out_dir)
-    try:
-        stale = out_dir / "scenarios"
-        if stale.is_dir():
-            shutil.rmtree(stale)
-    except OSError as error:
-        raise UsageError(f"--out {out_dir}: cannot write there ({error.strerror or error})") from None
+def prepare_out_dir(out_dir: Path) -> OwnedFolder:
+    """Claim `out_dir` for a merge (`OwnedFolder.claim`: refused unless agentrig can prove every file it would replace
+    or remove there its own); what an earlier merge or run wrote there and this one does not goes at `finish`."""
+    return OwnedFolder.claim(out_dir, label=f"--out {out_dir}", layout=RUN_LAYOUT, kept=_MERGE_STOPPED)
 
 
-def prepare_run_out_dir(out_dir: Path) -> frozenset[str]:
-    """Make `out_dir` ready for a run, keeping the scenario folders of an earlier run: the names of those folders.
-
-    A run writes each of its scenarios over its old folder (`scenario_files`) and removes the rest
-    (`scenario_files.remove_scenario_folders`): overwriting a file costs a tenth of deleting and creating it again.
-    """
-    _ensure_ours(out_dir)
-    if (out_dir / "scenarios").is_symlink():  # a run writes inside OUT only, never where a link points
-        raise UsageError(f"--out {out_dir}: scenarios/ is a link; remove it or choose another directory")
-    try:
-        with os.scandir(out_dir / "scenarios") as entries:
-            return frozenset(entry.name for entry in entries)
-    except FileNotFoundError:
-        return frozenset()
-    except OSError as error:
-        raise UsageError(f"--out {out_dir}: cannot write there ({error.strerror or error})") from None
+def prepare_run_out_dir(out_dir: Path) -> OwnedFolder:
+    """Claim `out_dir` for a run, as `prepare_out_dir`. The run writes each of its scenarios over its old folder
+    (`scenario_files`): overwriting a file costs a tenth of deleting and creating it again."""
+    return OwnedFolder.claim(out_dir, label=f"--out {out_dir}", layout=RUN_LAYOUT, kept=RUN_STOPPED)
 
 
-def mark_run_started(out_dir: Path, suite: SuiteResult) -> None:
-    """Replace an earlier run's reports, before this run writes anything else into `out_dir`: report.json says this
-    run was interrupted with no scenario reported (`suite`: an empty, interrupted run), and junit.xml and
-    summary.md are gone, until the run writes its own. A run killed outright (SIGKILL, the OOM killer, an agent's
-    os.abort() at -j 1) leaves that, never an earlier run's green report beside its own half-written folders."""
-    with report_files(out_dir, report_head(suite)):
+def mark_run_started(folder: OwnedFolder, suite: SuiteResult, *, html: HtmlOptions | None = _HTML) -> None:
+    """Replace an earlier run's reports before this run writes anything else into the folder: report.json, junit.xml,
+    summary.md (and report.html) say this run was interrupted with no scenario reported (`suite`: an empty,
+    interrupted run), until the run writes its own. A run killed outright (SIGKILL, the OOM killer, an agent's
+    os.abort() at -j 1) or stopped by a full disk leaves those, never an earlier run's green reports beside its own
+    half-written folders. A full disk here leaves the earlier reports as they were, and nothing else touched."""
+    with report_files(folder.path, report_head(suite), html=html, owner=folder, kept=_NOT_STARTED):
         pass
-    for name in ("junit.xml", "summary.md"):
-        try:
-            (out_dir / name).unlink()
-        except FileNotFoundError:
-            pass
-        except OSError as error:
-            raise UsageError(f"--out {out_dir}: cannot write there ({error.strerror or error})") from None
 
 
-def _ensure_ours(out_dir: Path) -> None:
-    if out_dir.exists() and not out_dir.is_dir():
-        raise UsageError(f"--out {out_dir}: exists and is not a directory")
-    if out_dir.is_dir() and any(out_dir.iterdir()) and not (out_dir / "report.json").is_file():
-        raise UsageError(
-            f"--out {out_dir}: the directory is not empty and holds no agentrig report.json; choose another"
-        )
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        if not os.access(out_dir, os.W_OK | os.X_OK):
-            raise PermissionError(errno.EACCES, "permission denied")
-    except OSError as error:
-        raise UsageError(f"--out {out_dir}: cannot write there ({error.strerror or error})") from None
+_NOT_STARTED = "none was replaced, and the run stopped before it ran a scenario"
+_NOT_WRITTEN = (
+    "none was replaced: the reports say the run was interrupted before it reported any scenario (they replaced the "
+    "earlier run's reports when it started)"
+)
 
 
 # --------------------------------------------------------------------------------------------
@@ -279,18 +251,21 @@ def report_entries(suite: SuiteResult, *, statuses: Collection[str] = STATUSES) 
             yield redact_json(scenario_json(result))
 
 
-def write_reports(out_dir: Path, suite: SuiteResult, *, html: HtmlOptions | None = _HTML) -> None:
+def write_reports(
+    out_dir: Path, suite: SuiteResult, *, html: HtmlOptions | None = _HTML, owner: OwnedFolder | None = None
+) -> None:
     """Write report.json, junit.xml, summary.md (and report.html unless `html` is None) for a run, one scenario at
-    a time."""
-    with report_files(out_dir, report_head(suite), html=html) as add:
+    a time; `owner` records them in the folder's manifest (a full disk then leaves what `mark_run_started` wrote)."""
+    kept = _NOT_WRITTEN if owner is not None else "none was replaced"
+    with report_files(out_dir, report_head(suite), html=html, owner=owner, kept=kept) as add:
         for result in suite.results:
             add(scenario_json(result))
 
 
-def write_report_files(out_dir: Path, report: Mapping[str, Any]) -> dict[str, Any]:
-    """Write the three report files of a whole report document; returns the document as written (redacted)."""
+def write_report_files(out_dir: Path, report: Mapping[str, Any], *, owner: OwnedFolder | None = None) -> dict[str, Any]:
+    """Write the report files of a whole report document; returns the document as written (redacted)."""
     head = {key: value for key, value in report.items() if key != "scenarios"}
-    with report_files(out_dir, head, html=_HTML) as add:  # merge: report.html over the merged scenario folders
+    with report_files(out_dir, head, html=_HTML, owner=owner) as add:  # merge: report.html over the merged folders
         scenarios = [add(entry) for entry in report["scenarios"]]
     return {**redact_json(head), "scenarios": scenarios}
 
@@ -318,7 +293,8 @@ def merge_reports(directories: Iterable[Path], out_dir: Path, *, allow_partial: 
 
     The merged `duration_s` is the slowest input's (shards run side by side). Inputs must come from the same
     pydantic-ai version and may not share a scenario; shards must be a complete set unless `allow_partial`
-    (`merge_checks`), and no scenario's `output_dir` may lead outside its input or `out_dir`.
+    (`merge_checks`); every scenario's name, id and `output_dir` must be what a run writes, and an input's scenario
+    folders may hold only folders and regular files (never a link: it could pull an outside file in).
     """
     sources = [Path(d) for d in directories]
     if not sources:
@@ -335,21 +311,23 @@ def merge_reports(directories: Iterable[Path], out_dir: Path, *, allow_partial: 
     )
     owner: dict[str, Path] = {}
     scenarios: list[dict[str, Any]] = []
-    copies: list[tuple[Path, Path]] = []
+    copies: list[tuple[str, FolderFiles]] = []
     for source, report in zip(sources, reports, strict=True):
+        check_scenario_entries(report, source / "report.json")
         for scenario in report["scenarios"]:
             if scenario["id"] in owner:
                 raise InputError(f"scenario {scenario['id']} is in both {owner[scenario['id']]} and {source}")
             owner[scenario["id"]] = source
             scenarios.append(scenario)
             # Checked before anything is written: a report is input, its paths may point anywhere.
-            relative, named = scenario.get("output_dir"), (source / "report.json", scenario["id"])
-            copies.append((contained_path(source, relative, *named), contained_path(out_dir, relative, *named)))
+            # It is `scenarios/NAME` (`check_scenario_entries`); a link inside --out is refused by `prepare_out_dir`.
+            relative, named = scenario["output_dir"], (source / "report.json", scenario["id"])
+            copies.append((relative, folder_files(contained_path(source, relative, *named))))
     scenarios.sort(key=lambda scenario: scenario["id"])
-    prepare_out_dir(out_dir)
-    for source_dir, target_dir in copies:
-        if source_dir.is_dir():
-            _copy_scenario_folder(source_dir, target_dir)
+    folder = prepare_out_dir(out_dir)
+    for relative, files in copies:
+        if files.exists:
+            write_folder(out_dir, relative, files.read(), subfolders=files.subfolders, kept=_MERGE_STOPPED)
     first = reports[0]
     merged = {
         "format": REPORT_FORMAT,
@@ -366,7 +344,9 @@ def merge_reports(directories: Iterable[Path], out_dir: Path, *, allow_partial: 
         "repeats": merged_repeats(reports, scenarios),
         "scenarios": scenarios,
     }
-    return write_report_files(out_dir, merged)
+    written = write_report_files(out_dir, merged, owner=folder)
+    folder.finish()  # what an earlier merge or run left there and this merge did not write again
+    return written
 
 
 def _merged_totals(reports: Sequence[Mapping[str, Any]], scenarios: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -374,26 +354,6 @@ def _merged_totals(reports: Sequence[Mapping[str, Any]], scenarios: Sequence[Map
     totals = RunTotals(max_cost_usd=next((b["max_cost_usd"] for b in budgets if b.get("max_cost_usd")), None))
     totals.not_run_for_budget = sum(int(b.get("not_run_for_budget") or 0) for b in budgets)
     return totals.add_all(scenarios).to_json()
-
-
-def _copy_scenario_folder(source_dir: Path, target_dir: Path) -> None:
-    """Copy one input's scenario folder into the merged output; a full disk stops the merge with one line."""
-
-    def copy_file(source: str, target: str) -> object:
-        try:
-            return shutil.copy2(source, target)
-        except OSError as error:  # raised past copytree, which would gather it into a list of strings
-            if is_out_of_space(error):
-                raise out_of_space(target, error, kept=_MERGE_STOPPED) from None
-            raise
-
-    try:
-        # Links are copied as links, never followed: a link in an input does not pull outside files in.
-        shutil.copytree(source_dir, target_dir, symlinks=True, dirs_exist_ok=True, copy_function=copy_file)
-    except OSError as error:
-        if is_out_of_space(error):
-            raise out_of_space(target_dir, error, kept=_MERGE_STOPPED) from None
-        raise
 
 
 _MERGE_STOPPED = "the merge stopped before writing its reports; the input directories are unchanged"

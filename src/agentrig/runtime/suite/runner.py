@@ -33,7 +33,7 @@ from agentrig.runtime.suite.options import DEFAULT_OUT_DIR, ExecuteScenario, Exe
 from agentrig.runtime.suite.pool import send_worker_imports, started_pool
 from agentrig.runtime.suite.repeats import RepeatTally, base_name, expand_repeats
 from agentrig.runtime.suite.run_limiter import run_limiter
-from agentrig.runtime.suite.scenario_files import remove_scenario_folders, write_scenario_outputs
+from agentrig.runtime.suite.scenario_files import write_scenario_outputs
 from agentrig.runtime.suite.scenario_run import engine_for, run_one
 from agentrig.runtime.suite.scenario_store import ScenarioIdentity, ScenarioRef, store_scenarios
 from agentrig.runtime.suite.selection import (
@@ -236,11 +236,12 @@ def _run_suite(
     elif live is not None:
         real_model(live, base_url=options.base_url)  # fail fast here, not once per worker
     selected = expand_repeats(selected, options.repeat)
-    earlier_folders = reports.prepare_run_out_dir(options.out_dir) if options.out_dir is not None else frozenset()
+    html = HtmlOptions(engine=options.engine) if options.html_report else None
+    folder = reports.prepare_run_out_dir(options.out_dir) if options.out_dir is not None else None
     # From here on the run writes into --out: a signal stops it only where it waits, and the reports get written.
     signals.protect()
-    if options.out_dir is not None:
-        reports.mark_run_started(options.out_dir, SuiteResult(results=(), duration_s=0.0, interrupted=True))
+    if folder is not None:
+        reports.mark_run_started(folder, SuiteResult(results=(), duration_s=0.0, interrupted=True), html=html)
 
     # Results wait for the reports in a spool: a run of thousands of scenarios holds a thousand of them at most.
     spool = Spool[ScenarioResult]()
@@ -306,11 +307,6 @@ def _run_suite(
                 repeats.add(skipped)
             if options.out_dir is not None:
                 write_scenario_outputs(options.out_dir, skipped)
-    if options.out_dir is not None:
-        # Under --repeat the folders are NAME@NN; an earlier run's NAME (or NAME@NN) of a scenario still selected is
-        # replaced all the same.
-        kept = {item.name for item in selected}
-        remove_scenario_folders(options.out_dir, earlier_folders - kept)
     suite = SuiteResult(
         results=SpoolView(spool, [finished[item.id] for item in selected]),
         duration_s=time.perf_counter() - started,
@@ -325,7 +321,7 @@ def _run_suite(
         totals=totals.to_json(),
         repeats=repeats.report() if repeats is not None else None,
     )
-    if options.out_dir is not None:
-        html = HtmlOptions(engine=options.engine) if options.html_report else None
-        reports.write_reports(options.out_dir, suite, html=html)
+    if folder is not None:
+        reports.write_reports(folder.path, suite, html=html, owner=folder)
+        folder.finish()  # what an earlier run left and this one did not write again (the unselected scenarios)
     return suite

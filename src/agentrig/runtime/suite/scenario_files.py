@@ -11,52 +11,53 @@
 Creating a file costs more than serializing it on many file systems (0.15-0.3 ms on the 2-core CI machine,
 six files and a folder per scenario), so each is one `mkdir` or one open/write/close and nothing more, and a
 run writes over the folder an earlier run left instead of deleting it first: overwriting a file costs about
-a tenth of deleting it and creating it again. What the earlier run left and this one did not write goes. Writing
+a tenth of deleting it and creating it again. Each folder's files are recorded in the output folder's manifest
+before they are written (`write_folder`); what the earlier run left and this one did not write again is removed
+when the run finishes, if still provably agentrig's (`history.owned_folder`). Writing
 them on a background thread was measured and rejected: a thread that needs the GIL back after every system
 call waits out the switch interval behind the running scenario, and a 500-scenario run got 1.4x slower.
 """
 
 from __future__ import annotations
 
+import errno
 import os
-import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from agentrig.errors import OutputWriteError
 from agentrig.runtime.history.events import EVENTS_FILE, Event, dumps_events
 from agentrig.runtime.history.jsonio import is_out_of_space, out_of_space
+from agentrig.runtime.history.output_manifest import append_records, dir_line, file_line, record_file, reset_line
 from agentrig.runtime.history.redaction import dumps_redacted, redact_json_bytes
 from agentrig.runtime.history.run_records import Check, ScenarioResult
 from agentrig.runtime.suite.options import ExecutionLike
 
-__all__ = ["check_json", "remove_scenario_folders", "scenario_dir", "write_scenario_outputs"]
+__all__ = ["RUN_STOPPED", "check_json", "scenario_dir", "scenario_folder", "write_folder", "write_scenario_outputs"]
 
 
-# O_NOFOLLOW: a link an earlier run's folder was given is replaced, never written through. No O_TRUNC: an earlier
-# run's file is written over in place and cut to length after, which keeps its disk blocks; truncating first
-# frees them and allocates them again, and cost ten times as much on the CI machine's ext4.
+# O_NOFOLLOW: a link is never written through (the run's claim on the folder refused any it found, so one here appeared
+# since). No O_TRUNC: an earlier run's file is written over in place and cut to length after, which keeps its disk
+# blocks; truncating first frees them and allocates them again, and cost ten times as much on the CI machine's ext4.
 _FILE_FLAGS = (
     os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 )
 
 
-def _write_file(path: Path, data: bytes) -> None:
+def _write_file(path: Path, data: bytes, kept: str) -> None:
     """`path.write_bytes(data)` in plain system calls: the buffered file object costs about as much as the write.
 
-    Not `write_atomic`: these are files in agentrig's own output folder (never a user's file), and an fsync per
-    file made writing them cost more than running the scenario."""
+    Not `write_atomic`: these are files in agentrig's own output folder (never a user's file: the manifest proved
+    every file there agentrig's before the run began), and an fsync per file made writing them cost more than
+    running the scenario."""
     try:
-        try:
-            handle = os.open(path, _FILE_FLAGS, 0o666)
-        except OSError:
-            if not path.is_symlink():
-                raise
-            path.unlink()
-            handle = os.open(path, _FILE_FLAGS, 0o666)
+        handle = os.open(path, _FILE_FLAGS, 0o666)
     except OSError as error:
         if is_out_of_space(error):
-            raise out_of_space(path, error, kept=_RUN_STOPPED) from None
+            raise out_of_space(path, error, kept=kept) from None
+        if error.errno == errno.ELOOP:
+            raise _not_ours(path, "is a symbolic link agentrig did not make") from None
         raise
     try:
         view = memoryview(data)
@@ -67,67 +68,61 @@ def _write_file(path: Path, data: bytes) -> None:
         if not is_out_of_space(error):
             raise
         path.unlink(missing_ok=True)  # half an earlier run's file and half this one's would read as either
-        raise out_of_space(path, error, kept=_RUN_STOPPED) from None
+        raise out_of_space(path, error, kept=kept) from None
     finally:
         os.close(handle)
 
 
-# What a full disk leaves: the reports (report.json, junit.xml, summary.md) are written last, each whole or not at all.
-_RUN_STOPPED = "the run stopped before writing its reports (report.json says it was interrupted)"
-"""The run replaced an earlier run's report.json with an interrupted one before it wrote anything (`reports.
-mark_run_started`), so no green report stands beside the folders this run half replaced."""
+RUN_STOPPED = "the run stopped before writing its reports (they say it was interrupted)"
+"""What a full disk leaves: the run replaced an earlier run's reports with ones marked interrupted before it wrote
+anything (`reports.mark_run_started`), so no green report stands beside the folders this run half replaced."""
 
 
-class _Folder:
-    """One scenario's folder, new or left by an earlier run; what an earlier run left and this one did not
-    write is removed by `finish`, so the folder never mixes two runs."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._written: set[str] = set()
-        try:
-            try:
-                path.mkdir(parents=True)
-                self._reused = False
-            except FileExistsError:
-                if path.is_symlink() or not path.is_dir():
-                    path.unlink()
-                    path.mkdir()
-                self._reused = True
-        except OSError as error:
-            if is_out_of_space(error):
-                raise out_of_space(path, error, kept=_RUN_STOPPED) from None
-            raise
-
-    def write(self, name: str, data: bytes) -> None:
-        self._written.add(name)
-        _write_file(self.path / name, data)
-
-    def subfolder(self, name: str) -> _Folder:
-        self._written.add(name)
-        return _Folder(self.path / name)
-
-    def finish(self) -> None:
-        if not self._reused:
-            return
-        with os.scandir(self.path) as entries:
-            stale = [Path(entry.path) for entry in entries if entry.name not in self._written]
-        for path in stale:
-            _remove(path)
+def _not_ours(path: Path, reason: str) -> OutputWriteError:
+    return OutputWriteError(
+        f"{path}: {reason} (it appeared while the run wrote the folder); the run stopped", path=path
+    )
 
 
-def _remove(path: Path) -> None:
-    """Delete a file, a link (never what it points to) or a whole folder."""
-    if path.is_symlink() or not path.is_dir():
-        path.unlink(missing_ok=True)
-    else:
-        shutil.rmtree(path)
+def _make_folder(path: Path, kept: str) -> None:
+    try:
+        path.mkdir(parents=True)
+    except FileExistsError:
+        if path.is_symlink() or not path.is_dir():
+            raise _not_ours(path, "is not the folder agentrig made there") from None
+    except OSError as error:
+        if is_out_of_space(error):
+            raise out_of_space(path, error, kept=kept) from None
+        raise
 
 
-def remove_scenario_folders(out_dir: Path, names: Iterable[str]) -> None:
-    """Delete the folders an earlier run left for scenarios this run did not write."""
-    for name in names:
-        _remove(scenario_dir(out_dir, name))
+def write_folder(
+    out_dir: Path,
+    folder: str,
+    files: Sequence[tuple[str, bytes]],
+    *,
+    subfolders: Sequence[str] = (),
+    kept: str = RUN_STOPPED,
+) -> None:
+    """Write one folder of an output folder (`scenarios/NAME`), over what an earlier run left there.
+
+    Recorded in the folder's manifest first (`output_manifest`: a reset of the folder, its folders, each file's
+    size and digest), in one append whichever process writes; the files an earlier run left and this one did not
+    write again are removed when the run finishes (`OwnedFolder.finish`), if they are still provably agentrig's."""
+    parts = folder.split("/")
+    lines = [
+        reset_line(folder),
+        *(dir_line("/".join(parts[:depth])) for depth in range(1, len(parts) + 1)),
+        *(dir_line(f"{folder}/{name}") for name in subfolders),
+        *(file_line(record_file(f"{folder}/{name}", data)) for name, data in files),
+    ]
+    append_records(out_dir, lines, kept=kept)
+    base = out_dir / folder
+    _make_folder(base, kept)
+    for name in subfolders:
+        _make_folder(base / name, kept)
+    for name, data in files:
+        _write_file(base / name, data, kept)
 
 
 def check_json(check: Check) -> dict[str, Any]:
@@ -142,9 +137,14 @@ def check_json(check: Check) -> dict[str, Any]:
     }
 
 
+def scenario_folder(name: str) -> str:
+    """Where one scenario's files go, relative to the output folder (names are restricted to `[A-Za-z0-9_.-]`)."""
+    return f"scenarios/{name}"
+
+
 def scenario_dir(out_dir: Path, name: str) -> Path:
-    """Where one scenario's files go (names are restricted to `[A-Za-z0-9_.-]`, so they are safe here)."""
-    return out_dir / "scenarios" / name
+    """`scenario_folder` inside `out_dir`."""
+    return out_dir / scenario_folder(name)
 
 
 def write_scenario_outputs(
@@ -159,23 +159,24 @@ def write_scenario_outputs(
     from agentrig.runtime.history.sessions import session_to_json
     from agentrig.runtime.history.wire import history_to_json
 
-    folder = _Folder(scenario_dir(out_dir, result.name))
     usage: dict[str, Any] = {"turns": [turn.usage.to_json() for turn in result.turns], "total": result.usage.to_json()}
     if result.attempts is not None:  # how the requests went on the wire (a real model): attempts, retries, waits
         usage["attempts"] = result.attempts.to_json()
-    folder.write("usage.json", dumps_redacted(usage, pretty=True))
-    folder.write("checks.json", dumps_redacted([check_json(c) for c in result.checks], pretty=True))
-    folder.write(EVENTS_FILE, dumps_events(events, redacted=True))
+    files = [
+        ("usage.json", dumps_redacted(usage, pretty=True)),
+        ("checks.json", dumps_redacted([check_json(c) for c in result.checks], pretty=True)),
+        (EVENTS_FILE, dumps_events(events, redacted=True)),
+    ]
+    subfolders: list[str] = []
     if execution is not None:
-        folder.write("history.json", dumps_redacted(history_to_json(result.history), pretty=True))
+        files.append(("history.json", dumps_redacted(history_to_json(result.history), pretty=True)))
         dump = execution.pydantic_ai_dump
-        folder.write("pydantic_ai_dump.json", redact_json_bytes(dump, pretty=dump[:2] in (b"[\n", b"{\n")))
-        folder.write("session.json", dumps_redacted(session_to_json(execution.session), pretty=True))
+        files.append(("pydantic_ai_dump.json", redact_json_bytes(dump, pretty=dump[:2] in (b"[\n", b"{\n"))))
+        files.append(("session.json", dumps_redacted(session_to_json(execution.session), pretty=True)))
         runs: tuple[Any, ...] = tuple(getattr(execution, "subagent_runs", ()))
         if runs:
-            subagents = folder.subfolder("subagents")
+            subfolders.append("subagents")
             for run in runs:
                 name = f"{run.spec.replace(':', '.')}.run{run.run}.history.json"
-                subagents.write(name, dumps_redacted(history_to_json(run.messages), pretty=True))
-            subagents.finish()
-    folder.finish()
+                files.append((f"subagents/{name}", dumps_redacted(history_to_json(run.messages), pretty=True)))
+    write_folder(out_dir, scenario_folder(result.name), files, subfolders=subfolders)
