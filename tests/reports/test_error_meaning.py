@@ -47,5 +47,6 @@ def test_a_cause_fails_and_an_error_errors_in_every_front_end(
     assert error.get("type") == "agent_error"
 
     summary = (out / "summary.md").read_text(encoding="utf-8")
-    assert "- **cause** `tool_failed`: tool 'write_file' call #1 failed: disk full" in summary
+    # summary.md shows the message as text (markdown escaped: write\_file)
+    assert "- **cause** `tool_failed`: tool 'write\\_file' call #1 failed: disk full" in summary
     assert "- **error** `agent_error`: " in summary

@@ -42,8 +42,8 @@ def test_hostile_text_is_shown_as_text() -> None:
     lines = render_summary(_report()).splitlines()
 
     assert lines[2].startswith("pydantic-ai 2.68.0\\<b\\> · agentrig 0.1.0")
-    # Six cells: the path's | and < are escaped, so the row neither splits nor opens a tag.
-    assert lines[6] == "| 💥 error | `s` | scenarios/a\\|b\\<script\\>.yaml | 1 | 2 / 3 | 0.10 s |"
+    # Seven cells: the path's | and < are escaped, so the row neither splits nor opens a tag.
+    assert lines[6] == "| 💥 error | `s` | scenarios/a\\|b\\<script\\>.yaml | 1 | 2 / 3 | — | 0.10 s |"
     assert lines[10] == "#### `s` (scenarios/a\\|b\\<script\\>.yaml)"
     # A message's markup is escaped, and its line break never starts a line of markdown (a heading here).
     assert lines[12] == (
