@@ -20,9 +20,10 @@ pydantic-ai holds a prompt with images in one `UserPromptPart`.
 What the tinyagent format cannot express is written, only when needed, under an `agentrig` key that
 tinyagent keeps (its models allow extra keys) and ignores: a retry prompt (tinyagent has error results
 instead), a tool outcome other than success/failed, tool-return content that is not text blocks, a
-thought's provider, a message's `run_id`/`state`, and where a request starts when two requests follow
-each other. With it, canonical -> tinyagent -> canonical gives back the same history. System prompts
-become `{"role": "system"}` messages, which tinyagent loads as custom messages and never sends to a model.
+thought's provider, id and provider details, a message's `run_id`/`state`, and where a request starts when
+two requests follow each other. With it, canonical -> tinyagent -> canonical gives back the same history.
+System prompts become `{"role": "system"}` messages, which tinyagent loads as custom messages and never
+sends to a model.
 
 Per-message metadata (`usage`, `model`, `provider`, `api`, `stop_reason`, `timestamp`, `error_message`,
 a tool result's `details`, text signatures) has no place in a canonical message and is not kept in it;
@@ -114,8 +115,16 @@ def _assistant_parts(data: dict[str, Any]) -> list[Part]:
                 signature = str_or_none(block, "thinking_signature")
             except BadField as bad:
                 raise BadField(f"content[{index}].{bad.field}", bad.message) from None
-            provider = marker_of(block).get("provider_name")
-            parts.append(ThoughtPart(content=thinking or "", signature=signature, provider_name=provider))
+            extras = marker_of(block)
+            parts.append(
+                ThoughtPart(
+                    content=thinking or "",
+                    signature=signature,
+                    provider_name=extras.get("provider_name"),
+                    id=extras.get("id"),
+                    provider_details=extras.get("provider_details"),
+                )
+            )
         elif kind == "tool_call":
             parts.append(_tool_call(block, f"content[{index}]"))
         else:
@@ -329,8 +338,10 @@ def _assistant_message(message: Message, where: str) -> dict[str, Any]:
             block: dict[str, Any] = {"type": "thinking", "thinking": part.content}
             if part.signature is not None:
                 block["thinking_signature"] = part.signature
-            if part.provider_name is not None:
-                block[MARKER] = {"provider_name": part.provider_name}
+            extras = {"provider_name": part.provider_name, "id": part.id, "provider_details": part.provider_details}
+            extras = {key: value for key, value in extras.items() if value is not None}
+            if extras:
+                block[MARKER] = extras
             content.append(block)
         elif isinstance(part, ToolCallPart):
             call: dict[str, Any] = {"type": "tool_call", "id": part.tool_call_id, "name": part.tool_name}

@@ -12,8 +12,9 @@ pydantic-ai's default. The same reader takes pydantic-ai's own dump of a `UserPr
 computed `identifier` and `media_type` on every item, and no `sha256`): an identifier equal to pydantic-ai's
 default (the first six hex digits of the SHA-1 of the data, or of the URL, 2.38 and 2.68 alike) is not kept.
 
-Media types are inferred from a file name or URL by one fixed table (`MEDIA_TYPES`), never by the machine's
-`/etc/mime.types`, so a scenario gives the same history on every machine. Nothing here imports pydantic-ai.
+Media types are inferred from a file name or URL by one fixed table (`agentrig.media_types`), never by the
+machine's `/etc/mime.types`, so a scenario gives the same history on every machine. Nothing here imports
+pydantic-ai.
 """
 
 from __future__ import annotations
@@ -22,10 +23,9 @@ import base64
 import binascii
 import hashlib
 from collections.abc import Sequence
-from pathlib import PurePosixPath
 from typing import Any
-from urllib.parse import urlsplit
 
+from agentrig.media_types import MEDIA_TYPES, guess_media_type
 from agentrig.runtime.history.canonical import (
     URL_KINDS,
     FileContent,
@@ -49,54 +49,6 @@ __all__ = [
     "parse_data_url",
     "prompt_text",
 ]
-
-MEDIA_TYPES: dict[str, str] = {
-    # images
-    ".png": "image/png",
-    ".jpg": "image/jpeg",
-    ".jpeg": "image/jpeg",
-    ".gif": "image/gif",
-    ".webp": "image/webp",
-    ".bmp": "image/bmp",
-    ".svg": "image/svg+xml",
-    ".tif": "image/tiff",
-    ".tiff": "image/tiff",
-    ".heic": "image/heic",
-    # documents
-    ".pdf": "application/pdf",
-    ".txt": "text/plain",
-    ".md": "text/markdown",
-    ".csv": "text/csv",
-    ".html": "text/html",
-    ".htm": "text/html",
-    ".json": "application/json",
-    ".xml": "application/xml",
-    ".rtf": "application/rtf",
-    ".doc": "application/msword",
-    ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-    ".xls": "application/vnd.ms-excel",
-    ".xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-    ".pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
-    # audio
-    ".mp3": "audio/mpeg",
-    ".wav": "audio/wav",
-    ".ogg": "audio/ogg",
-    ".flac": "audio/flac",
-    ".m4a": "audio/mp4",
-    ".aac": "audio/aac",
-    # video
-    ".mp4": "video/mp4",
-    ".webm": "video/webm",
-    ".mov": "video/quicktime",
-    ".mkv": "video/x-matroska",
-}
-"""The media type of a file or URL by its (lower-cased) extension: a fixed table, the same on every machine."""
-
-
-def guess_media_type(name: str) -> str | None:
-    """The media type of a file name or URL by its extension (`MEDIA_TYPES`); None when the table has none."""
-    path = urlsplit(name).path if "://" in name else name
-    return MEDIA_TYPES.get(PurePosixPath(path).suffix.lower())
 
 
 def default_identifier(value: bytes | str) -> str:

@@ -37,8 +37,8 @@ from pydantic_ai.messages import (
 
 from agentrig.errors import HistoryFormatError
 from agentrig.runtime.history import jsonio
-from agentrig.runtime.history.canonical import Message
-from agentrig.runtime.history.pydantic_ai_dicts import to_pydantic_ai_dicts
+from agentrig.runtime.history.canonical import Message, UserContentPart, UserPrompt
+from agentrig.runtime.history.pydantic_ai_dicts import to_pydantic_ai_dicts, user_prompt_dict
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.history.wire import history_from_json, no_cyclic_gc
 from agentrig.runtime.models import pydantic_ai_compat
@@ -50,6 +50,7 @@ __all__ = [
     "to_canonical",
     "to_pydantic_ai",
     "usage_from_run",
+    "user_prompt_to_pydantic_ai",
 ]
 
 
@@ -163,6 +164,17 @@ def to_pydantic_ai(
             + _first_error(error),
             path=source,
         ) from None
+
+
+def user_prompt_to_pydantic_ai(prompt: UserPrompt | None) -> str | list[Any] | None:
+    """The `user_prompt` of `Agent.iter` for a canonical prompt: text, or a list of text and pydantic-ai's
+    `BinaryContent` / `ImageUrl` / `DocumentUrl` / ... (through the one mapping `pydantic_ai_dicts` writes)."""
+    if prompt is None or isinstance(prompt, str):
+        return prompt
+    request = {"kind": "request", "parts": [user_prompt_dict(UserContentPart(content=prompt))]}
+    (message,) = ModelMessagesTypeAdapter.validate_python([request])
+    part: Any = message.parts[0]
+    return list(part.content)
 
 
 def dump_pydantic_ai_json(history: Sequence[Message], *, pretty: bool = False) -> bytes:

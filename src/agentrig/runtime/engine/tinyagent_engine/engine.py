@@ -59,7 +59,7 @@ from agentrig.runtime.engine.tinyagent_engine.messages import (
 from agentrig.runtime.engine.tinyagent_engine.response_stream import ObservedResponse
 from agentrig.runtime.engine.tinyagent_engine.script import AbortRequested, ScriptedProviderError, TinyagentScript
 from agentrig.runtime.engine.tinyagent_engine.tools import DEFERRED_PLACEHOLDER, ToolOutcomes
-from agentrig.runtime.history.canonical import Message, TextPart, ToolCallPart, ToolReturnPart
+from agentrig.runtime.history.canonical import Message, TextPart, ToolCallPart, ToolReturnPart, prompt_part
 from agentrig.runtime.history.events import StreamListener
 from agentrig.runtime.history.run_records import RunError
 from agentrig.runtime.history.usage import Usage
@@ -206,7 +206,12 @@ class _Run:
             timer = asyncio.get_running_loop().call_later(self.settings.timeout, self._time_out)
         try:
             if request.prompt is not None:
-                async for event in agent.stream(request.prompt):
+                prompt = request.prompt
+                # Text and images: one user message of text and image blocks (tinyagent_format writes it).
+                message = (
+                    prompt if isinstance(prompt, str) else agent_messages([Message.request(prompt_part(prompt))])[0]
+                )
+                async for event in agent.stream(message):
                     self.on_event(event)
             else:
                 unsubscribe = agent.subscribe(self.on_event)

@@ -20,6 +20,7 @@ from typing import Any
 
 from tinyagent import Agent, AgentOptions
 
+from agentrig.media_types import DEFAULT_FILE_MEDIA_TYPE
 from agentrig.runtime.engine.compaction.controller import CompactionController
 from agentrig.runtime.engine.event_engine import EventingEngine
 from agentrig.runtime.engine.orchestrator import RequestOrchestrator
@@ -35,8 +36,9 @@ from agentrig.runtime.history.run_records import RunError, TurnRecord
 from agentrig.runtime.history.sessions import Session, load_session, new_session
 from agentrig.runtime.history.tinyagent_format import messages_to_tinyagent
 from agentrig.runtime.history.tool_registry import ToolCallRegistry
+from agentrig.runtime.models.attachments import turn_prompt
 from agentrig.scenarios.loader import LoadedScenario
-from agentrig.scenarios.model import Scenario
+from agentrig.scenarios.model import Attachment, Scenario
 
 __all__ = ["EngineUnsupported", "TinyagentExecution", "execute_scenario_tinyagent", "unsupported_features"]
 
@@ -62,12 +64,33 @@ def unsupported_features(scenario: Scenario) -> list[str]:
         found.append("scripted sub-agents (`agents:`: pydantic-ai agents a tool delegates to)")
     if scenario.deps is not None:
         found.append("`deps:` (pydantic-ai's RunContext dependencies; a tinyagent tool receives none)")
+    if scenario.output is not None and scenario.output.structured:
+        found.append(
+            "a structured output (`output.schema` / `output.type`: tinyagent's loop ends on text, with no output tool)"
+        )
+    elif scenario.output is not None and scenario.output.validators:
+        found.append("output validators (`output.validators`: tinyagent has no output validation step)")
     for index, turn in enumerate(scenario.turns):
         if turn.approvals is not None:
             found.append(
                 f"turn {index + 1}: approvals (pydantic-ai's ToolApproved/ToolDenied; tinyagent has no approval step)"
             )
+        others = [_attachment_kind(attachment) for attachment in turn.attachments]
+        others = [kind for kind in others if kind is not None]
+        if others:
+            found.append(
+                f"turn {index + 1}: attachments other than images ({', '.join(others)}; tinyagent's user messages"
+                " hold text and images)"
+            )
     return list(dict.fromkeys(found))
+
+
+def _attachment_kind(attachment: Attachment) -> str | None:
+    """What a non-image attachment is (its media type, or its URL kind); None for an image."""
+    media_type = attachment.resolved_media_type or DEFAULT_FILE_MEDIA_TYPE
+    if attachment.url_kind is not None and attachment.url_kind != "image-url":
+        return attachment.url_kind
+    return None if media_type.startswith("image/") else media_type
 
 
 def _initial_session(loaded: LoadedScenario) -> Session:
@@ -103,7 +126,7 @@ async def execute_scenario_tinyagent(loaded: LoadedScenario, *, model: Any = Non
     own_model = agent.state.model
     if own_model is None:
         agent.set_model(SCRIPT_MODEL)
-    script = TinyagentScript([turn.model for turn in scenario.turns], stream=scenario.stream)
+    script = TinyagentScript([turn.model for turn in scenario.turns], stream=scenario.stream, base_dir=loaded.base_dir)
     session = _initial_session(loaded)
     compaction = scenario.settings.compaction
     compactor = None
@@ -124,7 +147,7 @@ async def execute_scenario_tinyagent(loaded: LoadedScenario, *, model: Any = Non
     try:
         for index, turn in enumerate(scenario.turns):
             script.begin_turn(index)
-            record = await orchestrator.run(turn.user, deferred_results=turn.deferred_results)
+            record = await orchestrator.run(turn_prompt(loaded, index), deferred_results=turn.deferred_results)
             record = replace(record, model_input_checks=script.take_checks())
             mismatch = script.finish_turn()
             if mismatch is not None and record.error is None and not record.interrupted:
