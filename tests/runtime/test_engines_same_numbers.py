@@ -19,8 +19,17 @@ from agentrig.runtime.history import jsonio
 from agentrig.runtime.suite.runner import RunOptions, run_suite
 
 REPO = Path(__file__).resolve().parents[2]
-NOT_RUN = {"output-retry", "own-agent"}
-"""Scenarios naming a user's own pydantic-ai agent: tinyagent does not run them (docs/removal.md)."""
+NOT_RUN = {
+    "output-retry",
+    "own-agent",
+    "output-validator-text",
+    "structured-output-native",
+    "structured-output-prompted",
+    "structured-output-tool",
+    "user-documents",
+}
+"""Scenarios tinyagent does not run (docs/removal.md): a user's own pydantic-ai agent, structured output, output
+validators, attachments other than images."""
 
 
 def _run(out: Path, execute: Any) -> dict[str, Any]:

@@ -13,7 +13,7 @@ import binascii
 import re
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import model_validator
 
 from agentrig.media_types import guess_media_type
 from agentrig.scenarios._strict import JsonValue
@@ -35,18 +35,18 @@ class Attachment(_Strict):
     `audio_url` or `video_url`. In `expect_input.attachments` the same keys name what the model must have received
     (a file is compared by its content)."""
 
-    file: str | None = Field(default=None, min_length=1)
+    file: str | None = None
     """A file (relative to the scenario file) sent as its bytes: an image, a document, audio, any file. Its media
     type comes from its extension (`application/octet-stream` when unknown) unless `media_type` says."""
     data: str | None = None
     """The file's bytes inline, as base64 (give `media_type`)."""
-    image_url: str | None = Field(default=None, min_length=1)
+    image_url: str | None = None
     """The URL of an image; the model's provider fetches it, agentrig never does."""
-    document_url: str | None = Field(default=None, min_length=1)
+    document_url: str | None = None
     """The URL of a document (a PDF, a text file)."""
-    audio_url: str | None = Field(default=None, min_length=1)
+    audio_url: str | None = None
     """The URL of an audio file."""
-    video_url: str | None = Field(default=None, min_length=1)
+    video_url: str | None = None
     """The URL of a video."""
     media_type: str | None = None
     """The MIME type, e.g. `image/png`. Needed for `data`, and for a URL whose extension does not tell it."""

@@ -77,3 +77,8 @@ class OutputSpec(_Strict):
     def structured(self) -> bool:
         """The output is a schema or a type (not text)."""
         return self.schema_ is not None or self.type is not None
+
+    @property
+    def tool_name(self) -> str | None:
+        """The output tool the model calls (`tool` mode): `name`, else pydantic-ai's `final_result`."""
+        return (self.name or "final_result") if self.structured and self.mode == "tool" else None

@@ -58,7 +58,7 @@ from agentrig.runtime.engine.tinyagent_engine.messages import (
 )
 from agentrig.runtime.engine.tinyagent_engine.response_stream import ObservedResponse
 from agentrig.runtime.engine.tinyagent_engine.script import AbortRequested, ScriptedProviderError, TinyagentScript
-from agentrig.runtime.engine.tinyagent_engine.tools import DEFERRED_PLACEHOLDER, ToolOutcomes
+from agentrig.runtime.engine.tinyagent_engine.tools import DEFERRED_PLACEHOLDER, ToolOutcomes, argument_errors
 from agentrig.runtime.history.canonical import Message, TextPart, ToolCallPart, ToolReturnPart, prompt_part
 from agentrig.runtime.history.events import StreamListener
 from agentrig.runtime.history.run_records import RunError
@@ -183,6 +183,7 @@ class _Run:
     async def run(self) -> Attempt:
         agent, request = self.agent, self.request
         self.engine.outcomes.begin_run()
+        self.engine.outcomes.request_abort = lambda: self.stop(None, interrupted=True)
         agent.replace_messages(agent_messages(request.history))
         if request.deferred_results:
             for result in self._host_results(request.history, request.deferred_results):
@@ -265,22 +266,24 @@ class _Run:
             and item.tool_call_id in outcomes.deferred
             and _result_text(item) == DEFERRED_PLACEHOLDER
         }
-        items = [
-            item for item in items if not (isinstance(item, ToolResultMessage) and item.tool_call_id in deferred_now)
-        ]
+        dropped = deferred_now | (outcomes.aborted if self.interrupted else set())
+        items = [item for item in items if not (isinstance(item, ToolResultMessage) and item.tool_call_id in dropped)]
         messages = canonical_messages(items, outcomes)
         if self.limit_response is not None:  # the run stopped right after it: it is the last response
             last = max(i for i, message in enumerate(messages) if message.kind == "response")
             messages[last] = replace(messages[last], state="interrupted")
         if self.interrupted_request and messages and messages[-1].kind == "response" and messages[-1].tool_calls:
             messages.append(Message(kind="request", state="interrupted"))
+        elif self.interrupted_request and len(messages) > len(self.request.history) and messages[-1].kind == "request":
+            messages[-1] = replace(messages[-1], state="interrupted")  # the results kept of an interrupted batch
         added = messages[len(self.request.history) :]
         returned = sum(
             1
             for message in added
             for part in message.parts
             if isinstance(part, ToolReturnPart)
-            and part.outcome == "success"
+            # pydantic-ai counts a call whose tool ran and returned, a `ToolDenied` answer included
+            and (part.outcome == "success" or part.tool_call_id in self.engine.outcomes.denied)
             and part.tool_call_id not in (self.request.deferred_results or {})
         )
         self.agent.replace_messages(items)
@@ -438,7 +441,9 @@ class _Run:
                     )
                 )
                 raise _Halt("tool calls limit")
-        invalid = invalid_arguments_error(call)
+        invalid = invalid_arguments_error(call) or argument_errors(
+            self.engine.outcomes, call.name or "", call.arguments
+        )
         if invalid is not None:
             if not self.engine.outcomes.may_retry(call.name or ""):
                 self._retries_exhausted()
@@ -450,6 +455,12 @@ class _Run:
         return None
 
     def after_tool_call(self, call: ToolCallContent, result: ToolResultMessage) -> ToolLoopControl | None:
+        if self.interrupted:
+            # tinyagent hands the results over once the whole batch ran: the calls that completed before the
+            # interruption keep their results, as pydantic-ai's cancelled run keeps them; the calls the stop caught
+            # running (`outcomes.aborted`) are dropped in `_attempt` and closed as interrupted.
+            self.interrupted_request = True
+            return ToolLoopControl(terminate=True)
         if self.stopped:
             self.interrupted_request = True
             raise _Halt("stopped")

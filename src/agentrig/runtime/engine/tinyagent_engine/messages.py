@@ -62,6 +62,8 @@ def _mapped(part: Part, outcomes: ToolOutcomes) -> Part:
     if call_id in outcomes.retried and part.outcome == "failed":
         content = outcomes.retry_details.get(call_id, part.content)
         return RetryPromptPart(content=content, tool_name=part.tool_name, tool_call_id=call_id)  # pyright: ignore[reportArgumentType]
+    if call_id in outcomes.denied and part.outcome == "success":
+        return replace(part, outcome="denied")
     if call_id in outcomes.returned and part.outcome == "success":
         return replace(part, content=outcomes.returned[call_id])
     return part
