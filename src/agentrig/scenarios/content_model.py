@@ -11,9 +11,9 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import model_validator
+from pydantic import Discriminator, Tag, model_validator
 
 from agentrig.media_types import guess_media_type
 from agentrig.scenarios._strict import JsonValue
@@ -112,7 +112,15 @@ def _base64_size(text: str) -> int | None:
         return None
 
 
-UserContentItem = str | Attachment
+def _item_kind(value: object) -> str:
+    """Which member validates a user-message item: a mapping is an attachment, anything else text (so a typo in
+    an attachment is reported against the attachment's fields, not as "not a string")."""
+    return "Attachment" if isinstance(value, dict | Attachment) else "str"
+
+
+UserContentItem = Annotated[
+    Annotated[str, Tag("str")] | Annotated[Attachment, Tag("Attachment")], Discriminator(_item_kind)
+]
 """One item of a user message: a piece of text or an attachment."""
 
 UserMessage = str | tuple[UserContentItem, ...]

@@ -33,9 +33,13 @@ def schema_validator(schema: Mapping[str, Any]) -> SchemaValidator:
     return SchemaValidator(core_schema_for(schema))
 
 
-def check_json_schema(schema: Mapping[str, Any]) -> None:
-    """Raise `ValueError` naming what is wrong when `schema` cannot be read as a JSON Schema."""
-    core_schema_for(schema)
+def check_json_schema(schema: Mapping[str, Any], *, field: str) -> None:
+    """Raise `ValueError` naming what is wrong (under `field`, e.g. `parameters.required`) when `schema` cannot be
+    read as a JSON Schema."""
+    try:
+        core_schema_for(schema)
+    except ValueError as error:
+        raise ValueError(f"{field}.{error}") from None
 
 
 def core_schema_for(schema: Mapping[str, Any]) -> CoreSchema:
@@ -67,7 +71,7 @@ class _Converter:
         if schema is True or schema == {}:
             return core_schema.any_schema()
         if not isinstance(schema, Mapping):
-            raise ValueError(f"{where or 'schema'}: expected a JSON Schema (a mapping), got {schema!r}")
+            raise ValueError(f"{where or '(root)'}: expected a JSON Schema (a mapping), got {schema!r}")
         node: Mapping[str, Any] = schema
         if "$ref" in node:
             return self._reference(node["$ref"], where)
@@ -107,10 +111,14 @@ class _Converter:
     def _union(self, choices: Any, where: str) -> CoreSchema:
         if not isinstance(choices, list) or not choices:
             raise ValueError(f"{where}: expected a non-empty list of schemas")
-        members: list[CoreSchema | tuple[CoreSchema, str]] = [
-            self.convert(choice, f"{where}[{index}]") for index, choice in enumerate(choices)
-        ]
-        return self.convert(choices[0], f"{where}[0]") if len(members) == 1 else core_schema.union_schema(members)
+        # `X | None` is a nullable X in pydantic (no union member tags in its errors), as a function's
+        # `x: int | None` becomes `anyOf: [{type: integer}, {type: null}]`: read it back the same way.
+        kept = [(index, choice) for index, choice in enumerate(choices) if choice != {"type": "null"}]
+        if not kept:
+            return core_schema.none_schema()
+        members: list[CoreSchema] = [self.convert(choice, f"{where}[{index}]") for index, choice in kept]
+        schema = members[0] if len(members) == 1 else core_schema.union_schema(list[Any](members))
+        return core_schema.nullable_schema(schema) if len(kept) < len(choices) else schema
 
     def _typed(self, kind: str, node: Mapping[str, Any], where: str) -> CoreSchema:
         if kind == "string":

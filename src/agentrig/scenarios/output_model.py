@@ -70,7 +70,7 @@ class OutputSpec(_Strict):
         if not structured and ({"mode", "name", "description", "allow_text"} & self.model_fields_set):
             raise ValueError("mode, name, description and allow_text describe a structured output: give schema or type")
         if self.schema_ is not None:
-            check_json_schema(self.schema_)
+            check_json_schema(self.schema_, field="schema")
         return self
 
     @property

@@ -90,5 +90,5 @@ class ToolSpec(_Strict):
     @model_validator(mode="after")
     def _readable_schema(self) -> ToolSpec:
         if self.validate_args:
-            check_json_schema(self.parameters)
+            check_json_schema(self.parameters, field="parameters")
         return self
