@@ -77,8 +77,8 @@ class ToolOutcomes:
     request_abort: Callable[[], None] | None = None
     """Set by the engine for each run: stop it as an interruption (an `abort` rule)."""
     aborted: set[str] = field(default_factory=set[str])
-    """Calls whose tool was still running when the run was stopped (their result is no result: pydantic-ai
-    cancels such a call, and the run's end closes it as interrupted)."""
+    """Calls of this run whose tool was still running when the run was stopped (their result is no result:
+    pydantic-ai cancels such a call, and the run's end closes it as interrupted)."""
     returned: dict[str, Any] = field(default_factory=dict[str, Any])
     """Structured `return` values, by call id (the model read their JSON text)."""
     retry_details: dict[str, Any] = field(default_factory=dict[str, Any])
@@ -98,6 +98,7 @@ class ToolOutcomes:
     def begin_run(self) -> None:
         self.failure, self.mismatch, self.exhausted = None, False, None
         self.retries_before, self.retried_in_step = {}, set()
+        self.aborted = set()  # an earlier run's aborted calls are settled in the history by now
 
     def next_step(self) -> None:
         """A new model response: tools retried in the step before carry their count on, the others start over."""
