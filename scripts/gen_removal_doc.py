@@ -45,8 +45,8 @@ frameworks' differences, what it refuses and why, and the message format itself:
   scripted sub-agents and `deps:`: pydantic-ai `RunContext` features, a tinyagent tool is called with its
   arguments only; approvals: pydantic-ai's `ToolApproved` / `ToolDenied`, tinyagent has no approval step), and
   what tinyagent's loop and messages have no place for: a structured output (`output.schema` / `output.type`:
-  its loop ends on text, with no output tool), output validators (no output validation step), and attachments
-  other than images (its user messages hold text and image blocks).
+  its loop ends on text, with no output tool) and attachments other than images (its user messages hold text
+  and image blocks).
 """
 
 

@@ -22,14 +22,13 @@ REPO = Path(__file__).resolve().parents[2]
 NOT_RUN = {
     "output-retry",
     "own-agent",
-    "output-validator-text",
     "structured-output-native",
     "structured-output-prompted",
     "structured-output-tool",
     "user-documents",
 }
-"""Scenarios tinyagent does not run (docs/removal.md): a user's own pydantic-ai agent, structured output, output
-validators, attachments other than images."""
+"""Scenarios tinyagent does not run (docs/removal.md): a user's own pydantic-ai agent, structured output,
+attachments other than images."""
 
 
 def _run(out: Path, execute: Any) -> dict[str, Any]:

@@ -11,7 +11,7 @@ import pytest
 from agentrig.errors import ScenarioError
 from agentrig.runtime.engine.pydantic_ai_engine.agent_loading import AgentCache
 from agentrig.runtime.engine.pydantic_ai_engine.scenario_execution import execute_scenario
-from agentrig.runtime.engine.tinyagent_engine.execution import unsupported_features
+from agentrig.runtime.engine.tinyagent_engine.execution import execute_scenario_tinyagent, unsupported_features
 from agentrig.runtime.engine.tool_rules import json_contains, matching_output_rule
 from agentrig.scenarios.model import OutputValidatorRule
 from tests.runtime.engine_helpers import execute, load_yaml
@@ -138,10 +138,30 @@ def test_the_tinyagent_engine_names_what_it_cannot_run(tmp_path: Path) -> None:
         "turn 1: attachments other than images (application/pdf, document-url; tinyagent's user messages hold text"
         " and images)",
     ]
-    validators_only = loaded.scenario.model_copy(
-        update={
-            "output": loaded.scenario.output.model_copy(update={"schema_": None}) if loaded.scenario.output else None
-        }
+
+
+def test_output_validator_rules_run_on_tinyagent_with_pydantic_ai_s_budget(tmp_path: Path) -> None:
+    loaded = load_yaml(
+        tmp_path,
+        """\
+        name: validated
+        output: {validators: [{contains: draft, retry: Finish it.}]}
+        settings: {output_retries: 1}
+        turns:
+          - user: Write it.
+            model:
+              - {text: a draft, usage: {input_tokens: 1, output_tokens: 1}}
+              - {text: another draft, usage: {input_tokens: 1, output_tokens: 1}}
+        """,
     )
-    validators_only = validators_only.model_copy(update={"turns": ()})
-    assert unsupported_features(validators_only) == []
+    assert unsupported_features(loaded.scenario) == []
+    pydantic_ai = execute(loaded)
+    tinyagent = asyncio.run(execute_scenario_tinyagent(loaded))
+    for run in (pydantic_ai, tinyagent):
+        (turn,) = run.turns
+        assert turn.error is not None
+        assert (turn.error.kind, turn.error.message) == (
+            "unexpected_model_behavior",
+            "Exceeded maximum output retries (1)",
+        )
+    assert list(tinyagent.session.messages) == list(pydantic_ai.session.messages)

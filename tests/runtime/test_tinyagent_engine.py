@@ -26,11 +26,10 @@ from agentrig.scenarios.model import ModelStep, SubAgentScript
 REPO = Path(__file__).resolve().parents[2]
 
 # The scenarios tinyagent does not run (docs/removal.md): two name a user's own pydantic-ai agent; the others need
-# what tinyagent cannot hold (structured output, output validators, attachments other than images).
+# what tinyagent cannot hold (structured output, attachments other than images).
 OWN_AGENT = {"output-retry", "own-agent"}
 NOT_RUN = {
     *OWN_AGENT,
-    "output-validator-text",
     "structured-output-native",
     "structured-output-prompted",
     "structured-output-tool",

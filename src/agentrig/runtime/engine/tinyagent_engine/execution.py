@@ -27,6 +27,7 @@ from agentrig.runtime.engine.orchestrator import RequestOrchestrator
 from agentrig.runtime.engine.session_registry import scenario_registry
 from agentrig.runtime.engine.tinyagent_engine.agents import UNSUPPORTED_PREFIX, EngineUnsupported, load_tinyagent_agent
 from agentrig.runtime.engine.tinyagent_engine.engine import TinyagentEngine
+from agentrig.runtime.engine.tinyagent_engine.output_rules import OutputRules
 from agentrig.runtime.engine.tinyagent_engine.script import SCRIPT_MODEL, TinyagentScript
 from agentrig.runtime.engine.tinyagent_engine.tools import ToolOutcomes, yaml_tools
 from agentrig.runtime.engine.tool_rules import ToolCallCounts
@@ -68,8 +69,6 @@ def unsupported_features(scenario: Scenario) -> list[str]:
         found.append(
             "a structured output (`output.schema` / `output.type`: tinyagent's loop ends on text, with no output tool)"
         )
-    elif scenario.output is not None and scenario.output.validators:
-        found.append("output validators (`output.validators`: tinyagent has no output validation step)")
     for index, turn in enumerate(scenario.turns):
         if turn.approvals is not None:
             found.append(
@@ -102,14 +101,14 @@ def _initial_session(loaded: LoadedScenario) -> Session:
     return replace(session, compaction=stored.compaction)
 
 
-def _scenario_agent(loaded: LoadedScenario, outcomes: ToolOutcomes) -> tuple[Agent, str]:
+def _scenario_agent(loaded: LoadedScenario, outcomes: ToolOutcomes, counts: ToolCallCounts) -> tuple[Agent, str]:
     scenario = loaded.scenario
     if scenario.agent is not None:
         return load_tinyagent_agent(loaded), scenario.agent
     agent = Agent(AgentOptions())
     agent.set_model(SCRIPT_MODEL)
     agent.set_system_prompt(loaded.system_prompt_text() or "")
-    agent.set_tools(yaml_tools(scenario.tools, ToolCallCounts(), outcomes, tool_retries=scenario.settings.tool_retries))
+    agent.set_tools(yaml_tools(scenario.tools, counts, outcomes, tool_retries=scenario.settings.tool_retries))
     return agent, f"tinyagent agent with {len(scenario.tools)} YAML tool(s)"
 
 
@@ -122,7 +121,9 @@ async def execute_scenario_tinyagent(loaded: LoadedScenario, *, model: Any = Non
     if missing:
         raise EngineUnsupported(UNSUPPORTED_PREFIX + "; ".join(missing))
     outcomes = ToolOutcomes()
-    agent, label = _scenario_agent(loaded, outcomes)
+    counts = ToolCallCounts()
+    agent, label = _scenario_agent(loaded, outcomes, counts)
+    rules = scenario.output.validators if scenario.output is not None else ()
     own_model = agent.state.model
     if own_model is None:
         agent.set_model(SCRIPT_MODEL)
@@ -138,7 +139,9 @@ async def execute_scenario_tinyagent(loaded: LoadedScenario, *, model: Any = Non
             summarizer=script.summarize,
             state=session.compaction,
         )
-    engine = TinyagentEngine(agent, script, label=label, outcomes=outcomes)
+    engine = TinyagentEngine(
+        agent, script, label=label, outcomes=outcomes, output_rules=OutputRules(rules=rules, counts=counts)
+    )
     events = EventLog()
     orchestrator = RequestOrchestrator(
         EventingEngine(engine, events, tap=engine), session, settings=scenario.settings, compactor=compactor
