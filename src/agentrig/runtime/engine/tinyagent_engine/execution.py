@@ -101,14 +101,17 @@ def _initial_session(loaded: LoadedScenario) -> Session:
     return replace(session, compaction=stored.compaction)
 
 
-def _scenario_agent(loaded: LoadedScenario, outcomes: ToolOutcomes, counts: ToolCallCounts) -> tuple[Agent, str]:
+def _scenario_agent(
+    loaded: LoadedScenario, outcomes: ToolOutcomes, counts: ToolCallCounts | None = None
+) -> tuple[Agent, str]:
     scenario = loaded.scenario
     if scenario.agent is not None:
         return load_tinyagent_agent(loaded), scenario.agent
     agent = Agent(AgentOptions())
     agent.set_model(SCRIPT_MODEL)
     agent.set_system_prompt(loaded.system_prompt_text() or "")
-    agent.set_tools(yaml_tools(scenario.tools, counts, outcomes, tool_retries=scenario.settings.tool_retries))
+    tools = yaml_tools(scenario.tools, counts or ToolCallCounts(), outcomes, tool_retries=scenario.settings.tool_retries)
+    agent.set_tools(tools)
     return agent, f"tinyagent agent with {len(scenario.tools)} YAML tool(s)"
 
 
