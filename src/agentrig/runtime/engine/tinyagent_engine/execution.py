@@ -110,8 +110,8 @@ def _scenario_agent(
     agent = Agent(AgentOptions())
     agent.set_model(SCRIPT_MODEL)
     agent.set_system_prompt(loaded.system_prompt_text() or "")
-    tools = yaml_tools(scenario.tools, counts or ToolCallCounts(), outcomes, tool_retries=scenario.settings.tool_retries)
-    agent.set_tools(tools)
+    retries = scenario.settings.tool_retries
+    agent.set_tools(yaml_tools(scenario.tools, counts or ToolCallCounts(), outcomes, tool_retries=retries))
     return agent, f"tinyagent agent with {len(scenario.tools)} YAML tool(s)"
 
 
