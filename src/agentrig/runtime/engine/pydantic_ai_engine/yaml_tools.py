@@ -30,6 +30,7 @@ from typing import Any
 from pydantic_ai import CallDeferred, ModelRetry, RunContext, Tool, ToolDenied
 from pydantic_ai.exceptions import ToolFailed
 from pydantic_ai.toolsets import FunctionToolset
+from pydantic_core import SchemaValidator, core_schema
 
 from agentrig.runtime.engine.tool_rules import ToolCallCounts, can_defer, describe_args, matching_result
 from agentrig.runtime.models.run_control import request_abort
@@ -38,6 +39,9 @@ from agentrig.scenarios.json_schema_validation import schema_validator
 from agentrig.scenarios.model import ToolSpec
 
 __all__ = ["ToolCallCounts", "build_toolset", "can_defer", "matching_result"]
+
+ANY_OBJECT = SchemaValidator(core_schema.dict_schema())
+"""The arguments of a tool that validates nothing else (`validate_args: false`): a JSON object."""
 
 
 def _tool_function(name: str, spec: ToolSpec) -> Any:
@@ -87,8 +91,10 @@ def build_toolset(tools: Mapping[str, ToolSpec]) -> FunctionToolset[Any]:
             sequential=spec.sequential,
         )
         tool.max_retries = spec.retries  # None: the agent's `retries['tools']` (from_schema has no such argument)
-        if spec.validate_args:
-            # from_schema validates nothing (any_schema); the same FunctionSchema field in 2.38 and 2.68
-            tool.function_schema.validator = schema_validator(spec.parameters)
+        # from_schema accepts any JSON as arguments (any_schema, 2.38 and 2.68): arguments that are not an object
+        # (`[1, 2]`) would then crash the tool with a TypeError where a typed tool answers "Input should be a valid
+        # dictionary". The schema's validator answers as a typed tool does; without it, only an object is required.
+        validator = schema_validator(spec.parameters) if spec.validate_args else ANY_OBJECT
+        tool.function_schema.validator = validator
         built.append(tool)
     return FunctionToolset(built)
