@@ -40,12 +40,15 @@ frameworks' differences, what it refuses and why, and the message format itself:
 - **identical**: the tinyagent run passes every expectation and invariant of the scenario, and its
   canonical history equals the pydantic-ai golden.
 - **differs**: the tinyagent run fails a check; the failing checks are listed.
-- **not run**: the scenario needs something tinyagent cannot represent; the reason is the engine's own. Only
-  pydantic-ai's own objects are refused: a pydantic-ai `Agent` named by `agent:` (tinyagent runs a tinyagent
-  `Agent`), scripted sub-agents and `deps:` (pydantic-ai `RunContext` features; a tinyagent tool is called with
-  its arguments only), approvals (pydantic-ai's `ToolApproved` / `ToolDenied`; tinyagent has no approval step),
-  the compatibility scenarios' steering and cancel points (pydantic-ai's `enqueue` and `CancellationToken`,
-  checked on its own history and `RunCancelled` snapshot), `capabilities` / `history_processors` and `requires`.
+- **not run**: the scenario needs something tinyagent cannot represent; the reason is the engine's own:
+  pydantic-ai's own objects (a pydantic-ai `Agent` named by `agent:`: tinyagent runs a tinyagent `Agent`;
+  scripted sub-agents and `deps:`: pydantic-ai `RunContext` features, a tinyagent tool is called with its
+  arguments only; approvals: pydantic-ai's `ToolApproved` / `ToolDenied`, tinyagent has no approval step; the
+  compatibility scenarios' steering and cancel points: pydantic-ai's `enqueue` and `CancellationToken`, checked on
+  its own history and `RunCancelled` snapshot; `capabilities` / `history_processors` and `requires`), and what
+  tinyagent's loop and messages have no place for: a structured output (`output.schema` / `output.type`: its loop
+  ends on text, with no output tool) and attachments other than images (its user messages hold text and image
+  blocks).
 """
 
 

@@ -45,6 +45,8 @@ class Example:
 
 SUPPORT_FILES: dict[str, str] = {
     "prompts/terse.md": "You are terse. Answer in one sentence.\n",
+    "photos/receipt.png": "(the bytes of a PNG image)\n",
+    "docs/receipt-scan": "(the bytes of a PDF file)\n",
     "AGENTS.md": "# Project guide\n\nRun `make test` before answering.\n",
     "histories/interrupted.json": '{"format": "agentrig.history/1", "messages": []}\n',
 }
@@ -374,6 +376,164 @@ turns:
 """,
     ),
     Example(
+        title="Attachments: images, documents, audio and URLs",
+        file_name="attachments.yaml",
+        explanation="""A turn's `user` may be a list: text pieces and attachments, in order, as pydantic-ai's
+`UserPromptPart` holds them (`BinaryContent`, `ImageUrl`, `DocumentUrl`, `AudioUrl`, `VideoUrl`). A `file` is read
+relative to the scenario file and sent as its bytes, its media type taken from its extension unless `media_type`
+says; `data` gives the bytes inline as base64. A file outside the scenario's folder is an error unless the
+attachment says so (`{file: ../shared/logo.png, outside: true}`), so a scenario never sends a file from elsewhere on
+the machine by accident; a file larger than 32 MiB, or one that is not a regular file, is an error at its line. A
+URL is sent as a URL: agentrig never fetches it (with a real model, `force_download: true` asks pydantic-ai to). The
+canonical history keeps every attachment with its media type and the SHA-256 of its bytes
+(docs/canonical-format.md). `expect_input.attachments` checks, in the same words, exactly which attachments the
+model received, in order, over every message it was sent (a file compared by its content).""",
+        yaml="""\
+name: attachments-tour
+tags: [attachments]
+turns:
+  - user:
+      - Compare the photo, the receipt and the contract; then listen to the memo.
+      - file: photos/receipt.png               # bytes, image/png from the extension
+      - {file: docs/receipt-scan, media_type: application/pdf, identifier: receipt-1}
+      - {data: "U2hpcCBieSBGcmlkYXku", media_type: text/plain}
+      - image_url: https://example.com/photo.jpg
+        vendor_metadata: {detail: high}        # provider options, e.g. OpenAI's image detail
+      - {document_url: https://example.com/contract, media_type: application/pdf}
+      - {audio_url: https://example.com/memo.mp3, force_download: true}
+      - video_url: https://example.com/demo.mp4
+    model:
+      - text: The receipt matches the contract.
+        expect_input:
+          attachments:
+            - file: photos/receipt.png
+            - {file: docs/receipt-scan, media_type: application/pdf}
+            - {data: "U2hpcCBieSBGcmlkYXku", media_type: text/plain}
+            - image_url: https://example.com/photo.jpg
+            - {document_url: https://example.com/contract, media_type: application/pdf}
+            - audio_url: https://example.com/memo.mp3
+            - video_url: https://example.com/demo.mp4
+        usage: {input_tokens: 3000, output_tokens: 7}
+""",
+    ),
+    Example(
+        title="Structured output and output validators",
+        file_name="structured_output.yaml",
+        explanation="""`output` gives a self-contained agent an output type: a JSON Schema inline (`schema`) or a
+Python type by `module:attribute` (`type`), delivered as `mode` says: `tool` (the model calls the output tool,
+`final_result` unless `name` says), `native` (the provider's structured output: JSON text) or `prompted` (the
+instructions ask for JSON text). pydantic-ai validates the output against it, so an output that does not fit gets
+pydantic's error details as its retry prompt, as a real agent's would; a schema that is not an object is wrapped
+as `{response: ...}` by pydantic-ai, as an `int` output is. `validators` are an `@agent.output_validator` as
+rules: the first rule that matches an output (`when`: its JSON contains this; `contains`: its text does; `call`:
+the Nth output judged in the scenario) asks the model to try again with `retry`. Without `schema` or `type` the
+output is text and the validators judge the text. A conversation ended by an output tool replays without the
+application's code. `settings.output_retries` bounds the retries, as pydantic-ai's `retries={'output': n}`.""",
+        yaml="""\
+- name: structured-output-tour
+  output:
+    schema:
+      type: object
+      properties:
+        order_id: {type: integer}
+        status: {enum: [pending, shipped]}
+      required: [order_id, status]
+    mode: tool
+    name: order_status
+    description: Where the order is.
+    allow_text: false                  # true: a plain text answer ends the run too
+    validators:
+      - when: {status: pending}
+        retry: Look the order up first.
+  settings: {output_retries: 2}
+  turns:
+    - user: Where is order 42?
+      model:
+        - tool_calls: [{id: out_1, name: order_status, args: {order_id: 42, status: pending}}]
+          usage: {input_tokens: 80, output_tokens: 12}
+        - tool_calls: [{id: out_2, name: order_status, args: {order_id: 42, status: shipped}}]
+          expect_input: {contains_text: ["Look the order up first."]}
+          usage: {input_tokens: 110, output_tokens: 12}
+      expect:
+        output: {json_equals: {order_id: 42, status: shipped}}
+
+- name: structured-output-model-tour
+  output:
+    type: myapp.models:OrderStatus     # a pydantic model of the application
+    mode: prompted
+    validators:
+      - call: 1
+        retry: Give the days until it arrives.
+      - contains: '"eta_days":null'
+        retry: The days are known for a shipped order.
+  turns:
+    - user: Where is order 42?
+      model:
+        - text: '{"order_id": 42, "status": "shipped"}'
+          usage: {input_tokens: 140, output_tokens: 14}
+        - text: '{"order_id": 42, "status": "shipped", "eta_days": 2}'
+          usage: {input_tokens: 170, output_tokens: 16}
+""",
+    ),
+    Example(
+        title="Tool outcomes, argument validation, aborts, thoughts and provider errors",
+        file_name="outcomes.yaml",
+        explanation="""A YAML tool validates the model's arguments against its `parameters` as pydantic-ai
+validates a real function's (unless `validate_args: false`): arguments that do not fit get pydantic's error
+details as a retry prompt and never reach `results`, which see the validated arguments with defaults filled in.
+A `return` may end the call `failed` (pydantic-ai's `ToolFailed`: the model reads the failure and the run goes on,
+unlike `fail`, which ends the turn) or `denied` (`ToolDenied`); `abort` cancels the run while the tool runs, as
+Ctrl-C would. A `thought` may carry what its provider attached (`signature`, `provider_name`, `id`,
+`provider_details`), kept in the history and sent back. An `error` step may be any 4xx a provider refuses a
+request with (`request_rejected`), and give the HTTP `status` when it is not the kind's usual one.""",
+        yaml="""\
+name: outcomes-tour
+tools:
+  read_file:
+    parameters:
+      type: object
+      properties: {path: {type: string, minLength: 1}}
+      required: [path]
+      additionalProperties: false
+    results:
+      - when: {path: missing.txt}
+        return: "No such file: missing.txt"
+        outcome: failed                # a failed result the model reads; the run goes on
+      - return: hello
+  delete_file:
+    validate_args: false               # every call reaches the rules as the model wrote it
+    results:
+      - {return: Deleting is not allowed here., outcome: denied}
+  build:
+    results:
+      - abort: true                    # Ctrl-C while the tool runs: the turn ends [INTERRUPTED]
+turns:
+  - user: Read missing.txt, then delete it.
+    model:
+      - thought:
+          content: Read first.
+          signature: sig-abc
+          provider_name: anthropic
+          id: rs_1
+          provider_details: {redacted: false}
+        tool_calls:
+          - {id: tc_1, name: read_file, args: {path: missing.txt}}
+          - {id: tc_2, name: read_file, args: {file: notes.txt}}   # not in the schema: a retry prompt
+          - {id: tc_3, name: delete_file, args: {path: missing.txt}}
+        usage: {input_tokens: 90, output_tokens: 30}
+      - error: {kind: request_rejected, status: 404, message: "The model does not exist"}
+    expect:
+      error: {kind: request_rejected, contains: "HTTP 404"}
+      tool_calls: {status: {tc_1: failed, tc_2: failed, tc_3: failed}}
+  - user: Build it.
+    model:
+      - tool_calls: [{id: tc_4, name: build, args: {}}]
+        usage: {input_tokens: 120, output_tokens: 8}
+    expect:
+      interrupted: true
+""",
+    ),
+    Example(
         title="Settings",
         file_name="settings.yaml",
         explanation="""`settings` changes how the run behaves: iteration and usage limits, retries, a per-turn timeout,
@@ -408,7 +568,7 @@ what must hold afterwards. `agentrig run` executes scenarios against pydantic-ai
 (offline, deterministic) or a real model (`--model provider:name`); `agentrig validate` checks them
 without running anything.
 
-<!-- Generated by scripts/gen_scenario_docs.py from src/agentrig/scenarios/model.py. Do not edit by hand:
+<!-- Generated by scripts/gen_scenario_docs.py from src/agentrig/scenarios/*_model.py. Do not edit by hand:
      change the models' field docstrings or the script, then run `python scripts/gen_scenario_docs.py`. -->
 
 ## Files and discovery
@@ -418,9 +578,10 @@ without running anything.
 - Given a directory, agentrig reads every `*.yaml` and `*.yml` below it, in sorted order, skipping
   directories named `golden` or `recordings`, hidden directories, and files whose name starts with `_`.
   A file named explicitly on the command line is always read.
-- File names inside a scenario (`system_prompt_file`, `context_file`, `initial_history`,
-  `expect.golden`) are relative to the scenario file. Missing files are errors, except a golden
-  file, which `agentrig run --update-golden` writes (a directory in its place is an error).
+- File names inside a scenario (`system_prompt_file`, `context_file`, `initial_history`, an attachment's
+  `file`, `expect.golden`) are relative to the scenario file. Missing files are errors, except a golden
+  file, which `agentrig run --update-golden` writes (a directory in its place is an error). An attachment's
+  file must lie inside the scenario file's folder unless the attachment says `outside: true`.
 - Unknown keys are errors (with a suggestion for typos), and so are duplicate keys. YAML is read
   with the safe loader: no Python object tags. Anchors and aliases work, but a file whose aliases
   expand to more than a million values (an "alias bomb"), or add more than 16 million characters to
@@ -461,9 +622,10 @@ fields when a scenario file starts with:
 REFERENCE_GROUPS: tuple[tuple[str, tuple[type[BaseModel], ...]], ...] = (
     ("The scenario", (model.Scenario,)),
     ("Tools", (model.ToolSpec, model.ToolResult)),
+    ("Structured output", (model.OutputSpec, model.OutputValidatorRule)),
     ("Turns and the scripted model", (
-        model.Turn, model.ApprovalDecision, model.ModelStep, model.ScriptedToolCall, model.ScriptedUsage,
-        model.ScriptedError, model.ModelInputCheck, model.SubAgentScript,
+        model.Turn, model.Attachment, model.ApprovalDecision, model.ModelStep, model.ScriptedThought,
+        model.ScriptedToolCall, model.ScriptedUsage, model.ScriptedError, model.ModelInputCheck, model.SubAgentScript,
     )),
     ("The host's actions during a turn", (turn_controls.SteeringMessage, turn_controls.CancelPoint)),
     ("Expectations", (

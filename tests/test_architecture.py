@@ -4,7 +4,8 @@
 - Inside `agentrig.runtime` the sub-packages are layers: `history` < `models` < `engine` < `suite`, `matrix` and
   the flat modules. A module imports only its own layer and the layers below, never one above, not even lazily.
 - Only `engine` and `models` import an agent framework (pydantic-ai, pydantic-graph, tinyagent). `history`, the
-  canonical layer of the removal contract, imports none and nothing of agentrig beyond itself and `agentrig.errors`.
+  canonical layer of the removal contract, imports none and nothing of agentrig beyond itself, `agentrig.errors` and
+  `agentrig.media_types` (a table, standard library only).
 - No import cycle between modules, function-level imports included; no module over 500 lines; at most six modules
   directly in `runtime/`.
 
@@ -100,7 +101,9 @@ def top_level(name: str) -> str:
 CANONICAL_LAYER = tuple(all_modules("agentrig.runtime.history"))
 """The framework-free history layer (the removal contract): it reads, writes and checks stored state."""
 
-CANONICAL_LAYER_MAY_IMPORT = frozenset({"agentrig", "agentrig.errors", "agentrig.runtime", *CANONICAL_LAYER})
+CANONICAL_LAYER_MAY_IMPORT = frozenset(
+    {"agentrig", "agentrig.errors", "agentrig.media_types", "agentrig.runtime", *CANONICAL_LAYER}
+)
 """Inside agentrig, the canonical layer imports only itself and the error module."""
 
 AGENTRIG_MODULES = frozenset(all_modules("agentrig"))

@@ -19,14 +19,16 @@ from typer.testing import CliRunner
 from agentrig.cli import app, main
 from agentrig.errors import HistoryFormatError
 from agentrig.runtime.history.canonical import (
+    FileContent,
     Message,
-    OpaquePart,
     RetryPromptPart,
     SystemPromptPart,
     TextPart,
     ThoughtPart,
     ToolCallPart,
     ToolReturnPart,
+    UrlContent,
+    UserContentPart,
 )
 from agentrig.runtime.history.sessions import load_session
 from agentrig.runtime.history.tinyagent_format import MARKER, messages_from_tinyagent, messages_to_tinyagent
@@ -61,11 +63,14 @@ def test_a_tunacode_session_file_passes_check() -> None:
 def test_a_tunacode_session_loads_with_every_part_and_key() -> None:
     session = load_session(SESSION)
     request, response, returns, answer, prompt, last = session.messages
-    assert request == Message.request(
-        TextPart(content="Read notes.txt and count its words; this is the screen:"),
-        OpaquePart(part_kind="image", data={"url": request.parts[1].data["url"], "mime_type": "image/png"}),  # type: ignore[union-attr]
-    )
-    assert str(request.parts[1].data["url"]).startswith("data:image/png;base64,")  # type: ignore[union-attr]
+    # The prompt and its screenshot are one user message: one user-content part, the image's data: URL its bytes.
+    (part,) = request.parts
+    assert isinstance(part, UserContentPart)
+    text, image = part.content
+    assert text == "Read notes.txt and count its words; this is the screen:"
+    assert isinstance(image, FileContent)
+    assert image.media_type == "image/png"
+    assert image.data.startswith(b"\x89PNG")
     assert response.parts == (
         ThoughtPart(content="read the file, then count the words", signature="sig-abc"),
         TextPart(content="Let me look."),
@@ -173,7 +178,12 @@ _request_extras = st.one_of(
     st.builds(RetryPromptPart, content=texts | st.lists(json_objects, max_size=2), tool_name=texts, tool_call_id=_ids),
     st.builds(RetryPromptPart, content=texts | st.lists(json_objects, max_size=2)),
     st.builds(SystemPromptPart, content=texts),
-    st.builds(OpaquePart, part_kind=st.just("image"), data=st.fixed_dictionaries({"url": texts, "mime_type": texts})),
+    st.lists(
+        texts
+        | st.builds(FileContent, data=st.binary(max_size=12), media_type=st.sampled_from(["image/png", "image/gif"]))
+        | st.builds(UrlContent, url=texts, kind=st.just("image-url"), media_type=st.none() | texts),
+        max_size=3,
+    ).map(lambda items: UserContentPart(content=tuple(items))),
     st.builds(TextPart, content=texts),
 )
 _messages = st.one_of(
@@ -280,15 +290,17 @@ def test_a_part_with_no_tinyagent_form_is_refused_by_name(tmp_path: Path, capsys
 
 
 def test_a_tunacode_session_goes_through_pydantic_ai_and_back_with_its_image(tmp_path: Path) -> None:
-    from pydantic_ai.messages import ImageUrl, ModelMessagesTypeAdapter
+    from pydantic_ai.messages import BinaryContent, ModelMessagesTypeAdapter
 
     dump = tmp_path / "dump.json"
     result = runner.invoke(app, ["convert", str(MESSAGES), "--to", "pydantic-ai", "-o", str(dump)])
     assert result.exit_code == 0, result.output
     first = ModelMessagesTypeAdapter.validate_json(dump.read_bytes())[0]
-    image = first.parts[1].content[0]  # type: ignore[union-attr, index]
-    assert isinstance(image, ImageUrl)
-    assert image.url.startswith("data:image/png;base64,")
+    text, image = first.parts[0].content  # type: ignore[union-attr, misc]
+    assert isinstance(text, str)
+    assert text.startswith("Read notes.txt")
+    assert isinstance(image, BinaryContent)  # the data: URL's bytes, as pydantic-ai holds a file
+    assert image.data.startswith(b"\x89PNG")
     assert image.media_type == "image/png"
     via_pydantic_ai = runner.invoke(app, ["convert", str(dump), "--to", "tinyagent"])
     direct = runner.invoke(app, ["convert", str(MESSAGES), "--to", "tinyagent"])

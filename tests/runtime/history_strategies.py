@@ -7,7 +7,10 @@ from typing import Any
 from hypothesis import strategies as st
 
 from agentrig.runtime.history.canonical import (
+    URL_KINDS,
+    FileContent,
     Message,
+    OpaqueContent,
     OpaquePart,
     Part,
     RetryPromptPart,
@@ -16,6 +19,8 @@ from agentrig.runtime.history.canonical import (
     ThoughtPart,
     ToolCallPart,
     ToolReturnPart,
+    UrlContent,
+    UserContentPart,
 )
 
 # orjson refuses lone surrogates, which no JSON file can hold as text anyway.
@@ -58,18 +63,47 @@ opaque_parts = st.builds(
     OpaquePart,
     part_kind=st.sampled_from(["file", "builtin-tool-call", "compaction", "x-future-kind"]),
     data=json_objects,
-) | st.lists(json_values, max_size=3).map(
-    # pydantic-ai multi-modal user prompt: content is a list, so it has no canonical text form.
-    lambda items: OpaquePart(part_kind="user-prompt", data={"content": items, "timestamp": "2026-01-01T00:00:00Z"})
 )
+
+media_types = st.sampled_from(["image/png", "image/jpeg", "application/pdf", "audio/wav", "text/plain"])
+file_contents = st.builds(
+    FileContent,
+    data=st.binary(max_size=24),
+    media_type=media_types,
+    # an explicit identifier: pydantic-ai's default one (SHA-1 prefix of the data) is never kept, so "" stands apart
+    identifier=st.none() | st.sampled_from(["file-1", "notes"]),
+    vendor_metadata=st.none() | json_objects,
+)
+url_contents = st.builds(
+    UrlContent,
+    url=st.sampled_from(["https://example.com/a.png", "https://example.com/doc", "data:text/plain,hi"]),
+    kind=st.sampled_from(URL_KINDS),
+    media_type=st.none() | media_types,
+    identifier=st.none() | st.just("link-1"),
+    force_download=st.sampled_from([False, True, "allow-local"]),
+    vendor_metadata=st.none() | json_objects,
+)
+opaque_contents = st.builds(
+    OpaqueContent, kind=st.sampled_from(["cache-point", "uploaded-file", "x-future-item"]), data=json_objects
+)
+user_content_items = texts | file_contents | url_contents | opaque_contents
+user_content_parts = st.lists(user_content_items, max_size=4).map(lambda items: UserContentPart(content=tuple(items)))
+""" pydantic-ai multi-modal user prompts: text, files, URLs and items the canonical model keeps verbatim."""
 
 simple_parts = (
     st.builds(TextPart, content=texts)
     | st.builds(SystemPromptPart, content=texts)
-    | st.builds(ThoughtPart, content=texts, signature=st.none() | texts)
+    | st.builds(
+        ThoughtPart,
+        content=texts,
+        signature=st.none() | texts,
+        provider_name=st.none() | texts,
+        id=st.none() | texts,
+        provider_details=st.none() | json_objects,
+    )
 )
 
-any_parts: st.SearchStrategy[Part] = simple_parts | tool_parts(texts) | opaque_parts
+any_parts: st.SearchStrategy[Part] = simple_parts | tool_parts(texts) | opaque_parts | user_content_parts
 
 messages = st.builds(
     Message,

@@ -35,7 +35,8 @@ async def fake_execute(loaded: LoadedScenario, *, model: Any = None) -> FakeExec
     turns: list[TurnRecord] = []
     for index, turn in enumerate(loaded.scenario.turns):
         started = len(history)
-        history.append(Message.request(TextPart(content=turn.user or ""), run_id=f"run-{index}"))
+        prompt = turn.user if isinstance(turn.user, str) else None  # the fake's scenarios are text only
+        history.append(Message.request(TextPart(content=prompt or ""), run_id=f"run-{index}"))
         output: str | None = None
         error: RunError | None = None
         calls: list[ToolCallPart] = []
@@ -68,7 +69,7 @@ async def fake_execute(loaded: LoadedScenario, *, model: Any = None) -> FakeExec
             TurnRecord(
                 index=index,
                 request_id=f"{index:08x}",
-                prompt=turn.user,
+                prompt=prompt,
                 output=output if error is None else None,
                 new_messages=tuple(history[started:]),
                 tool_calls=tuple(calls),

@@ -7,6 +7,7 @@ The dumps in `convert_data/` were written by real agent runs on pydantic-ai 2.38
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -16,6 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic_ai.messages import (
+    BinaryContent,
+    CachePoint,
     ImageUrl,
     ModelMessage,
     ModelMessagesTypeAdapter,
@@ -149,10 +152,21 @@ def test_tool_call_arguments_keep_their_meaning(args: Any) -> None:
 # --- parts canonical does not model are kept opaquely --------------------------------------------------------
 
 
-def test_multimodal_user_prompt_is_kept_opaquely() -> None:
-    original = ModelRequest(parts=[UserPromptPart(["look at this", ImageUrl(url="https://example.com/a.png")])])
+def test_a_multimodal_user_prompt_is_user_content_with_media_types_and_hashes() -> None:
+    image = BinaryContent(data=b"\x89PNG-bytes", media_type="image/png")
+    original = ModelRequest(
+        parts=[UserPromptPart(["look at this", ImageUrl(url="https://example.com/a.png"), image, CachePoint()])]
+    )
     history = to_canonical([original])
-    assert isinstance(history[0].parts[0], canonical.OpaquePart)
+    (part,) = history[0].parts
+    assert isinstance(part, canonical.UserContentPart)
+    text, url, file, cache_point = part.content
+    assert text == "look at this"
+    assert url == canonical.UrlContent(url="https://example.com/a.png", kind="image-url", media_type="image/png")
+    assert isinstance(file, canonical.FileContent)
+    assert (file.data, file.media_type, file.identifier) == (b"\x89PNG-bytes", "image/png", None)
+    assert file.sha256 == hashlib.sha256(b"\x89PNG-bytes").hexdigest()
+    assert isinstance(cache_point, canonical.OpaqueContent)  # kept verbatim, written back as it was
     assert history_signature(through_json([original])) == history_signature([original])
 
 

@@ -28,9 +28,13 @@ NOT_RUN = {
     "history-processor-persisted",
     "steering-from-tool",
     "steering-pending-after-cancel",
+    "structured-output-native",
+    "structured-output-prompted",
+    "structured-output-tool",
+    "user-documents",
 }
-"""Scenarios naming a user's own pydantic-ai agent, or using pydantic-ai's steering, cancel points or capabilities:
-tinyagent does not run them (docs/removal.md)."""
+"""Scenarios naming a user's own pydantic-ai agent, or using pydantic-ai's steering, cancel points or capabilities,
+structured output or attachments other than images: tinyagent does not run them (docs/removal.md)."""
 
 
 def _run(out: Path, execute: Any) -> dict[str, Any]:

@@ -19,6 +19,8 @@ from agentrig.runtime.history.canonical import (
     ThoughtPart,
     ToolCallPart,
     ToolReturnPart,
+    UrlContent,
+    UserContentPart,
     latest_response_text,
     tool_call_ids,
     tool_retry_ids,
@@ -199,7 +201,14 @@ def test_fast_decoders_build_values_equal_to_the_constructors() -> None:
         "outcome",
         "part_kind",
     }
-    assert {f.name for f in dataclasses.fields(ThoughtPart)} == {"content", "signature", "provider_name", "part_kind"}
+    assert {f.name for f in dataclasses.fields(ThoughtPart)} == {
+        "content",
+        "signature",
+        "provider_name",
+        "id",
+        "provider_details",
+        "part_kind",
+    }
     assert {f.name for f in dataclasses.fields(Message)} == {"kind", "parts", "run_id", "state"}
     loaded = loads_history(dumps_history(sample_history()))
     for message, expected in zip(loaded, sample_history(), strict=True):
@@ -275,9 +284,7 @@ def test_pydantic_ai_parts_mapping() -> None:
     ]
     assert history_from_json(raw)[0].parts == (
         TextPart(content="hi"),
-        OpaquePart(
-            part_kind="user-prompt", data={"content": ["look", {"url": "https://x/y.png", "kind": "image-url"}]}
-        ),
+        UserContentPart(content=("look", UrlContent(url="https://x/y.png", kind="image-url"))),
         RetryPromptPart(content="again"),
         RetryPromptPart(content="bad"),
         ToolReturnPart(tool_call_id="c", tool_name="t", content="x", outcome="denied"),
@@ -432,6 +439,8 @@ def test_to_pydantic_ai_dicts_before_2_60() -> None:
         "content": "plan the calls",
         "signature": "sig-1",
         "provider_name": None,
+        "id": None,
+        "provider_details": None,
     }
     assert dicts[1]["parts"][3] == {
         "part_kind": "tool-call",

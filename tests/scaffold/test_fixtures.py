@@ -39,7 +39,7 @@ REPLAYED: dict[str, str | None] = {
 
 _RESUMED_AFTER_CANCEL = "messages[10]: the user's message shares a request with tool results"
 _DEFERRED = "messages[2]: the results answer ['quick_1'] but the calls were"
-_IMAGE = "messages[0]: part 1 is a 'image' part"
+_IMAGE = "messages[0]: part 0 is a 'user-content' part"
 
 REFUSED: dict[str, tuple[str | None, str]] = {
     **{

@@ -51,3 +51,29 @@ def test_check_mode_reports_drift(docs_generator: ModuleType, tmp_path: Path, mo
     assert docs_generator.main(["--check"]) == 1
     assert docs_generator.main([]) == 0
     assert docs_generator.main(["--check"]) == 0
+
+
+LANGUAGE_FIELDS = {
+    # issue 29: user content, structured output, tool outcomes, thoughts, provider errors
+    "Attachment": ("file", "data", "image_url", "document_url", "audio_url", "video_url", "media_type", "identifier",
+                   "vendor_metadata", "force_download", "outside"),
+    "OutputSpec": ("schema", "type", "mode", "name", "description", "allow_text", "validators"),
+    "OutputValidatorRule": ("when", "contains", "call", "retry"),
+    "ScriptedThought": ("content", "signature", "provider_name", "id", "provider_details"),
+    "ToolResult": ("outcome", "abort"),
+    "ToolSpec": ("validate_args",),
+    "ScriptedError": ("status",),
+    "ModelInputCheck": ("attachments",),
+    "Scenario": ("output",),
+}  # fmt: skip
+
+
+def test_every_field_of_the_scenario_language_has_an_example(docs_generator: ModuleType) -> None:
+    examples = "\n".join(f"{example.explanation}\n{example.yaml}" for example in docs_generator.EXAMPLES)
+    missing = [
+        f"{model}.{field}"
+        for model, fields in LANGUAGE_FIELDS.items()
+        for field in fields
+        if not re.search(rf"(^|[\s{{,-]){re.escape(field)}:(\s|$)", examples, flags=re.MULTILINE)
+    ]
+    assert missing == []

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict
 
 from agentrig.scenarios.field_docs import add_field_descriptions
 
-__all__ = ["Strict"]
+__all__ = ["AGENT_SPEC_PATTERN", "JsonValue", "Strict"]
+
+JsonValue = Any
+"""Any value YAML (and so JSON) can hold."""
+
+AGENT_SPEC_PATTERN = r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$"
+"""`module:attribute`, as `agent:`, `deps:`, `agents:` and `output.type` name Python objects."""
 
 
 class Strict(BaseModel):

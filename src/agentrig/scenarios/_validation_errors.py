@@ -146,6 +146,8 @@ def _union_members(annotation: Any) -> tuple[Any, ...] | None:
 def _member_for_tag(members: tuple[Any, ...], tag: str) -> Any:
     """Match pydantic's member tag (`'Bounds'`, `'int'`, `'dict[str,any]'`, `"literal['all']"`) to the member."""
     head = tag.split("[", 1)[0].lower()
+    # A tagged union's members are `Annotated[X, Tag(...)]`: the member is X.
+    members = tuple(get_args(m)[0] if get_origin(m) is Annotated else m for m in members)
     for member in members:
         if isinstance(member, type) and member.__name__ == tag:
             return member

@@ -16,7 +16,6 @@ from agentrig.scenarios.version_spec import parse_version_spec
 
 __all__ = [
     "CancellationExpectation",
-    "ControlExpectations",
     "SteeringExpectation",
     "StoredPlacement",
     "StoredPlacementWhen",
@@ -77,15 +76,3 @@ class CancellationExpectation(Strict):
     """`RunCancelled.usage.input_tokens`."""
     output_tokens: int | None = Field(default=None, ge=0)
     """`RunCancelled.usage.output_tokens`."""
-
-
-class ControlExpectations(Strict):
-    """Expectations on the host's actions during a turn (the base of `TurnExpectations`)."""
-
-    steering: tuple[SteeringExpectation, ...] = ()
-    """Checks on the turn's steering messages (see `SteeringExpectation`)."""
-    cancelled: CancellationExpectation | None = None
-    """Checks on the snapshot of a turn cancelled at its `cancel` point."""
-    pending_calls: tuple[str, ...] | None = None
-    """The calls still waiting for the host after this turn, in call order (the first is the one handed over
-    next); `[]`: none."""

@@ -10,8 +10,8 @@ artifacts), hidden directories and files whose name starts with `_` (shared frag
     validation_report(...) -> the same, per file, with warnings (what `agentrig validate` prints)
 
 Checks beyond the models: duplicate keys, duplicate scenario names across the loaded set, and files
-the scenario names (`system_prompt_file`, `context_file`, `initial_history`) must exist. A missing
-`expect.golden` is only a warning: `agentrig run --update-golden` creates it.
+the scenario names (`system_prompt_file`, `context_file`, `initial_history`, attachments) must exist
+(`referenced_files`). A missing `expect.golden` is only a warning: `agentrig run --update-golden` creates it.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from agentrig.scenarios._yaml_source import (
     parse_yaml,
 )
 from agentrig.scenarios.model import Scenario
+from agentrig.scenarios.referenced_files import ScenarioWarning, check_referenced_files
 from agentrig.scenarios.tool_names import unknown_tool_call_errors
 
 __all__ = [
@@ -55,30 +56,6 @@ SKIPPED_DIRECTORIES = frozenset({"golden", "recordings"})
 """Directories that hold run artifacts next to scenarios, never scenarios."""
 
 USER_CONTEXT_TAG = "user_context"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ScenarioWarning:
-    """Something worth knowing that does not make the file invalid (e.g. a golden file not written yet)."""
-
-    message: str
-    """What is wrong, without the location."""
-    path: Path
-    """The scenario file."""
-    line: int | None = None
-    """1-based line."""
-    column: int | None = None
-    """1-based column."""
-    field: str | None = None
-    """The field path, e.g. `expect.golden`."""
-
-    def __str__(self) -> str:
-        where = str(self.path)
-        if self.line is not None:
-            where += f":{self.line}" + (f":{self.column}" if self.column is not None else "")
-        if self.field:
-            where += f": {self.field}"
-        return f"{where}: {self.message}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -243,7 +220,7 @@ def _load_text(text: str, path: Path) -> tuple[list[LoadedScenario], list[Scenar
         except ValidationError as error:
             errors.extend(validation_errors(error, model=Scenario, root=node, path=path, prefix=prefix))
             continue
-        file_errors, warnings = _check_referenced_files(scenario, node, path, prefix)
+        file_errors, warnings = check_referenced_files(scenario, node, path, prefix)
         if file_errors:
             errors.extend(file_errors)
             continue
@@ -274,55 +251,6 @@ def _is_utf8(path: Path) -> bool:
 def _error_at(node: Node, path: Path, message: str, prefix: tuple[PathElement, ...] = ()) -> ScenarioError:
     line, column = node_position(node)
     return ScenarioError(message, path=path, line=line, column=column, field=format_field_path(prefix) or None)
-
-
-def _check_referenced_files(
-    scenario: Scenario, node: Node, path: Path, prefix: tuple[PathElement, ...]
-) -> tuple[list[ScenarioError], list[ScenarioWarning]]:
-    required = {
-        ("system_prompt_file",): scenario.system_prompt_file,
-        ("context_file",): scenario.context_file,
-        ("initial_history",): scenario.initial_history,
-    }
-    errors: list[ScenarioError] = []
-    for field_path, name in required.items():
-        if name is not None and not (path.parent / name).is_file():
-            line, column = node_position(find_node(node, field_path).node)
-            errors.append(
-                ScenarioError(
-                    f"file not found: {path.parent / name}",
-                    path=path,
-                    line=line,
-                    column=column,
-                    field=format_field_path((*prefix, *field_path)),
-                )
-            )
-    warnings: list[ScenarioWarning] = []
-    golden = scenario.expect.golden
-    if golden is not None and (path.parent / golden).is_dir():
-        # Neither compared nor written (`--update-golden`): a file error now, not a traceback mid-run.
-        line, column = node_position(find_node(node, ("expect", "golden")).node)
-        errors.append(
-            ScenarioError(
-                f"{path.parent / golden} is a directory; name the golden file",
-                path=path,
-                line=line,
-                column=column,
-                field=format_field_path((*prefix, "expect", "golden")),
-            )
-        )
-    elif golden is not None and not (path.parent / golden).is_file():
-        line, column = node_position(find_node(node, ("expect", "golden")).node)
-        warnings.append(
-            ScenarioWarning(
-                message=f"golden file not found: {path.parent / golden} (`agentrig run --update-golden` writes it)",
-                path=path,
-                line=line,
-                column=column,
-                field=format_field_path((*prefix, "expect", "golden")),
-            )
-        )
-    return errors, warnings
 
 
 # --------------------------------------------------------------------------------------------

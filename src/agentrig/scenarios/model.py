@@ -5,445 +5,71 @@ schema` prints their JSON Schema, and `docs/scenarios.md` is generated from thei
 Imports pydantic (not pydantic-ai, not typer), so `agentrig validate` stays fast.
 
 Every model forbids unknown keys: a typo in a scenario file is an error naming the line, not a
-silently ignored setting.
+silently ignored setting. The models live in one module per concern and are all importable from here:
+
+    content_model      user content beyond text: attachments (files, inline data, URLs)
+    step_model         the scripted model: steps, tool calls, thoughts, errors, `expect_input`
+    tool_model         YAML tools and their canned results
+    output_model       a self-contained agent's structured output and output validators
+    turn_model         turns, approvals, sub-agent scripts
+    expectation_model  what must hold after a turn and after the scenario
+    event_model        checks on the event log
+    settings_model     run settings
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import Field, model_validator
 
+from agentrig.scenarios._strict import AGENT_SPEC_PATTERN
 from agentrig.scenarios._strict import Strict as _Strict
-from agentrig.scenarios.composition_model import Composition
-from agentrig.scenarios.control_expectations import ControlExpectations
-from agentrig.scenarios.event_model import EventExpectations
-from agentrig.scenarios.provider_settings import ProviderSettings as ProviderSettings  # re-exported, as ToolResult
-from agentrig.scenarios.tool_model import ToolResult as ToolResult  # re-exported: the format's models, one place
+from agentrig.scenarios.composition_model import Extra
+from agentrig.scenarios.content_model import (
+    MAX_ATTACHMENT_BYTES as MAX_ATTACHMENT_BYTES,
+)
+from agentrig.scenarios.content_model import Attachment as Attachment
+from agentrig.scenarios.content_model import UserContentItem as UserContentItem
+from agentrig.scenarios.content_model import UserMessage as UserMessage
+from agentrig.scenarios.expectation_model import Bounds as Bounds
+from agentrig.scenarios.expectation_model import CompactionExpectation as CompactionExpectation
+from agentrig.scenarios.expectation_model import CompactionStatus as CompactionStatus
+from agentrig.scenarios.expectation_model import ErrorExpectation as ErrorExpectation
+from agentrig.scenarios.expectation_model import InvariantName as InvariantName
+from agentrig.scenarios.expectation_model import OutputExpectation as OutputExpectation
+from agentrig.scenarios.expectation_model import RunErrorKind as RunErrorKind
+from agentrig.scenarios.expectation_model import ScenarioExpectations
+from agentrig.scenarios.expectation_model import ToolCallMatcher as ToolCallMatcher
+from agentrig.scenarios.expectation_model import ToolCallsExpectation as ToolCallsExpectation
+from agentrig.scenarios.expectation_model import ToolCallStatus as ToolCallStatus
+from agentrig.scenarios.expectation_model import TurnExpectations as TurnExpectations
+from agentrig.scenarios.expectation_model import UsageExpectation as UsageExpectation
+from agentrig.scenarios.expectation_model import UsageValue as UsageValue
+from agentrig.scenarios.output_model import OutputMode as OutputMode
+from agentrig.scenarios.output_model import OutputSpec
+from agentrig.scenarios.output_model import OutputValidatorRule as OutputValidatorRule
+from agentrig.scenarios.provider_settings import ProviderSettings as ProviderSettings
+from agentrig.scenarios.settings_model import CompactionSettings as CompactionSettings
+from agentrig.scenarios.settings_model import Settings
+from agentrig.scenarios.step_model import MAX_SCRIPTED_TOKENS as MAX_SCRIPTED_TOKENS
+from agentrig.scenarios.step_model import ModelInputCheck as ModelInputCheck
+from agentrig.scenarios.step_model import ModelStep as ModelStep
+from agentrig.scenarios.step_model import ProviderErrorKind as ProviderErrorKind
+from agentrig.scenarios.step_model import ScriptedError as ScriptedError
+from agentrig.scenarios.step_model import ScriptedThought as ScriptedThought
+from agentrig.scenarios.step_model import ScriptedToolCall as ScriptedToolCall
+from agentrig.scenarios.step_model import ScriptedUsage as ScriptedUsage
+from agentrig.scenarios.tool_model import ToolOutcome as ToolOutcome
+from agentrig.scenarios.tool_model import ToolResult as ToolResult
 from agentrig.scenarios.tool_model import ToolSpec
-from agentrig.scenarios.turn_controls import TurnControls
+from agentrig.scenarios.turn_model import ApprovalDecision as ApprovalDecision
+from agentrig.scenarios.turn_model import SubAgentScript, Turn
 
 JsonValue = Any
 
 
-# --------------------------------------------------------------------------------------------
-# The scripted model
-# --------------------------------------------------------------------------------------------
-
-
-class ScriptedToolCall(_Strict):
-    """A tool call in a scripted model response."""
-
-    id: str
-    """The tool_call_id."""
-    name: str
-    """The tool to call."""
-    args: dict[str, JsonValue] | str = Field(default_factory=dict)
-    """Arguments as a mapping, or as a raw string (to exercise malformed JSON)."""
-
-
-MAX_SCRIPTED_TOKENS = 1_000_000_000_000
-"""A trillion tokens per request, far past any model's window: the sums over a run's requests stay within the 64-bit
-integers usage.json and report.json hold (a 30-digit count is a typo, refused at its line)."""
-
-
-class ScriptedUsage(_Strict):
-    """Token usage the scripted response reports. Give it on every step: pydantic-ai's estimate differs
-    between versions, so scripts without usage cannot have version-independent usage expectations."""
-
-    input_tokens: int = Field(default=0, ge=0, le=MAX_SCRIPTED_TOKENS)
-    """Tokens the request consumed (prompt tokens)."""
-    output_tokens: int = Field(default=0, ge=0, le=MAX_SCRIPTED_TOKENS)
-    """Tokens the response produced (completion tokens)."""
-    cache_read_tokens: int = Field(default=0, ge=0, le=MAX_SCRIPTED_TOKENS)
-    """Input tokens served from the provider's prompt cache."""
-    cache_write_tokens: int = Field(default=0, ge=0, le=MAX_SCRIPTED_TOKENS)
-    """Input tokens written to the provider's prompt cache."""
-
-
-ProviderErrorKind = Literal["context_length", "rate_limit", "server_error", "auth", "connection"]
-
-
-class ScriptedError(_Strict):
-    """The model call fails as a provider would."""
-
-    kind: ProviderErrorKind
-    """Which failure: context window exceeded, 429, 5xx, 401, or a dropped connection."""
-    message: str = ""
-    """The provider's message (a default per kind is used when empty)."""
-
-
-class ModelInputCheck(_Strict):
-    """Checks on what the model received at this step (the messages pydantic-ai sent it)."""
-
-    no_system_prompt_from_history: bool = False
-    """No system prompt came from the stored history (only the agent's own may appear, in the first request)."""
-    no_dangling_tool_calls: bool = False
-    """Every tool call the model sees has a return or retry before the next request."""
-    message_count: int | None = None
-    """Exactly this many messages were sent."""
-    contains_text: tuple[str, ...] = ()
-    """Each string appears in some text, tool-return or retry part the model saw, as the model reads it: a retry's
-    message itself, not the `{"error": ...}` JSON that pydantic-ai 2.60+ wraps it in (so quotes match on every
-    version)."""
-    not_contains_text: tuple[str, ...] = ()
-    """No text, tool-return or retry part the model saw contains any of these."""
-    tools: tuple[str, ...] | None = None
-    """Exactly these tool names were offered (order ignored): function tools and output tools (`final_result`), the
-    tools `tool_calls` expectations count."""
-    instructions_contain: tuple[str, ...] | str = ()
-    """The instructions sent with this request (static and dynamic, as the agent built them) contain this text
-    (or each of these texts)."""
-    instructions_not_contain: tuple[str, ...] | str = ()
-    """The instructions sent with this request contain none of these texts."""
-
-
-class ModelStep(_Strict):
-    """One scripted model response, in order. A step may combine thought, text and tool calls (one
-    response with those parts, in that order), or be `empty`, an `error`, an `abort` point or a
-    compaction `summary`."""
-
-    text: str | None = None
-    """Text the model answers. A tool call written inside text (`<tool_call>{...}</tool_call>`) exercises
-    fallback parsing."""
-    chunks: tuple[str, ...] | None = None
-    """How a streamed run delivers `text`: these deltas, in order (they must join to `text`). Omitted: up to
-    three deltas, cut at word boundaries."""
-    thought: str | None = None
-    """Reasoning emitted before the text and calls."""
-    tool_calls: tuple[ScriptedToolCall, ...] = ()
-    """Tool calls in this response; several calls run in parallel."""
-    usage: ScriptedUsage | None = None
-    """The usage this response reports."""
-    empty: bool = False
-    """The model answers with no parts at all (exercises empty-response intervention)."""
-    error: ScriptedError | None = None
-    """The model call fails with a provider error instead of answering."""
-    delay: float = Field(default=0.0, ge=0)
-    """Seconds to wait before answering (exercises timeouts)."""
-    abort: bool = False
-    """Abort the run here, as Ctrl-C would: `text` (if any) is the partial text kept in `[INTERRUPTED]`."""
-    summary: str | None = None
-    """Answer a compaction summarize request with this summary."""
-    expect_input: ModelInputCheck | None = None
-    """Checks on what the model received at this step."""
-
-    @model_validator(mode="after")
-    def _coherent(self) -> ModelStep:
-        has_content = self.text is not None or self.thought is not None or bool(self.tool_calls)
-        specials = [
-            n
-            for n, on in (
-                ("empty", self.empty),
-                ("error", self.error is not None),
-                ("summary", self.summary is not None),
-            )
-            if on
-        ]
-        if len(specials) > 1 or (specials and has_content):
-            raise ValueError(f"a step is either a response (text/thought/tool_calls) or one of {specials}, not both")
-        if not has_content and not specials and not self.abort:
-            raise ValueError("a step needs text, thought, tool_calls, empty, error, summary or abort")
-        if self.chunks is not None and "".join(self.chunks) != (self.text or ""):
-            raise ValueError("chunks must join to text")
-        return self
-
-
-# --------------------------------------------------------------------------------------------
-# Expectations
-# --------------------------------------------------------------------------------------------
-
-
-class OutputExpectation(_Strict):
-    """Checks on the turn's (or the last turn's) output text."""
-
-    equals: str | None = None
-    """The output is exactly this text."""
-    contains: tuple[str, ...] | str = ()
-    """The output contains this text (or each of these texts)."""
-    not_contains: tuple[str, ...] | str = ()
-    """The output contains none of these texts."""
-    regex: str | None = None
-    """A Python regular expression searched in the output."""
-    json_schema: dict[str, JsonValue] | None = None
-    """The output parses as JSON and validates against this schema (a structured output is its JSON)."""
-    json_equals: JsonValue = None
-    """The output, as JSON (a structured output's JSON, or a str output parsed as JSON), equals this value;
-    `null` for an `X | None` output that came back None."""
-    json_subset: JsonValue = None
-    """The output's JSON contains this value: every key of a mapping is present with a matching value
-    (recursively); lists match element by element and must have the same length."""
-    type: str | None = None
-    """The output's type name: `str`, or the class of a structured output (`SupportOutput`, or qualified
-    `myapp.models.SupportOutput`); for a union output it says which member came back (`NoneType` for None).
-    A turn that pauses for the host has pydantic-ai's output `DeferredToolRequests`, as JSON
-    `{calls: [...], approvals: [...]}` (each `{tool_call_id, tool_name, args}`; `metadata` when set)."""
-
-
-class ToolCallMatcher(_Strict):
-    """One expected tool call."""
-
-    name: str
-    """The tool name."""
-    args: dict[str, JsonValue] | None = None
-    """Expected arguments; compared per `args_match`. Omitted: any args."""
-    args_match: Literal["exact", "subset"] = "subset"
-    """exact: the arguments equal `args`; subset: every key of `args` is present with that value."""
-    id: str | None = None
-    """Expected tool_call_id."""
-
-
-ToolCallStatus = Literal["registered", "running", "completed", "failed", "cancelled"]
-
-
-class ToolCallsExpectation(_Strict):
-    """Checks on the tool calls the model made in a turn (or the whole scenario): every call in its responses,
-    output tool calls (`final_result`) and calls answered with a retry included, each attempt once."""
-
-    used: tuple[str, ...] = ()
-    """These tools were called at least once."""
-    not_used: tuple[str, ...] = ()
-    """These tools were never called."""
-    sequence: tuple[ToolCallMatcher, ...] = ()
-    """Expected calls, compared per `order`."""
-    order: Literal["exact", "in_order", "any_order"] = "exact"
-    """exact: the calls are exactly `sequence`; in_order: `sequence` is a subsequence; any_order: each matcher
-    matches a distinct call."""
-    counts: dict[str, int] = Field(default_factory=dict)
-    """Exact number of calls per tool name."""
-    status: dict[str, ToolCallStatus] = Field(default_factory=dict)
-    """Final registry status per tool_call_id."""
-
-
-class Bounds(_Strict):
-    """An inclusive range."""
-
-    min: int | None = None
-    """The smallest accepted value."""
-    max: int | None = None
-    """The largest accepted value."""
-
-
-UsageValue = int | Bounds
-
-
-class UsageExpectation(_Strict):
-    """Exact values or bounds on the normalized usage of the turn (or scenario)."""
-
-    requests: UsageValue | None = None
-    """Model requests made."""
-    tool_calls: UsageValue | None = None
-    """Function tool calls that ran and returned (pydantic-ai's `RunUsage.tool_calls`): a call answered with a retry
-    or a failure, an output tool call and a deferred call are not counted. `tool_calls` expectations count every
-    call the model made."""
-    input_tokens: UsageValue | None = None
-    """Input tokens, summed over requests."""
-    output_tokens: UsageValue | None = None
-    """Output tokens, summed over requests."""
-    cache_read_tokens: UsageValue | None = None
-    """Cache-read input tokens, summed over requests."""
-    cache_write_tokens: UsageValue | None = None
-    """Cache-write input tokens, summed over requests."""
-    total_tokens: UsageValue | None = None
-    """Input plus output tokens."""
-
-
-RunErrorKind = Literal[
-    "context_length",
-    "rate_limit",
-    "server_error",
-    "request_rejected",
-    "auth",
-    "connection",
-    "provider_timeout",
-    "usage_limit",
-    "max_iterations",
-    "timeout",
-    "tool_failed",
-    "unexpected_model_behavior",
-    "script_exhausted",
-    "script_mismatch",
-    "replay_mismatch",
-    "agent_error",
-]
-"""Every `agentrig.runtime.history.run_records.RunErrorKind` (a test keeps the two lists equal)."""
-
-
-class ErrorExpectation(_Strict):
-    """The turn is expected to end with this error."""
-
-    kind: RunErrorKind
-    """The classified cause of the error."""
-    contains: str | None = None
-    """The error message contains this text."""
-
-
-CompactionStatus = Literal["compacted", "skipped", "failed"]
-
-
-class CompactionExpectation(_Strict):
-    """Checks on the compaction outcome of a turn."""
-
-    status: CompactionStatus
-    """What the compaction check did before the turn's requests."""
-    reason: str | None = None
-    """e.g. below_threshold, no_valid_boundary, summary_failed."""
-    compacted_messages: int | None = None
-    """How many messages the summary replaced."""
-
-
-class TurnExpectations(ControlExpectations):
-    """What must hold after one turn."""
-
-    output: OutputExpectation | None = None
-    """Checks on the output text."""
-    tool_calls: ToolCallsExpectation | None = None
-    """Checks on the tool calls made."""
-    usage: UsageExpectation | None = None
-    """Exact values or bounds on the usage."""
-    error: ErrorExpectation | None = None
-    """The run is expected to end with this error (without it, any error fails the scenario)."""
-    interrupted: bool | None = None
-    """The turn was aborted and ended with an `[INTERRUPTED]` response."""
-    compaction: CompactionExpectation | None = None
-    """Checks on the compaction outcome."""
-
-
-InvariantName = Literal[
-    "no_dangling_tool_calls",
-    "no_orphaned_tool_returns",
-    "no_consecutive_requests",
-    "no_persisted_system_prompt",
-    "no_duplicate_tool_call_ids",
-    "registry_matches_parts",
-]
-
-
-class ScenarioExpectations(TurnExpectations):
-    """What must hold after the whole scenario: turn checks applied to the final state, plus these."""
-
-    invariants: Literal["all", "none"] | tuple[InvariantName, ...] = "all"
-    """History invariants to check on the exported history (all by default)."""
-    golden: str | None = None
-    """Path (relative to the scenario file) of the golden canonical history, compared exactly."""
-    events: EventExpectations = Field(default_factory=EventExpectations)
-    """Checks on the event log (docs/events.md); its built-in rules run unless `rules: none`."""
-
-
-# --------------------------------------------------------------------------------------------
-# Turns, settings, the scenario
-# --------------------------------------------------------------------------------------------
-
-
-class ApprovalDecision(_Strict):
-    """A decision on a call that asked for approval; exactly one of `deny` or `args`."""
-
-    deny: str | None = None
-    """Deny the call; the model is told this message."""
-    args: dict[str, JsonValue] | None = None
-    """Approve the call, running the tool with these arguments instead of the model's. Arguments the tool
-    rejects fail the scenario (pydantic-ai only asks the model to retry), unless a `tool_calls` `status`
-    names the call."""
-
-    @model_validator(mode="after")
-    def _one_decision(self) -> ApprovalDecision:
-        if (self.deny is None) == (self.args is None):
-            raise ValueError("an approval decision needs exactly one of deny or args")
-        return self
-
-
-class Turn(TurnControls):
-    """One user request and the scripted model responses that answer it."""
-
-    user: str | None = None
-    """The user's message. Omitted: continue without a prompt (pending or deferred calls)."""
-    model: tuple[ModelStep, ...] = ()
-    """The scripted model responses, in order. Ignored when running against a real model."""
-    deferred_results: dict[str, JsonValue] | None = None
-    """Results for calls deferred in the previous turn (`CallDeferred`, external tools), by tool_call_id
-    (continue without a prompt). Calls that asked for approval are answered under `approvals`."""
-    approvals: dict[str, bool | ApprovalDecision] | None = None
-    """Decisions on calls that asked for approval in the previous turn (`requires_approval`,
-    `ApprovalRequired`), by tool_call_id (continue without a prompt): `true` approves (the real tool runs),
-    `false` denies with pydantic-ai's default message, `{deny: message}` denies with that message,
-    `{args: {...}}` approves with replaced arguments (which the tool must accept: see `args`)."""
-    expect: TurnExpectations = Field(default_factory=TurnExpectations)
-    """What must hold after this turn."""
-
-    @model_validator(mode="after")
-    def _resume_has_no_prompt(self) -> Turn:
-        if self.approvals is not None and self.user is not None:
-            raise ValueError("a turn with approvals continues the deferred calls: it takes no user prompt")
-        return self
-
-
-class SubAgentScript(_Strict):
-    """The script of another agent the scenario's agent calls (a sub-agent a tool delegates to)."""
-
-    model: tuple[ModelStep, ...] = Field(min_length=1)
-    """The sub-agent's scripted responses, in order, across the whole scenario (every run of it takes the
-    next steps)."""
-
-
-_AGENT_SPEC = r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$"
-
-
-class CompactionSettings(_Strict):
-    """Context compaction for long sessions (see docs/compaction.md)."""
-
-    context_window: int = Field(ge=1)
-    """The model's context window in tokens (`max_tokens` of the controller)."""
-    reserve: int = Field(default=0, ge=0)
-    """Tokens kept free for the model's answer."""
-    keep_recent: int = Field(default=0, ge=0)
-    """Tokens of recent history never summarized."""
-
-    @model_validator(mode="after")
-    def _leaves_room(self) -> CompactionSettings:
-        # The threshold is context_window - reserve - keep_recent: it must leave room for a history.
-        if self.context_window <= self.reserve + self.keep_recent:
-            raise ValueError(
-                f"context_window ({self.context_window}) must exceed reserve ({self.reserve}) + keep_recent "
-                f"({self.keep_recent})"
-            )
-        return self
-
-
-class Settings(_Strict):
-    """Run settings that change behaviour."""
-
-    max_iterations: int = Field(default=20, ge=1)
-    """Model requests per turn before the run is stopped."""
-    tool_retries: int = Field(default=1, ge=0)
-    """Retries allowed per tool (pydantic-ai's default is 1). Given for a user's agent, it replaces the agent's
-    own budget for the scenario's runs (`retries=` of the run); a tool's own `retries=` still wins."""
-    output_retries: int = Field(default=1, ge=0)
-    """Retries allowed when the output fails validation; given for a user's agent, it replaces the agent's own."""
-    timeout: float | None = Field(default=None, gt=0)
-    """Seconds per turn before the run is interrupted (a `timeout` error). It bounds the whole scenario too: past a
-    timeout per turn plus one more (at least 5 s) for its agent and deps, a scenario that blocks is abandoned."""
-    request_limit: int | None = Field(default=None, ge=1)
-    """pydantic-ai `UsageLimits.request_limit`: model requests per turn before a `usage_limit` error."""
-    tool_calls_limit: int | None = Field(default=None, ge=0)
-    """pydantic-ai `UsageLimits.tool_calls_limit`: tool calls per turn before a `usage_limit` error."""
-    input_tokens_limit: int | None = Field(default=None, ge=0)
-    """pydantic-ai `UsageLimits.input_tokens_limit`."""
-    output_tokens_limit: int | None = Field(default=None, ge=0)
-    """pydantic-ai `UsageLimits.output_tokens_limit`."""
-    total_tokens_limit: int | None = Field(default=None, ge=0)
-    """pydantic-ai `UsageLimits.total_tokens_limit`."""
-    prune_keep_recent_tool_outputs: int | None = Field(default=None, ge=0)
-    """Prune the content of all but the N most recent tool returns before each request."""
-    compaction: CompactionSettings | None = None
-    """Compact the history when it nears the context window. Omitted: no compaction."""
-    pass_rate: float | None = Field(default=None, ge=0, le=1)
-    """The fraction of its runs under `agentrig run --repeat N` the scenario must pass, 0 to 1 (omitted: `--pass-rate`,
-    else 1, every run). A real model is not deterministic: `pass_rate: 0.8` with `--repeat 10` accepts 2 failures."""
-    provider: ProviderSettings | None = None
-    """Retries and the request timeout against a real model (`--model`); omitted: the flags of `agentrig run`."""
-
-
-class Scenario(Composition):
+class Scenario(_Strict):
     """One scenario: an agent, a script, and what must hold."""
 
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=100)
@@ -453,17 +79,29 @@ class Scenario(Composition):
     """What the scenario proves, in a sentence."""
     tags: tuple[str, ...] = ()
     """Labels for selecting scenarios (`agentrig run -k`) and grouping reports."""
-    agent: str | None = Field(default=None, pattern=_AGENT_SPEC)
+    agent: str | None = Field(default=None, pattern=AGENT_SPEC_PATTERN)
     """The user's own agent as `module:attribute` (an `Agent` or a zero-argument factory, called once per
     scenario). Its real tools run; its model is replaced by the script."""
-    deps: str | None = Field(default=None, pattern=_AGENT_SPEC)
+    deps: str | None = Field(default=None, pattern=AGENT_SPEC_PATTERN)
     """How to build the agent's deps, as `module:attribute` of a zero-argument callable (sync or async)
     returning them, or returning a (sync or async) context manager whose value is the deps and whose exit
     runs after the scenario. Default: `agentrig run --deps`, else None."""
-    agents: dict[Annotated[str, Field(pattern=_AGENT_SPEC)], SubAgentScript] = Field(default_factory=dict)
+    agents: dict[Annotated[str, Field(pattern=AGENT_SPEC_PATTERN)], SubAgentScript] = Field(default_factory=dict)
     """Scripts for other agents, by `module:attribute` (e.g. a sub-agent a tool delegates to); each is run
     on its script through `agent.override(model=...)`. In a scripted run an agent with no script may not
     send a model request."""
+    capabilities: tuple[Annotated[str, Field(pattern=AGENT_SPEC_PATTERN)], ...] = ()
+    """pydantic-ai capabilities as `module:attribute`: an `AbstractCapability` (e.g. `Hooks(...)`,
+    `ProcessHistory(...)`, a pydantic-ai-harness class instance) or a zero-argument factory returning one or a
+    list of them; passed as `capabilities=` to every run, after the agent's own."""
+    history_processors: tuple[Annotated[str, Field(pattern=AGENT_SPEC_PATTERN)], ...] = ()
+    """History processors as `module:attribute`: a function `(messages) -> messages` or `(ctx, messages) ->
+    messages` (sync or async), each attached as a `ProcessHistory` capability. pydantic-ai keeps what it returns
+    as the run's history; a `model_request` hook (under `capabilities`) changes only what the model is sent."""
+    requires: tuple[Extra, ...] = ()
+    """Optional extras the scenario needs: `ag-ui` (`pydantic-ai-slim[ag-ui]`), `vercel-ai`
+    (`pydantic-ai-slim[ui]`), `harness` (`pydantic-ai-harness`). A missing one refuses the scenario with one
+    line naming it (status `error`, exit code 3)."""
     system_prompt: str | None = None
     """System prompt of a self-contained agent (inline)."""
     system_prompt_file: str | None = None
@@ -472,6 +110,9 @@ class Scenario(Composition):
     """A guide such as AGENTS.md, appended to the system prompt under `<user_context>`."""
     tools: dict[str, ToolSpec] = Field(default_factory=dict)
     """Self-contained tools with canned outcomes, by name."""
+    output: OutputSpec | None = None
+    """The self-contained agent's output: a JSON Schema or a type, the mode that delivers it, validators that ask
+    for a retry. Omitted: text."""
     initial_history: str | None = None
     """A canonical, legacy, session or pydantic-ai dump file (relative to the scenario file) the run resumes from."""
     settings: Settings = Field(default_factory=Settings)
@@ -493,6 +134,9 @@ class Scenario(Composition):
             )
         if self.deps is not None and self.agent is None:
             raise ValueError("deps are for the agent named in `agent`; a self-contained agent has none")
+        if self.agent is not None and self.output is not None:
+            raise ValueError("the agent named in `agent` has its own output type and validators; `output` is for a"
+                             " self-contained agent")  # fmt: skip
         return self
 
 

@@ -75,6 +75,9 @@ def unknown_tool_call_errors(
     if scenario.agent is not None:
         return []
     known = set(scenario.tools)
+    output_tool = scenario.output.tool_name if scenario.output is not None else None
+    if output_tool is not None:
+        known.add(output_tool)  # the output tool is a tool the model calls (`tool_calls` expectations count it)
     errors: list[ScenarioError] = []
     for scripted in scripted_calls(scenario):
         call = scripted.call

@@ -13,7 +13,7 @@ from pydantic import Field, model_validator
 
 from agentrig.scenarios._strict import Strict
 
-__all__ = ["CancelPoint", "SteeringMessage", "TurnControls"]
+__all__ = ["CancelPoint", "SteeringMessage", "check_turn_points"]
 
 
 def _one_point(model: Strict, names: tuple[str, ...], what: str) -> None:
@@ -67,43 +67,30 @@ class CancelPoint(Strict):
         return self
 
 
-class TurnControls(Strict):
-    """The host's actions during a turn (the base of `Turn`)."""
-
-    steer: tuple[SteeringMessage, ...] = ()
-    """Steering messages the host enqueues during this turn (see `SteeringMessage`); each is checked to reach
-    the model exactly once."""
-    cancel: CancelPoint | None = None
-    """Cancel the turn at this point (see `CancelPoint`)."""
-
-    @model_validator(mode="after")
-    def _points_occur(self) -> TurnControls:
-        steps: tuple[Any, ...] = getattr(self, "model", ())
-        if not steps:
-            return self  # no script (a real model, or a continuation): the points are checked when the turn runs
-        call_ids = {call.id for step in steps for call in step.tool_calls}
-        answered = sum(1 for step in steps if step.summary is None)
-        for index, message in enumerate(self.steer):
-            call = message.from_call or message.after_call
-            if call is not None and call not in call_ids:
-                raise ValueError(f"steer[{index}]: no scripted step of this turn makes the call {call!r}")
-            if message.after_request is not None and message.after_request >= answered and self.cancel is None:
-                # (a cancelled turn may leave it pending: it is then delivered with the next turn's first request)
-                raise ValueError(
-                    f"steer[{index}]: after_request {message.after_request} needs a request after it, and the"
-                    f" turn's script answers {answered}"
-                )
-        point = self.cancel
-        if point is not None:
-            if point.during_call is not None and point.during_call not in call_ids:
-                raise ValueError(f"cancel: no scripted step of this turn makes the call {point.during_call!r}")
-            if point.during_response is not None and point.during_response > answered:
-                raise ValueError(
-                    f"cancel: the turn's script answers {answered} request(s), not {point.during_response}"
-                )
-            if point.before_request is not None and point.before_request > answered + 1:
-                raise ValueError(
-                    f"cancel: before_request {point.before_request} is never reached: the turn's script answers"
-                    f" {answered} request(s)"
-                )
-        return self
+def check_turn_points(steps: tuple[Any, ...], steer: tuple[SteeringMessage, ...], cancel: CancelPoint | None) -> None:
+    """A `ValueError` for a steering or cancel point the turn's script never reaches (`Turn`'s validator)."""
+    if not steps:
+        return  # no script (a real model, or a continuation): the points are checked when the turn runs
+    call_ids = {call.id for step in steps for call in step.tool_calls}
+    answered = sum(1 for step in steps if step.summary is None)
+    for index, message in enumerate(steer):
+        call = message.from_call or message.after_call
+        if call is not None and call not in call_ids:
+            raise ValueError(f"steer[{index}]: no scripted step of this turn makes the call {call!r}")
+        if message.after_request is not None and message.after_request >= answered and cancel is None:
+            # (a cancelled turn may leave it pending: it is then delivered with the next turn's first request)
+            raise ValueError(
+                f"steer[{index}]: after_request {message.after_request} needs a request after it, and the"
+                f" turn's script answers {answered}"
+            )
+    point = cancel
+    if point is not None:
+        if point.during_call is not None and point.during_call not in call_ids:
+            raise ValueError(f"cancel: no scripted step of this turn makes the call {point.during_call!r}")
+        if point.during_response is not None and point.during_response > answered:
+            raise ValueError(f"cancel: the turn's script answers {answered} request(s), not {point.during_response}")
+        if point.before_request is not None and point.before_request > answered + 1:
+            raise ValueError(
+                f"cancel: before_request {point.before_request} is never reached: the turn's script answers"
+                f" {answered} request(s)"
+            )

@@ -14,12 +14,8 @@ from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.cleanup import answered_tool_call_id
 from agentrig.runtime.history.run_records import Check, TurnRecord
 from agentrig.runtime.history.turn_controls import CancellationSnapshot, SteeringDelivery
-from agentrig.scenarios.control_expectations import (
-    CancellationExpectation,
-    ControlExpectations,
-    SteeringExpectation,
-    StoredPlacementWhen,
-)
+from agentrig.scenarios.control_expectations import CancellationExpectation, SteeringExpectation, StoredPlacementWhen
+from agentrig.scenarios.expectation_model import TurnExpectations
 from agentrig.scenarios.version_spec import version_matches
 
 __all__ = ["control_checks", "steering_delivery_checks"]
@@ -54,7 +50,7 @@ def steering_delivery_checks(turn: TurnRecord, label: str) -> list[Check]:
     return checks
 
 
-def control_checks(expect: ControlExpectations, turn: TurnRecord, label: str) -> list[Check]:
+def control_checks(expect: TurnExpectations, turn: TurnRecord, label: str) -> list[Check]:
     """The scenario's `steering`, `cancelled` and `pending_calls` expectations for one turn."""
     checks: list[Check] = []
     for index, wanted in enumerate(expect.steering):

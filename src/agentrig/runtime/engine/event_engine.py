@@ -14,6 +14,7 @@ from agentrig.runtime.engine.seam import Attempt, AttemptRequest, Engine, TurnOb
 from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.events import EventLog, StreamDelta
 from agentrig.runtime.history.usage import Usage
+from agentrig.runtime.history.user_content import describe_prompt
 from agentrig.runtime.models.attempt_log import RetryNotice, hearing_retries
 from agentrig.runtime.models.stops import RunStopped
 
@@ -76,7 +77,7 @@ class EventingEngine:
         return self.inner.model_name
 
     async def attempt(self, request: AttemptRequest, observer: TurnObserver) -> Attempt:
-        self.log.start_run(request.prompt)
+        self.log.start_run(describe_prompt(request.prompt))
         with hearing_retries(self._retried):  # the provider layer's retries, as `request_retry` events
             attempt = await self.inner.attempt(request, _EventObserver(observer, self.log, self.tap))
         output = attempt.output if isinstance(attempt.output, str) or attempt.output is None else str(attempt.output)

@@ -46,7 +46,16 @@ from agentrig.runtime.engine.compaction.model_input import compacted_input
 from agentrig.runtime.engine.host_queue import HostQueue
 from agentrig.runtime.engine.pydantic_ai_engine.structured_output import recorded_output
 from agentrig.runtime.engine.seam import Attempt, AttemptRequest, CompactedInput, Engine
-from agentrig.runtime.history.canonical import Message, Part, RetryPromptPart, TextPart, ThoughtPart, ToolCallPart
+from agentrig.runtime.history.canonical import (
+    Message,
+    Part,
+    RetryPromptPart,
+    TextPart,
+    ThoughtPart,
+    ToolCallPart,
+    UserPrompt,
+    prompt_part,
+)
 from agentrig.runtime.history.canonical import ToolReturnPart as CanonicalToolReturn
 from agentrig.runtime.history.cleanup import (
     INTERRUPTED_TOOL_RESULT,
@@ -63,6 +72,7 @@ from agentrig.runtime.history.run_records import CompactionOutcome, TurnRecord
 from agentrig.runtime.history.sessions import Session
 from agentrig.runtime.history.tool_registry import ToolCallRegistry
 from agentrig.runtime.history.usage import Usage
+from agentrig.runtime.history.user_content import describe_prompt
 from agentrig.runtime.models.stops import EmptyResponsesRepeated, MaxIterationsReached, RunStopped
 from agentrig.scenarios.model import Settings
 from agentrig.scenarios.turn_controls import CancelPoint, SteeringMessage
@@ -164,17 +174,18 @@ class RequestOrchestrator:
 
     async def run(
         self,
-        prompt: str | None,
+        prompt: UserPrompt | None,
         *,
         deferred_results: Mapping[str, Any] | None = None,
         steering: Sequence[SteeringMessage] = (),
         cancel: CancelPoint | None = None,
     ) -> TurnRecord:
-        """One request: the user's prompt (or None to continue pending/deferred calls) -> its TurnRecord.
+        """One request: the user's prompt (text, or text and attachments; None to continue pending/deferred
+        calls) -> its TurnRecord.
 
         `steering` and `cancel` are the host's actions during the run (`host_queue` keeps what carries over)."""
         started = time.perf_counter()
-        self.runtime.reset(uuid.uuid4().hex[:8], prompt)
+        self.runtime.reset(uuid.uuid4().hex[:8], describe_prompt(prompt))
         if deferred_results is not None and prompt is None:
             all_results = self.host.accept(deferred_results)
             if all_results is None:
@@ -185,7 +196,7 @@ class RequestOrchestrator:
         history, tail = self._prepared_history(resume=deferred_results is not None)
         full_input = [*history, *tail]
         # The compactor judges what the model would be sent: the history plus the new prompt's request.
-        next_request = [Message.request(TextPart(content=prompt))] if prompt is not None else []
+        next_request = [Message.request(prompt_part(prompt))] if prompt is not None else []
         compaction: CompactionOutcome | None = None
         compacted: CompactedInput | None = None
         if self.compactor is not None:
@@ -205,7 +216,7 @@ class RequestOrchestrator:
         if attempt.error is not None and attempt.error.kind == "context_length" and self.compactor is not None:
             model_input, compaction = await self.compactor.check_and_compact([*full_input, *next_request], force=True)
             if compaction.status == "compacted":  # retry once; a second overflow ends the turn with the error
-                self.runtime.reset(self.runtime.request_id, prompt)
+                self.runtime.reset(self.runtime.request_id, describe_prompt(prompt))
                 compacted = compacted_input([*full_input, *next_request], model_input)
                 attempt = await self.engine.attempt(replace(request, compacted_input=compacted), self)
             _explain_overflow(attempt, compaction)
@@ -335,7 +346,7 @@ class RequestOrchestrator:
 
     def _finalize(
         self,
-        prompt: str | None,
+        prompt: UserPrompt | None,
         full_input: list[Message],
         attempt: Attempt,
         compaction: CompactionOutcome | None,
@@ -346,7 +357,7 @@ class RequestOrchestrator:
             # The run ended (Ctrl-C, an error) before the framework held the history: while the agent was being
             # built or the run entered. What the engine has is not the session: the stored turns and the prompt are
             # kept as they were to be sent, or the save would wipe them (a file holding only `[INTERRUPTED]`).
-            history = [*full_input, *([Message.request(TextPart(content=prompt))] if prompt is not None else [])]
+            history = [*full_input, *([Message.request(prompt_part(prompt))] if prompt is not None else [])]
         pending_deferred = attempt.pending_deferred
         if not pending_deferred and (attempt.error is not None or attempt.interrupted):
             failure = attempt.error.message if attempt.error is not None else ""
@@ -385,7 +396,7 @@ class RequestOrchestrator:
         return TurnRecord(
             index=index,
             request_id=self.runtime.request_id,
-            prompt=prompt,
+            prompt=describe_prompt(prompt),
             output=output.text,
             output_json=output.json,
             output_type=output.type_name,

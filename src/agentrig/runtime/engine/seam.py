@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from agentrig.runtime.history.canonical import Message
+from agentrig.runtime.history.canonical import Message, UserPrompt
 from agentrig.runtime.history.run_records import RunError
 from agentrig.runtime.history.turn_controls import CancellationSnapshot, SteeringDelivery
 from agentrig.runtime.history.usage import Usage
@@ -44,8 +44,8 @@ class CompactedInput:
 class AttemptRequest:
     """One agent run, as the orchestrator prepared it."""
 
-    prompt: str | None
-    """The user's prompt; None continues pending or deferred calls."""
+    prompt: UserPrompt | None
+    """The user's prompt (text, or text and attachments); None continues pending or deferred calls."""
     history: list[Message]
     """The prepared, authoritative history the run starts from."""
     compacted_input: CompactedInput | None = None

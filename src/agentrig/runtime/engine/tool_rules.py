@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentrig.scenarios.model import ToolResult, ToolSpec
+from agentrig.scenarios.model import OutputValidatorRule, ToolResult, ToolSpec
 
-__all__ = ["ToolCallCounts", "can_defer", "describe_args", "matching_result"]
+__all__ = ["ToolCallCounts", "can_defer", "describe_args", "json_contains", "matching_output_rule", "matching_result"]
 
 
 @dataclass(slots=True, kw_only=True)
@@ -23,11 +23,18 @@ class ToolCallCounts:
 
     counts: Counter[str] = field(default_factory=Counter[str])
     """Calls so far, by tool name."""
+    output_validations: int = 0
+    """Outputs the output validator has judged so far (`output.validators` rules match by this ordinal)."""
 
     def next_ordinal(self, tool_name: str) -> int:
         """Count one more call of `tool_name` and return its 1-based ordinal."""
         self.counts[tool_name] += 1
         return self.counts[tool_name]
+
+    def next_output_validation(self) -> int:
+        """Count one more output judged by the output validator and return its 1-based ordinal."""
+        self.output_validations += 1
+        return self.output_validations
 
 
 def can_defer(tools: Mapping[str, ToolSpec]) -> bool:
@@ -47,6 +54,39 @@ def matching_result(spec: ToolSpec, args: Mapping[str, Any], ordinal: int) -> To
         if result.when is not None and not _is_subset(result.when, args):
             continue
         return result
+    return None
+
+
+def json_contains(expected: Any, actual: Any) -> bool:
+    """A mapping: every key of `expected` is in `actual` with a value it contains, recursively; a list: the same
+    length, element by element; anything else: equal, as JSON compares (`true` is not `1`)."""
+    if isinstance(expected, Mapping):
+        wanted: Mapping[str, Any] = expected
+        return isinstance(actual, Mapping) and all(
+            key in actual and json_contains(value, actual[key]) for key, value in wanted.items()
+        )
+    if isinstance(expected, list):
+        items: list[Any] = expected
+        return (
+            isinstance(actual, list)
+            and len(actual) == len(items)  # pyright: ignore[reportUnknownArgumentType]
+            and all(json_contains(e, a) for e, a in zip(items, actual, strict=True))  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+        )
+    return expected == actual and isinstance(expected, bool) == isinstance(actual, bool)
+
+
+def matching_output_rule(
+    rules: Sequence[OutputValidatorRule], value: Any, text: str, ordinal: int
+) -> OutputValidatorRule | None:
+    """The first output-validator rule that matches an output (its JSON `value`, its `text`, its ordinal)."""
+    for rule in rules:
+        if rule.call is not None and rule.call != ordinal:
+            continue
+        if "when" in rule.model_fields_set and not json_contains(rule.when, value):
+            continue
+        if rule.contains is not None and rule.contains not in text:
+            continue
+        return rule
     return None
 
 

@@ -15,6 +15,7 @@ mutating, so a history handed to a report can never change under it.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
@@ -28,8 +29,13 @@ ToolOutcome: TypeAlias = Literal["success", "failed", "denied", "interrupted"]
 MessageKind: TypeAlias = Literal["request", "response"]
 
 KNOWN_PART_KINDS: frozenset[str] = frozenset(
-    {"text", "tool-call", "tool-return", "retry-prompt", "system-prompt", "thought"}
+    {"text", "user-content", "tool-call", "tool-return", "retry-prompt", "system-prompt", "thought"}
 )
+
+UrlKind: TypeAlias = Literal["image-url", "document-url", "audio-url", "video-url"]
+"""What a URL the user attached points at (pydantic-ai's `ImageUrl`, `DocumentUrl`, `AudioUrl`, `VideoUrl`)."""
+
+URL_KINDS: tuple[UrlKind, ...] = ("image-url", "document-url", "audio-url", "video-url")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -39,6 +45,85 @@ class TextPart:
     content: str
     """The text itself."""
     part_kind: Literal["text"] = "text"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FileContent:
+    """A file the user attached, carried in the message itself (an image, a document, audio, any bytes):
+    pydantic-ai's `BinaryContent`. Written with its media type and the SHA-256 of its bytes."""
+
+    data: bytes
+    """The file's bytes (base64 in JSON)."""
+    media_type: str
+    """The MIME type, e.g. `image/png`, `application/pdf`."""
+    identifier: str | None = None
+    """The name the model may refer to it by, when one was set explicitly; None for pydantic-ai's default (the
+    first six hex digits of the data's SHA-1)."""
+    vendor_metadata: dict[str, JsonValue] | None = None
+    """Provider-specific options (e.g. OpenAI's image `detail`)."""
+    kind: Literal["binary"] = "binary"
+
+    @property
+    def sha256(self) -> str:
+        """The SHA-256 of `data`, as hex: how checks and diffs name the content."""
+        return hashlib.sha256(self.data).hexdigest()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UrlContent:
+    """A URL the user attached (pydantic-ai's `ImageUrl`, `DocumentUrl`, ...): the model's provider fetches it,
+    agentrig never does."""
+
+    url: str
+    """The URL as given (`https:`, `data:`, a provider's file URL)."""
+    kind: UrlKind
+    """What it points at: `image-url`, `document-url`, `audio-url` or `video-url`."""
+    media_type: str | None = None
+    """The MIME type; None when it was neither given nor inferable from the URL."""
+    identifier: str | None = None
+    """The name the model may refer to it by, when set explicitly (pydantic-ai's default: SHA-1 of the URL)."""
+    force_download: JsonValue = False
+    """Download the URL and send its bytes instead (pydantic-ai's `force_download`); False by default."""
+    vendor_metadata: dict[str, JsonValue] | None = None
+    """Provider-specific options."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OpaqueContent:
+    """An item of user content the canonical model does not know (a cache point, an uploaded file id), kept verbatim:
+    written back as `{"kind": kind, **data}`."""
+
+    kind: str
+    """The item's kind as it appeared in the input."""
+    data: dict[str, JsonValue]
+    """Every other key of the item, untouched."""
+
+
+UserContent: TypeAlias = str | FileContent | UrlContent | OpaqueContent
+"""One item of a user message that holds more than text: a piece of text or an attachment."""
+
+UserPrompt: TypeAlias = str | tuple[UserContent, ...]
+"""What the user sends in a turn: text, or text and attachments in order."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UserContentPart:
+    """The user's message when it holds more than one text: text pieces and attachments, in order (pydantic-ai's
+    `UserPromptPart` with a list as content; tinyagent's user message with image blocks)."""
+
+    content: tuple[UserContent, ...]
+    """Strings are text; the other items are files and URLs."""
+    part_kind: Literal["user-content"] = "user-content"
+
+    @property
+    def attachments(self) -> tuple[FileContent | UrlContent | OpaqueContent, ...]:
+        """The items that are not text."""
+        return tuple(item for item in self.content if not isinstance(item, str))
+
+    @property
+    def text(self) -> str:
+        """The text items, joined by a newline."""
+        return "\n".join(item for item in self.content if isinstance(item, str))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -108,6 +193,10 @@ class ThoughtPart:
     """Provider signature that some APIs require to send the thought back."""
     provider_name: str | None = None
     """The provider that wrote it; pydantic-ai sends a signed thought back only to the same provider."""
+    id: str | None = None
+    """The provider's id of the reasoning item (e.g. OpenAI's `rs_...`), needed to send it back."""
+    provider_details: dict[str, JsonValue] | None = None
+    """Whatever else the provider attached to the thought (e.g. encrypted or raw reasoning content)."""
     part_kind: Literal["thought"] = "thought"
 
 
@@ -125,8 +214,20 @@ class OpaquePart:
 
 
 Part: TypeAlias = (
-    TextPart | ToolCallPart | ToolReturnPart | RetryPromptPart | SystemPromptPart | ThoughtPart | OpaquePart
+    TextPart
+    | UserContentPart
+    | ToolCallPart
+    | ToolReturnPart
+    | RetryPromptPart
+    | SystemPromptPart
+    | ThoughtPart
+    | OpaquePart
 )
+
+
+def prompt_part(prompt: UserPrompt) -> TextPart | UserContentPart:
+    """The request part of a user prompt: text as a `text` part, text and attachments as a `user-content` part."""
+    return TextPart(content=prompt) if isinstance(prompt, str) else UserContentPart(content=prompt)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from agentrig.runtime.history import tinyagent_format
 from agentrig.runtime.history.canonical import (
+    FileContent,
     Message,
     OpaquePart,
     Part,
@@ -17,9 +18,12 @@ from agentrig.runtime.history.canonical import (
     ThoughtPart,
     ToolCallPart,
     ToolReturnPart,
+    UrlContent,
+    UserContent,
+    UserContentPart,
 )
 
-__all__ = ["RetryShape", "to_pydantic_ai_dicts"]
+__all__ = ["RetryShape", "to_pydantic_ai_dicts", "user_prompt_dict"]
 
 RetryShape = Literal["retry-prompt", "retried"]
 """`retry-prompt`: pydantic-ai < 2.60 (`RetryPromptPart`); `retried`: 2.60+ (`ToolReturnPart(outcome='retried')`
@@ -31,9 +35,40 @@ def _retry_cause(content: object) -> str:
     return "validation_error" if isinstance(content, list) else "model_retry"
 
 
+def _user_content_item(item: UserContent) -> Any:
+    """One item of a multi-modal `UserPromptPart`, for `validate_python` (bytes stay bytes: only `validate_json`
+    decodes base64). The media type is always given: pydantic-ai 2.38 cannot dump a URL whose type it cannot infer."""
+    if isinstance(item, str):
+        return item
+    if isinstance(item, FileContent):
+        data: dict[str, Any] = {"kind": "binary", "data": item.data, "media_type": item.media_type}
+        if item.identifier is not None:
+            data["identifier"] = item.identifier
+        if item.vendor_metadata is not None:
+            data["vendor_metadata"] = item.vendor_metadata
+        return data
+    if isinstance(item, UrlContent):
+        data = {"kind": item.kind, "url": item.url, "force_download": item.force_download}
+        if item.media_type is not None:
+            data["media_type"] = item.media_type
+        if item.identifier is not None:
+            data["identifier"] = item.identifier
+        if item.vendor_metadata is not None:
+            data["vendor_metadata"] = item.vendor_metadata
+        return data
+    return {"kind": item.kind, **item.data}
+
+
+def user_prompt_dict(part: UserContentPart) -> dict[str, Any]:
+    """pydantic-ai's `UserPromptPart` of a canonical user-content part."""
+    return {"part_kind": "user-prompt", "content": [_user_content_item(item) for item in part.content]}
+
+
 def _request_part_dict(part: Part, tool_names: dict[str, str], retry_shape: RetryShape) -> dict[str, Any]:
     if isinstance(part, TextPart):
         return {"part_kind": "user-prompt", "content": part.content}
+    if isinstance(part, UserContentPart):
+        return user_prompt_dict(part)
     if isinstance(part, SystemPromptPart):
         return {"part_kind": "system-prompt", "content": part.content}
     if isinstance(part, ToolReturnPart):
@@ -79,6 +114,8 @@ def _response_part_dict(part: Part) -> dict[str, Any]:
             "content": part.content,
             "signature": part.signature,
             "provider_name": part.provider_name,
+            "id": part.id,
+            "provider_details": part.provider_details,
         }
     if isinstance(part, ToolCallPart):
         return {

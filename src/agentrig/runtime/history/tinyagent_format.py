@@ -4,7 +4,7 @@ tinyagent stores a conversation as a flat list of message dicts (its pydantic mo
 `model_dump(exclude_none=True)`):
 
 - `{"role": "user", "content": [blocks]}`: blocks of `{"type": "text", "text"}` and `{"type": "image", "url",
-  "mime_type"}`;
+  "mime_type"}` (a `data:` URL carries the image's bytes);
 - `{"role": "assistant", "content": [blocks], "usage": {...}, "stop_reason", "model", ...}`: blocks of
   `text`, `{"type": "thinking", "thinking", "thinking_signature"}` and `{"type": "tool_call", "id", "name",
   "arguments"}`;
@@ -13,18 +13,22 @@ tinyagent stores a conversation as a flat list of message dicts (its pydantic mo
 The canonical history groups them: an assistant message is a response; every run of other messages
 between two assistant messages is one request (tool results, then any user text, as pydantic-ai sends
 them), except that a user message right after a user message starts a new request, so two prompts in a
-row stay two requests and `agentrig check` can report them.
+row stay two requests and `agentrig check` can report them. A user message holding an image is one
+`user-content` part (its text and images in order; an image's `data:` URL becomes the file's bytes), as
+pydantic-ai holds a prompt with images in one `UserPromptPart`.
 
 What the tinyagent format cannot express is written, only when needed, under an `agentrig` key that
 tinyagent keeps (its models allow extra keys) and ignores: a retry prompt (tinyagent has error results
 instead), a tool outcome other than success/failed, tool-return content that is not text blocks, a
-thought's provider, a message's `run_id`/`state`, and where a request starts when two requests follow
-each other. With it, canonical -> tinyagent -> canonical gives back the same history. System prompts
-become `{"role": "system"}` messages, which tinyagent loads as custom messages and never sends to a model.
+thought's provider, id and provider details, a message's `run_id`/`state`, and where a request starts when
+two requests follow each other. With it, canonical -> tinyagent -> canonical gives back the same history.
+System prompts become `{"role": "system"}` messages, which tinyagent loads as custom messages and never
+sends to a model.
 
 Per-message metadata (`usage`, `model`, `provider`, `api`, `stop_reason`, `timestamp`, `error_message`,
 a tool result's `details`, text signatures) has no place in a canonical message and is not kept in it;
-`tinyagent_sessions.usage_of_messages` sums the usage into agentrig's `Usage`.
+`tinyagent_sessions.usage_of_messages` sums the usage into agentrig's `Usage`. A user message's blocks (text,
+images, the user-content markers) are read and written by `tinyagent_blocks.py`.
 """
 
 from __future__ import annotations
@@ -38,7 +42,6 @@ from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import (
     JsonValue,
     Message,
-    OpaquePart,
     Part,
     RetryPromptPart,
     SystemPromptPart,
@@ -47,22 +50,33 @@ from agentrig.runtime.history.canonical import (
     ToolCallPart,
     ToolReturnPart,
 )
-from agentrig.runtime.history.wire_decoding import BadField, json_type
+from agentrig.runtime.history.tinyagent_blocks import (
+    IMAGE_PART_KIND,
+    MARKER,
+    blocks_of,
+    image_content,
+    image_to_pydantic_ai,
+    mark_user_content,
+    marker_of,
+    retry_content,
+    retry_text,
+    str_or_none,
+    text_block,
+    text_of,
+    user_blocks,
+    user_parts,
+)
+from agentrig.runtime.history.wire_errors import BadField, json_type
 
 __all__ = [
     "IMAGE_PART_KIND",
     "MARKER",
+    "image_content",
     "image_to_pydantic_ai",
     "looks_like_tinyagent",
     "messages_from_tinyagent",
     "messages_to_tinyagent",
 ]
-
-MARKER = "agentrig"
-"""The extra key holding what the tinyagent format cannot express (see the module docstring)."""
-
-IMAGE_PART_KIND = "image"
-"""The `OpaquePart.part_kind` of a tinyagent image block in a request (the canonical model has no image part)."""
 
 ROLES = frozenset({"user", "assistant", "tool_result", "system"})
 _OUTCOMES = frozenset({"success", "failed", "denied", "interrupted"})
@@ -87,70 +101,30 @@ def looks_like_tinyagent(items: object) -> bool:
 # --- reading ---
 
 
-def _str_or_none(data: Mapping[str, Any], key: str) -> str | None:
-    value = data.get(key)
-    if value is not None and type(value) is not str:
-        raise BadField(key, f"expected a string or null, got {json_type(value)}")
-    return value
-
-
-def _marker(data: Mapping[str, Any]) -> dict[str, Any]:
-    marker = data.get(MARKER, {})
-    if type(marker) is not dict:
-        raise BadField(MARKER, f"expected an object, got {json_type(marker)}")
-    return marker
-
-
-def _blocks(data: Mapping[str, Any]) -> list[dict[str, Any]]:
-    content = data.get("content", [])
-    if type(content) is not list:
-        raise BadField("content", f"expected an array of content blocks, got {json_type(content)}")
-    for index, block in enumerate(content):
-        if block is not None and (type(block) is not dict or type(block.get("type")) is not str):
-            raise BadField(f"content[{index}]", "expected a content block object with a type")
-    return [block for block in content if block is not None]
-
-
-def _text_of(block: dict[str, Any], index: int) -> str:
-    text = block.get("text")
-    if text is not None and type(text) is not str:
-        raise BadField(f"content[{index}].text", f"expected a string, got {json_type(text)}")
-    return text or ""
-
-
-def _user_parts(data: dict[str, Any]) -> list[Part]:
-    parts: list[Part] = []
-    for index, block in enumerate(_blocks(data)):
-        kind = block["type"]
-        marker = _marker(block)
-        if kind == "text" and marker.get("retry"):
-            content = _retry_content(marker, _text_of(block, index))
-            parts.append(RetryPromptPart(content=content, tool_name=_str_or_none(marker, "tool_name")))
-        elif kind == "text":
-            parts.append(TextPart(content=_text_of(block, index)))
-        elif kind == "image":
-            parts.append(OpaquePart(part_kind=IMAGE_PART_KIND, data={k: v for k, v in block.items() if k != "type"}))
-        else:
-            raise BadField(f"content[{index}].type", f"a user message holds text and image blocks, not {kind!r}")
-    return parts
-
-
 def _assistant_parts(data: dict[str, Any]) -> list[Part]:
     parts: list[Part] = []
-    for index, block in enumerate(_blocks(data)):
+    for index, block in enumerate(blocks_of(data)):
         kind = block["type"]
         if kind == "text":
-            parts.append(TextPart(content=_text_of(block, index)))
+            parts.append(TextPart(content=text_of(block, index)))
         elif kind == "thinking":
             thinking = block.get("thinking")
             if thinking is not None and type(thinking) is not str:
                 raise BadField(f"content[{index}].thinking", f"expected a string, got {json_type(thinking)}")
             try:
-                signature = _str_or_none(block, "thinking_signature")
+                signature = str_or_none(block, "thinking_signature")
             except BadField as bad:
                 raise BadField(f"content[{index}].{bad.field}", bad.message) from None
-            provider = _marker(block).get("provider_name")
-            parts.append(ThoughtPart(content=thinking or "", signature=signature, provider_name=provider))
+            extras = marker_of(block)
+            parts.append(
+                ThoughtPart(
+                    content=thinking or "",
+                    signature=signature,
+                    provider_name=extras.get("provider_name"),
+                    id=extras.get("id"),
+                    provider_details=extras.get("provider_details"),
+                )
+            )
         elif kind == "tool_call":
             parts.append(_tool_call(block, f"content[{index}]"))
         else:
@@ -189,28 +163,20 @@ def _tool_result_part(data: dict[str, Any]) -> Part:
     call_id = data.get("tool_call_id")
     if type(call_id) is not str or not call_id:
         raise BadField("tool_call_id", f"expected a non-empty string, got {json_type(call_id)}")
-    tool_name = _str_or_none(data, "tool_name")
+    tool_name = str_or_none(data, "tool_name")
     is_error = data.get("is_error", False)
     if type(is_error) is not bool:
         raise BadField("is_error", f"expected true or false, got {json_type(is_error)}")
-    blocks = _blocks(data)
-    marker = _marker(data)
+    blocks = blocks_of(data)
+    marker = marker_of(data)
     if marker.get("retry"):
-        text = "".join(_text_of(block, i) for i, block in enumerate(blocks) if block["type"] == "text")
-        return RetryPromptPart(content=_retry_content(marker, text), tool_name=tool_name, tool_call_id=call_id)
+        text = "".join(text_of(block, i) for i, block in enumerate(blocks) if block["type"] == "text")
+        return RetryPromptPart(content=retry_content(marker, text), tool_name=tool_name, tool_call_id=call_id)
     outcome = marker.get("outcome", "failed" if is_error else "success")
     if outcome not in _OUTCOMES:
         raise BadField(f"{MARKER}.outcome", f"unknown tool outcome {outcome!r}")
     content = marker["content"] if "content" in marker else _content_from_blocks(blocks)
     return ToolReturnPart(tool_call_id=call_id, tool_name=tool_name, content=content, outcome=outcome)
-
-
-def _retry_content(marker: Mapping[str, Any], text: str) -> str | list[dict[str, JsonValue]]:
-    """The retry message: the text block, or the validation error details the marker keeps."""
-    content = marker.get("content", text)
-    if type(content) is str or (type(content) is list and all(type(item) is dict for item in content)):
-        return content
-    raise BadField(f"{MARKER}.content", f"expected a string or a list of error objects, got {json_type(content)}")
 
 
 def _content_from_blocks(blocks: list[dict[str, Any]]) -> JsonValue:
@@ -251,7 +217,7 @@ def messages_from_tinyagent(
             known = ", ".join(sorted(ROLES))
             raise HistoryFormatError(f"unknown role {role!r} (known: {known})", path=source, field=f"{where}.role")
         try:
-            marker = _marker(item)
+            marker = marker_of(item)
             if role == "assistant":
                 close_request()
                 response = Message(kind="response", parts=tuple(_assistant_parts(item)))
@@ -261,11 +227,11 @@ def messages_from_tinyagent(
                     close_request()
                     request, request_meta = [], _meta(marker)
                 if role == "user":
-                    request.extend(_user_parts(item))
+                    request.extend(user_parts(item))
                 elif role == "tool_result":
                     request.append(_tool_result_part(item))
                 else:
-                    texts = [p.content for p in _user_parts(item) if isinstance(p, TextPart)]
+                    texts = [p.content for p in user_parts(item) if isinstance(p, TextPart)]
                     request.extend(SystemPromptPart(content=text) for text in texts)
         except BadField as bad:
             raise HistoryFormatError(bad.message, path=source, field=f"{where}.{bad.field}") from None
@@ -277,7 +243,7 @@ def messages_from_tinyagent(
 def _meta(marker: Mapping[str, Any]) -> dict[str, str | None]:
     """The message-level values a marker carries, checked."""
     try:
-        return {"run_id": _str_or_none(marker, "run_id"), "state": _str_or_none(marker, "state")}
+        return {"run_id": str_or_none(marker, "run_id"), "state": str_or_none(marker, "state")}
     except BadField as bad:
         raise BadField(f"{MARKER}.{bad.field}", bad.message) from None
 
@@ -292,17 +258,6 @@ def _with_meta(message: Message, meta: Mapping[str, str | None]) -> Message:
 # --- writing ---
 
 
-def _text_block(text: str, marker: dict[str, Any] | None = None) -> dict[str, Any]:
-    block: dict[str, Any] = {"type": "text", "text": text}
-    if marker:
-        block[MARKER] = marker
-    return block
-
-
-def _retry_text(content: str | list[dict[str, JsonValue]]) -> str:
-    return content if isinstance(content, str) else jsonio.dumps(content).decode()
-
-
 def _is_block(item: object) -> bool:
     """A value tinyagent's `TextContent` or `ImageContent` validates."""
     if not isinstance(item, dict):
@@ -315,11 +270,11 @@ def _is_block(item: object) -> bool:
 def _blocks_for_content(content: JsonValue) -> tuple[list[dict[str, Any]], bool]:
     """Content blocks for a tool return's content, and whether reading them back gives other content."""
     if isinstance(content, str):
-        blocks = [_text_block(content)]
+        blocks = [text_block(content)]
     elif isinstance(content, list) and all(_is_block(item) for item in content):
         blocks = list(content)
     else:
-        blocks = [_text_block(jsonio.dumps(content).decode())]
+        blocks = [text_block(jsonio.dumps(content).decode())]
     # Compare as JSON text: Python's == calls True equal to 1, JSON does not.
     return blocks, jsonio.dumps(_content_from_blocks(blocks)) != jsonio.dumps(content)
 
@@ -332,7 +287,7 @@ def _tool_result(part: ToolReturnPart | RetryPromptPart) -> dict[str, Any]:
     # `details` is the tool's structured output for the host, never sent to a model; canonical has none to give.
     data["details"] = {}
     if isinstance(part, RetryPromptPart):
-        data["content"] = [_text_block(_retry_text(part.content))]
+        data["content"] = [text_block(retry_text(part.content))]
         data["is_error"] = True
         marker["retry"] = True
         if not isinstance(part.content, str):
@@ -350,66 +305,27 @@ def _tool_result(part: ToolReturnPart | RetryPromptPart) -> dict[str, Any]:
     return data
 
 
-def _user_blocks(part: Part, where: str) -> list[dict[str, Any]]:
-    if isinstance(part, TextPart):
-        return [_text_block(part.content)]
-    if isinstance(part, RetryPromptPart):  # an output retry: tinyagent sends it to the model as user text
-        marker: dict[str, Any] = {"retry": True}
-        if part.tool_name is not None:
-            marker["tool_name"] = part.tool_name
-        if not isinstance(part.content, str):
-            marker["content"] = part.content
-        return [_text_block(_retry_text(part.content), marker)]
-    if isinstance(part, OpaquePart) and part.part_kind == IMAGE_PART_KIND:
-        return [{"type": "image", **part.data}]
-    if isinstance(part, OpaquePart) and part.part_kind == "user-prompt":
-        blocks = _pydantic_ai_user_content(part.data.get("content"))
-        if blocks is not None:
-            return blocks
-    raise HistoryFormatError(f"a {part.part_kind} part has no tinyagent form", field=where)
-
-
-def _pydantic_ai_user_content(content: object) -> list[dict[str, Any]] | None:
-    """tinyagent blocks for a pydantic-ai multi-modal prompt of text and image URLs; None for anything else."""
-    if not isinstance(content, list):
-        return None
-    blocks: list[dict[str, Any]] = []
-    for item in content:
-        if isinstance(item, str):
-            blocks.append(_text_block(item))
-        elif isinstance(item, dict) and item.get("kind") == "image-url" and isinstance(item.get("url"), str):
-            image: dict[str, Any] = {"type": "image", "url": item["url"]}
-            if isinstance(item.get("media_type"), str):
-                image["mime_type"] = item["media_type"]
-            blocks.append(image)
-        else:
-            return None  # documents, audio, binary content: no tinyagent block holds them
-    return blocks
-
-
-def image_to_pydantic_ai(part: OpaquePart) -> dict[str, Any]:
-    """pydantic-ai's form of a tinyagent image: a user prompt holding an `ImageUrl` (data: URLs included)."""
-    image: dict[str, Any] = {"kind": "image-url", "url": part.data.get("url")}
-    if part.data.get("mime_type") is not None:
-        image["media_type"] = part.data["mime_type"]
-    return {"part_kind": "user-prompt", "content": [image]}
-
-
 def _request_messages(message: Message, where: str) -> list[dict[str, Any]]:
     result: list[dict[str, Any]] = []
     user: dict[str, Any] | None = None
+    pieces: list[tuple[Part, list[dict[str, Any]]]] = []  # the parts of the current user message and their blocks
     for index, part in enumerate(message.parts):
         if isinstance(part, ToolReturnPart | RetryPromptPart) and part.tool_call_id is not None:
-            user = None
+            mark_user_content(pieces)
+            user, pieces = None, []
             result.append(_tool_result(part))
         elif isinstance(part, SystemPromptPart):
-            user = None
-            result.append({"role": "system", "content": [_text_block(part.content)]})
+            mark_user_content(pieces)
+            user, pieces = None, []
+            result.append({"role": "system", "content": [text_block(part.content)]})
         else:
             if user is None:
                 user = {"role": "user", "content": []}
                 result.append(user)
-            user["content"].extend(_user_blocks(part, f"{where}.parts[{index}]"))
+            blocks = user_blocks(part, f"{where}.parts[{index}]")
+            pieces.append((part, blocks))
+            user["content"].extend(blocks)
+    mark_user_content(pieces)
     return result or [{"role": "user", "content": []}]
 
 
@@ -417,13 +333,15 @@ def _assistant_message(message: Message, where: str) -> dict[str, Any]:
     content: list[dict[str, Any]] = []
     for index, part in enumerate(message.parts):
         if isinstance(part, TextPart):
-            content.append(_text_block(part.content))
+            content.append(text_block(part.content))
         elif isinstance(part, ThoughtPart):
             block: dict[str, Any] = {"type": "thinking", "thinking": part.content}
             if part.signature is not None:
                 block["thinking_signature"] = part.signature
-            if part.provider_name is not None:
-                block[MARKER] = {"provider_name": part.provider_name}
+            extras = {"provider_name": part.provider_name, "id": part.id, "provider_details": part.provider_details}
+            extras = {key: value for key, value in extras.items() if value is not None}
+            if extras:
+                block[MARKER] = extras
             content.append(block)
         elif isinstance(part, ToolCallPart):
             call: dict[str, Any] = {"type": "tool_call", "id": part.tool_call_id, "name": part.tool_name}

@@ -41,7 +41,9 @@ from agentrig.runtime.history.canonical import (
     ThoughtPart,
     ToolCallPart,
     ToolReturnPart,
+    UserContentPart,
 )
+from agentrig.runtime.history.user_content import encode_user_content
 from agentrig.runtime.history.wire_decoding import (
     BadField,
     NotPlain,
@@ -169,6 +171,10 @@ def _encode_text(part: Any) -> dict[str, Any]:
     return {"part_kind": "text", "content": part.content}
 
 
+def _encode_user_content(part: Any) -> dict[str, Any]:
+    return {"part_kind": "user-content", "content": encode_user_content(part.content)}
+
+
 def _encode_tool_call(part: Any) -> dict[str, Any]:
     return {"part_kind": "tool-call", "tool_call_id": part.tool_call_id, "tool_name": part.tool_name, "args": part.args}
 
@@ -203,6 +209,10 @@ def _encode_thought(part: Any) -> dict[str, Any]:
         data["signature"] = part.signature
     if part.provider_name is not None:
         data["provider_name"] = part.provider_name
+    if part.id is not None:
+        data["id"] = part.id
+    if part.provider_details is not None:
+        data["provider_details"] = part.provider_details
     return data
 
 
@@ -212,6 +222,7 @@ def _encode_opaque(part: Any) -> dict[str, Any]:
 
 _PART_ENCODERS: dict[type, Callable[[Any], dict[str, Any]]] = {
     TextPart: _encode_text,
+    UserContentPart: _encode_user_content,
     ToolCallPart: _encode_tool_call,
     ToolReturnPart: _encode_tool_return,
     RetryPromptPart: _encode_retry_prompt,

@@ -24,37 +24,16 @@ from agentrig.runtime.history.canonical import (
     ThoughtPart,
     ToolCallPart,
     ToolReturnPart,
+    UserContentPart,
 )
+from agentrig.runtime.history.tinyagent_blocks import image_content
+from agentrig.runtime.history.user_content import decode_user_content
+from agentrig.runtime.history.wire_errors import BadField, json_type
 
 __all__ = ["BadField", "NotPlain", "decode_legacy", "decode_message", "decode_plain_message", "json_type"]
 
 _TOOL_OUTCOMES = frozenset({"success", "failed", "denied", "interrupted"})
 _LEGACY_ROLES = frozenset({"user", "assistant", "system"})
-
-
-class BadField(Exception):
-    """A part or message value has the wrong shape; `field` is relative to the value being decoded."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
-        self.message = message
-
-
-def json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
 
 
 def _required_str(data: dict[str, Any], key: str) -> str:
@@ -133,6 +112,8 @@ _set_return_kind = _slot_setter(ToolReturnPart, "part_kind")
 _set_thought_content = _slot_setter(ThoughtPart, "content")
 _set_thought_signature = _slot_setter(ThoughtPart, "signature")
 _set_thought_provider = _slot_setter(ThoughtPart, "provider_name")
+_set_thought_id = _slot_setter(ThoughtPart, "id")
+_set_thought_details = _slot_setter(ThoughtPart, "provider_details")
 _set_thought_kind = _slot_setter(ThoughtPart, "part_kind")
 _set_message_kind = _slot_setter(Message, "kind")
 _set_message_parts = _slot_setter(Message, "parts")
@@ -151,11 +132,21 @@ def _decode_text(data: dict[str, Any]) -> Part:
 
 
 def _decode_user_prompt(data: dict[str, Any]) -> Part:
-    # pydantic-ai `UserPromptPart`: plain text is canonical text; multi-modal content (a list of text,
-    # images, documents) has no canonical form and is kept verbatim.
+    # pydantic-ai `UserPromptPart`: plain text is canonical text; a list (text, images, documents, audio) is the
+    # canonical user content. agentrig before 0.x kept such a list as an opaque `user-prompt` part: those files
+    # hold the same dict and read the same way.
     if type(data.get("content")) is str:
         return _decode_text(data)
-    return _decode_opaque(data)
+    return UserContentPart(content=decode_user_content(data.get("content")))
+
+
+def _decode_user_content(data: dict[str, Any]) -> Part:
+    return UserContentPart(content=decode_user_content(data.get("content")))
+
+
+def _decode_image(data: dict[str, Any]) -> Part:
+    # agentrig before user-content parts kept a tinyagent image block as an opaque `image` part ({url, mime_type}).
+    return UserContentPart(content=(image_content(data),))
 
 
 def _decode_system_prompt(data: dict[str, Any]) -> Part:
@@ -166,18 +157,26 @@ def _decode_thought(data: dict[str, Any]) -> Part:
     content = data.get("content")
     signature = data.get("signature")
     provider_name = data.get("provider_name")
+    thought_id = data.get("id")
+    details = data.get("provider_details")
     if (
         type(content) is not str
         or (signature is not None and type(signature) is not str)
         or (provider_name is not None and type(provider_name) is not str)
+        or (thought_id is not None and type(thought_id) is not str)
+        or (details is not None and type(details) is not dict)
     ):
         content = _required_str(data, "content")  # raises, naming the field
         signature = _optional_str(data, "signature")
         provider_name = _optional_str(data, "provider_name")
+        thought_id = _optional_str(data, "id")
+        raise BadField("provider_details", f"expected an object or null, got {json_type(details)}")
     part = _new(ThoughtPart)
     _set_thought_content(part, content)
     _set_thought_signature(part, signature)
     _set_thought_provider(part, provider_name)
+    _set_thought_id(part, thought_id)
+    _set_thought_details(part, details)
     _set_thought_kind(part, "thought")
     return part
 
@@ -266,6 +265,8 @@ def _decode_opaque(data: dict[str, Any]) -> Part:
 _PART_DECODERS: dict[str, Callable[[dict[str, Any]], Part]] = {
     "text": _decode_text,
     "user-prompt": _decode_user_prompt,
+    "user-content": _decode_user_content,
+    "image": _decode_image,
     "system-prompt": _decode_system_prompt,
     "thought": _decode_thought,
     "thinking": _decode_thought,

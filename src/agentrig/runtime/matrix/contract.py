@@ -18,7 +18,7 @@ from pathlib import Path
 
 from agentrig.errors import AgentrigError
 from agentrig.runtime.matrix.compare import ScenarioComparison
-from agentrig.scenarios.control_expectations import ControlExpectations
+from agentrig.scenarios.expectation_model import TurnExpectations
 from agentrig.scenarios.loader import load_paths
 
 __all__ = ["CONTRACT_ROWS", "ContractRow", "VersionNote", "contract_section", "version_notes"]
@@ -94,7 +94,7 @@ def version_notes(paths: Sequence[Path]) -> list[VersionNote]:
     notes: list[VersionNote] = []
     for item in loaded:
         scenario = item.scenario
-        places: list[tuple[str, ControlExpectations]] = [
+        places: list[tuple[str, TurnExpectations]] = [
             (f"turn {index + 1}", turn.expect) for index, turn in enumerate(scenario.turns)
         ]
         places.append(("scenario", scenario.expect))

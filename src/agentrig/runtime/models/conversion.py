@@ -10,9 +10,9 @@ Round trip guarantee (tests/runtime/test_convert.py, test_agent_histories.py): p
 -> JSON -> canonical -> pydantic-ai keeps every part, its order and every tool-bound `tool_call_id`;
 tool-call arguments keep their meaning (`args_as_dict()` is unchanged). What the canonical form does
 not carry is dropped: timestamps, per-response usage and model names, request instructions, message
-`state`, `conversation_id` and `metadata`, provider details (including a thinking part's `id` and
-`provider_name`), tool-return `metadata`, and the random id pydantic-ai < 2.60 gave output retries (it
-references no call).
+`state`, `conversation_id` and `metadata`, the provider details of text and tool-call parts (a thinking part keeps
+its `signature`, `id`, `provider_name` and `provider_details`: a provider needs them to accept the thought back),
+tool-return `metadata`, and the random id pydantic-ai < 2.60 gave output retries (it references no call).
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ from pydantic_ai.messages import (
 
 from agentrig.errors import HistoryFormatError
 from agentrig.runtime.history import jsonio
-from agentrig.runtime.history.canonical import Message
-from agentrig.runtime.history.pydantic_ai_dicts import to_pydantic_ai_dicts
+from agentrig.runtime.history.canonical import Message, UserContentPart, UserPrompt
+from agentrig.runtime.history.pydantic_ai_dicts import to_pydantic_ai_dicts, user_prompt_dict
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.history.wire import history_from_json, no_cyclic_gc
 from agentrig.runtime.models import pydantic_ai_compat
@@ -50,6 +50,7 @@ __all__ = [
     "to_canonical",
     "to_pydantic_ai",
     "usage_from_run",
+    "user_prompt_to_pydantic_ai",
 ]
 
 
@@ -99,7 +100,15 @@ def _part_json(part: Any) -> dict[str, Any]:
     if kind is SystemPromptPart:
         return {"part_kind": "system-prompt", "content": part.content}
     if kind is ThinkingPart:
-        return {"part_kind": "thinking", "content": part.content, "signature": part.signature}
+        details = part.provider_details
+        return {
+            "part_kind": "thinking",
+            "content": part.content,
+            "signature": part.signature,
+            "provider_name": part.provider_name,
+            "id": part.id,
+            "provider_details": None if details is None else _plain_json(details),
+        }
     if kind is ToolCallPart:
         args = part.args if part.args is None or type(part.args) is str else _plain_json(part.args)
         return {"part_kind": "tool-call", "tool_name": part.tool_name, "tool_call_id": part.tool_call_id, "args": args}
@@ -155,6 +164,17 @@ def to_pydantic_ai(
             + _first_error(error),
             path=source,
         ) from None
+
+
+def user_prompt_to_pydantic_ai(prompt: UserPrompt | None) -> str | list[Any] | None:
+    """The `user_prompt` of `Agent.iter` for a canonical prompt: text, or a list of text and pydantic-ai's
+    `BinaryContent` / `ImageUrl` / `DocumentUrl` / ... (through the one mapping `pydantic_ai_dicts` writes)."""
+    if prompt is None or isinstance(prompt, str):
+        return prompt
+    request = {"kind": "request", "parts": [user_prompt_dict(UserContentPart(content=prompt))]}
+    (message,) = ModelMessagesTypeAdapter.validate_python([request])
+    part: Any = message.parts[0]
+    return list(part.content)
 
 
 def dump_pydantic_ai_json(history: Sequence[Message], *, pretty: bool = False) -> bytes:

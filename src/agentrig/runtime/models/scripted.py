@@ -30,6 +30,7 @@ import json
 from collections.abc import AsyncGenerator, AsyncIterator, Generator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
+from pathlib import Path
 from typing import Any
 
 from pydantic_ai.exceptions import ModelAPIError, ModelHTTPError
@@ -48,10 +49,19 @@ from pydantic_ai.settings import ModelSettings
 from pydantic_ai.usage import RequestUsage
 
 from agentrig.runtime.history.run_records import Check
+from agentrig.runtime.models.attachments import attachment_check, attachments_seen
+from agentrig.runtime.models.conversion import to_canonical
 from agentrig.runtime.models.input_checks import common_input_checks
 from agentrig.runtime.models.run_control import request_abort
 from agentrig.runtime.models.scripted_stream import StreamItem, answered_text_chunks, response_deltas, with_fixed_usage
-from agentrig.runtime.models.stops import ScriptExhausted, ScriptMismatch, describe_step, shorten
+from agentrig.runtime.models.stops import (
+    ScriptExhausted,
+    ScriptMismatch,
+    describe_step,
+    provider_error_message,
+    provider_error_status,
+    shorten,
+)
 from agentrig.scenarios.model import ModelInputCheck, ModelStep, ScriptedError
 
 __all__ = ["SCRIPT_MODEL_NAME", "ScriptedModel", "summary_request"]
@@ -60,14 +70,6 @@ SCRIPT_MODEL_NAME = "agentrig-script"
 
 # pydantic-ai marks the tool returns it synthesizes for dangling calls with this metadata key (2.38 and 2.68).
 _SYNTHESIZED_RETURN_KEY = "pydantic_ai_synthesized_tool_return"
-
-_DEFAULT_ERROR_MESSAGES: dict[str, str] = {
-    "context_length": "This model's maximum context length is exceeded. Please reduce the length of the messages.",
-    "rate_limit": "Rate limit reached for requests. Please try again later.",
-    "server_error": "The server had an error while processing your request.",
-    "auth": "Incorrect API key provided.",
-    "connection": "Connection error.",
-}
 
 _in_summary_request: ContextVar[bool] = ContextVar("agentrig_in_summary_request", default=False)
 
@@ -86,14 +88,16 @@ def summary_request() -> Generator[None]:
 
 
 def _provider_error(error: ScriptedError, model_name: str) -> Exception:
-    message = error.message or _DEFAULT_ERROR_MESSAGES[error.kind]
-    if error.kind == "connection":
+    message = provider_error_message(error)
+    status = provider_error_status(error)
+    if status is None:  # a dropped connection
         return ModelAPIError(model_name=model_name, message=message)
-    status, code, error_type = {
-        "context_length": (400, "context_length_exceeded", "invalid_request_error"),
-        "rate_limit": (429, "rate_limit_exceeded", "requests"),
-        "server_error": (500, "server_error", "server_error"),
-        "auth": (401, "invalid_api_key", "invalid_request_error"),
+    code, error_type = {
+        "context_length": ("context_length_exceeded", "invalid_request_error"),
+        "rate_limit": ("rate_limit_exceeded", "requests"),
+        "server_error": ("server_error", "server_error"),
+        "auth": ("invalid_api_key", "invalid_request_error"),
+        "request_rejected": ("invalid_request", "invalid_request_error"),
     }[error.kind]
     body = {"error": {"message": message, "type": error_type, "code": code}}
     return ModelHTTPError(status_code=status, model_name=model_name, body=body)
@@ -105,6 +109,9 @@ def _part_text(part: Any) -> str | None:
     if kind in ("retry-prompt", "retry-feedback"):
         # What the model reads: the message as written (a string), or the rendered validation errors.
         return part.model_response()
+    if kind == "user-prompt" and not isinstance(part.content, str):
+        # Text and attachments: the model reads the text items (an attachment is no text to search).
+        return "\n".join(item for item in part.content if isinstance(item, str))
     if kind in ("text", "user-prompt", "system-prompt", "thinking"):
         content: Any = getattr(part, "content", "")
         return content if isinstance(content, str) else json.dumps(content, default=str)
@@ -134,14 +141,20 @@ class ScriptedModel(FunctionModel):
     reports_exact_usage: bool = True
     """Usage comes from the script, never estimated (the orchestrator reads this)."""
 
-    def __init__(self, turns: Sequence[Sequence[ModelStep]], *, model_name: str = SCRIPT_MODEL_NAME) -> None:
+    def __init__(
+        self, turns: Sequence[Sequence[ModelStep]], *, model_name: str = SCRIPT_MODEL_NAME, base_dir: Path | None = None
+    ) -> None:
         super().__init__(self._respond, stream_function=self._stream, model_name=model_name)
+        self._base_dir = base_dir or Path()
+        """Where `expect_input.attachments` files are read from (the scenario file's folder)."""
         self._turns: tuple[tuple[ModelStep, ...], ...] = tuple(tuple(steps) for steps in turns)
         self._turn_index = 0
         self._step_index = 0
         self._checks: list[Check] = []
         self._usage = RequestUsage()
         self._chunks: tuple[str, ...] | None = None
+        self._parts: list[ModelResponsePart] = []
+        """The parts of the response the current step answered with (a stream rebuilds them from deltas)."""
 
     # --- the script's position, driven by execution.py ---
 
@@ -208,10 +221,11 @@ class ScriptedModel(FunctionModel):
         # FunctionModel opens the stream (and so runs the step up to its first delta) before yielding it,
         # so `self._usage` is this step's usage by the time the response is handed out.
         async with super().request_stream(messages, model_settings, model_request_parameters, run_context) as stream:
-            yield with_fixed_usage(stream, self._usage)
+            yield with_fixed_usage(stream, self._usage, parts=self._parts)
 
     async def _stream(self, messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[StreamItem]:
         response = await self._respond(messages, info)
+        self._parts = list(response.parts)
         for item in response_deltas(response.parts, text_chunks=self._chunks):
             yield item
 
@@ -241,7 +255,7 @@ class ScriptedModel(FunctionModel):
         number, step = self._next_step(messages)
         where = f"turn {self._turn_index + 1}, step {number}"
         if step.expect_input is not None:
-            self._checks.extend(_input_checks(step.expect_input, messages, info, where=where))
+            self._checks.extend(_input_checks(step.expect_input, messages, info, where=where, base_dir=self._base_dir))
         self._usage = _request_usage(step)
         self._chunks = step.chunks
         answered_text_chunks.set(step.chunks)
@@ -257,8 +271,17 @@ class ScriptedModel(FunctionModel):
         if step.empty:
             return ModelResponse(parts=[])
         parts: list[ModelResponsePart] = []
-        if step.thought is not None:
-            parts.append(ThinkingPart(content=step.thought))
+        thought = step.scripted_thought
+        if thought is not None:
+            parts.append(
+                ThinkingPart(
+                    content=thought.content,
+                    id=thought.id,
+                    signature=thought.signature,
+                    provider_name=thought.provider_name,
+                    provider_details=thought.provider_details,
+                )
+            )
         if step.text is not None:
             parts.append(TextPart(content=step.text))
         parts.extend(ToolCallPart(tool_name=c.name, args=c.args, tool_call_id=c.id) for c in step.tool_calls)
@@ -312,7 +335,7 @@ def _seen_texts(messages: Sequence[ModelMessage]) -> list[str]:
 
 
 def _input_checks(
-    expect: ModelInputCheck, messages: Sequence[ModelMessage], info: AgentInfo, *, where: str
+    expect: ModelInputCheck, messages: Sequence[ModelMessage], info: AgentInfo, *, where: str, base_dir: Path
 ) -> list[Check]:
     checks: list[Check] = []
     prefix = f"{where}: input"
@@ -357,4 +380,7 @@ def _input_checks(
             offered_tools=offered,
         )
     )
+    if expect.attachments is not None:
+        seen = attachments_seen(to_canonical(messages))
+        checks.append(attachment_check(expect.attachments, seen, base_dir, prefix=prefix))
     return checks

@@ -13,17 +13,26 @@ function yields, in part order:
 
 `with_fixed_usage` wraps FunctionModel's streamed response so it reports the script's usage: FunctionModel
 estimates a stream's usage from the text it saw (and the estimate differs between versions), and a stream
-function has no way to report any.
+function has no way to report any. It also gives each thought back what a delta cannot carry: its id, provider
+and provider details (FunctionModel names the provider of a signed streamed thought `function`, 2.38 and 2.68),
+so a streamed and a plain run of one script leave the same history.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import TypeAlias
 
-from pydantic_ai.messages import ModelResponsePart, ModelResponseStreamEvent, TextPart, ThinkingPart, ToolCallPart
+from pydantic_ai.messages import (
+    ModelResponse,
+    ModelResponsePart,
+    ModelResponseStreamEvent,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+)
 from pydantic_ai.models import StreamedResponse
 from pydantic_ai.models.function import DeltaThinkingPart, DeltaToolCall, FunctionStreamedResponse
 from pydantic_ai.usage import RequestUsage
@@ -69,6 +78,7 @@ class _ScriptUsageStream(FunctionStreamedResponse):
     """FunctionModel's streamed response, reporting the script's usage instead of an estimate."""
 
     script_usage: RequestUsage = field(default_factory=RequestUsage)
+    script_parts: list[ModelResponsePart] = field(default_factory=list[ModelResponsePart])
 
     def __post_init__(self) -> None:
         self._usage = self.script_usage
@@ -85,13 +95,30 @@ class _ScriptUsageStream(FunctionStreamedResponse):
     def usage(self) -> RequestUsage:  # pyright: ignore[reportIncompatibleVariableOverride]
         return self.script_usage
 
+    def get(self) -> ModelResponse:
+        response = super().get()
+        parts = list(response.parts)
+        for index, (built, scripted) in enumerate(zip(parts, self.script_parts, strict=False)):
+            if isinstance(built, ThinkingPart) and isinstance(scripted, ThinkingPart):
+                parts[index] = replace(
+                    built,
+                    id=scripted.id,
+                    signature=scripted.signature,
+                    provider_name=scripted.provider_name,
+                    provider_details=scripted.provider_details,
+                )
+        return replace(response, parts=parts)
 
-def with_fixed_usage(stream: StreamedResponse, usage: RequestUsage) -> StreamedResponse:
-    """`stream` (a FunctionModel stream, not iterated yet) as a response whose usage is `usage`.
+
+def with_fixed_usage(
+    stream: StreamedResponse, usage: RequestUsage, *, parts: Sequence[ModelResponsePart] = ()
+) -> StreamedResponse:
+    """`stream` (a FunctionModel stream, not iterated yet) as a response whose usage is `usage` and whose thoughts
+    carry the fields of the scripted `parts`.
 
     Built from the stream's own constructor fields, so it reads the same deltas; a stream of another kind is
     returned unchanged."""
     if not isinstance(stream, FunctionStreamedResponse):
         return stream
     values = {f.name: getattr(stream, f.name) for f in fields(stream) if f.init}
-    return _ScriptUsageStream(**values, script_usage=usage)
+    return _ScriptUsageStream(**values, script_usage=usage, script_parts=list(parts))

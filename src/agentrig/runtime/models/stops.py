@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from agentrig.runtime.history.run_records import RunErrorKind
 
 if TYPE_CHECKING:  # only its attributes are read: the errors stay importable without the scenario models
-    from agentrig.scenarios.model import ModelStep
+    from agentrig.scenarios.model import ModelStep, ScriptedError
 
 __all__ = [
     "EmptyResponsesRepeated",
@@ -30,8 +30,26 @@ __all__ = [
     "ScriptMismatch",
     "ScriptedToolFailure",
     "describe_step",
+    "provider_error_message",
+    "provider_error_status",
     "shorten",
 ]
+
+_PROVIDER_ERROR_MESSAGES: dict[str, str] = {
+    "context_length": "This model's maximum context length is exceeded. Please reduce the length of the messages.",
+    "rate_limit": "Rate limit reached for requests. Please try again later.",
+    "server_error": "The server had an error while processing your request.",
+    "auth": "Incorrect API key provided.",
+    "connection": "Connection error.",
+    "request_rejected": "The request was rejected as invalid.",
+}
+_PROVIDER_ERROR_STATUSES: dict[str, int] = {
+    "context_length": 400,
+    "rate_limit": 429,
+    "server_error": 500,
+    "auth": 401,
+    "request_rejected": 400,
+}
 
 
 class RunStopped(Exception):
@@ -84,6 +102,16 @@ def shorten(text: str, limit: int = 60) -> str:
     return folded if len(folded) <= limit else folded[: limit - 3] + "..."
 
 
+def provider_error_message(error: ScriptedError) -> str:
+    """A scripted provider error's message: the script's, else the kind's usual words (the same on both engines)."""
+    return error.message or _PROVIDER_ERROR_MESSAGES[error.kind]
+
+
+def provider_error_status(error: ScriptedError) -> int | None:
+    """A scripted provider error's HTTP status: the script's, else the kind's usual one (None: a dropped connection)."""
+    return error.status if error.status is not None else _PROVIDER_ERROR_STATUSES.get(error.kind)
+
+
 def describe_step(step: ModelStep) -> str:
     """A short summary of a scripted step, for mismatch messages."""
     if step.error is not None:
@@ -95,8 +123,9 @@ def describe_step(step: ModelStep) -> str:
     pieces: list[str] = []
     if step.abort:
         pieces.append("abort")
-    if step.thought is not None:
-        pieces.append(f"thought {json.dumps(shorten(step.thought))}")
+    thought = step.scripted_thought
+    if thought is not None:
+        pieces.append(f"thought {json.dumps(shorten(thought.content))}")
     if step.text is not None:
         pieces.append(f"text {json.dumps(shorten(step.text))}")
     pieces.extend(f"tool call {call.name}" for call in step.tool_calls)

@@ -1,7 +1,9 @@
 """YAML tools whose results are what the source recorded, matched by the call's arguments.
 
-Each tool gets one rule per distinct argument object (`when`: the whole object, so a call with a changed
-argument matches no rule and the run fails naming the call), answering as the source did: `return` the
+A tool whose schema the source recorded validates its arguments against it, as the real tool did; one whose schema
+is guessed from the arguments seen does not (`validate_args: false`). Each tool gets one rule per distinct argument
+object (`when`: the whole object, so a call with a changed argument matches no rule and the run fails naming the
+call), answering as the source did: `return` the
 recorded content, or `retry` with the recorded message. When the same arguments were answered differently
 over the conversation, each of those calls gets its own rule, pinned by its ordinal (`call`). Calls whose
 arguments are not a JSON object need no rule: pydantic-ai answers them with validation errors itself.
@@ -45,7 +47,12 @@ def yaml_tools(turns: Sequence[ScriptTurn], schemas: Mapping[str, Mapping[str, A
             recorded[call.tool_name].append((ordinals[call.tool_name], call.args, _outcome(answer)))
     tools: dict[str, Any] = {}
     for name in order:
-        spec: dict[str, Any] = {"parameters": dict(schemas.get(name) or _inferred_schema(turns, name))}
+        schema = schemas.get(name)
+        spec: dict[str, Any] = {"parameters": dict(schema or _inferred_schema(turns, name))}
+        if not schema:
+            # A schema guessed from the arguments seen says nothing of what the real tool accepted: validating
+            # against it would answer a call the source ran with a retry: the recorded calls reach the rules as made.
+            spec["validate_args"] = False
         spec["results"] = _rules(recorded[name])
         tools[name] = spec
     return tools

@@ -30,6 +30,7 @@ from agentrig.runtime.history.canonical import (
     ThoughtPart,
     ToolCallPart,
     ToolReturnPart,
+    UserContentPart,
 )
 from agentrig.runtime.history.usage import Usage
 
@@ -115,7 +116,7 @@ def _request(walk: _Walk, index: int, message: Message) -> None:
     for number, part in enumerate(message.parts):
         if isinstance(part, SystemPromptPart):
             continue  # the agent's own: the scenario's system_prompt, never part of a stored history
-        if isinstance(part, OpaquePart):
+        if isinstance(part, OpaquePart | UserContentPart):
             raise Unreplayable(
                 walk.path,
                 index,

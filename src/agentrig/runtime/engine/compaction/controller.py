@@ -39,9 +39,11 @@ from agentrig.runtime.history.canonical import (
     ThoughtPart,
     ToolCallPart,
     ToolReturnPart,
+    UserContentPart,
 )
 from agentrig.runtime.history.run_records import CompactionOutcome
 from agentrig.runtime.history.sessions import CompactionRecord
+from agentrig.runtime.history.user_content import describe_prompt
 
 Summarizer = Callable[[str], Awaitable[str]]
 """Turns a transcript into a summary (calls the model with `SUMMARIZE_PROMPT`)."""
@@ -75,6 +77,9 @@ def _part_chars(part: Part) -> int:
             return len(content)
         case OpaquePart():
             return len(orjson.dumps(part.data))
+        case UserContentPart():
+            # The text, and each attachment as its short label: a file's bytes are not text the model reads.
+            return len(describe_prompt(part.content) or "")
 
 
 def estimate_message_tokens(message: Message) -> int:
@@ -158,6 +163,8 @@ def serialize_transcript(history: Sequence[Message]) -> str:
             match part:
                 case TextPart():
                     lines.append(f"{speaker}: {part.content}")
+                case UserContentPart():
+                    lines.append(f"{speaker}: {describe_prompt(part.content)}")
                 case ToolCallPart():
                     args = part.args if isinstance(part.args, str) else orjson.dumps(part.args).decode()
                     lines.append(f"Assistant called {part.tool_name}({args}) [{part.tool_call_id}]")

@@ -22,15 +22,16 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic_ai import Agent, DeferredToolRequests
+from pydantic_ai import Agent
 from pydantic_ai.agent import AbstractAgent
 
 from agentrig.errors import ScenarioError
 from agentrig.runtime.engine.module_loading import resolve_attribute, sys_exit_hint
 from agentrig.runtime.engine.pydantic_ai_engine.deps import offline_import
+from agentrig.runtime.engine.pydantic_ai_engine.yaml_output import add_output_validator, output_type
 from agentrig.runtime.engine.pydantic_ai_engine.yaml_tools import ToolCallCounts, build_toolset, can_defer
 from agentrig.scenarios.loader import LoadedScenario
-from agentrig.scenarios.model import Settings, ToolSpec
+from agentrig.scenarios.model import OutputSpec, Settings, ToolSpec
 
 __all__ = [
     "DEFAULT_AGENT_CACHE",
@@ -114,12 +115,23 @@ class AgentHandle:
         self._cache.invalidate(self.key)
 
 
-def agent_version(*, kind: str, system_prompt: str | None, tools: dict[str, ToolSpec], settings: Settings) -> str:
-    """A hash of everything that changes how the agent behaves (short hex)."""
+def agent_version(
+    *,
+    kind: str,
+    system_prompt: str | None,
+    tools: dict[str, ToolSpec],
+    settings: Settings,
+    output: OutputSpec | None = None,
+    base_dir: Path | None = None,
+) -> str:
+    """A hash of everything that changes how the agent behaves (short hex); `base_dir` where `output.type` is
+    imported from."""
     material = {
         "kind": kind,
         "system_prompt": system_prompt,
         "tools": {name: spec.model_dump(mode="json", by_alias=True) for name, spec in tools.items()},
+        "output": output.model_dump(mode="json", by_alias=True) if output is not None else None,
+        "base_dir": str(base_dir.resolve()) if output is not None and output.type and base_dir else None,
         "tool_retries": settings.tool_retries,
         "output_retries": settings.output_retries,
         "timeout": settings.timeout,
@@ -128,16 +140,32 @@ def agent_version(*, kind: str, system_prompt: str | None, tools: dict[str, Tool
     return f"{kind}:{digest[:16]}"
 
 
-def _self_contained(system_prompt: str | None, tools: dict[str, ToolSpec], settings: Settings) -> AnyAgent:
-    output_type: Any = [str, DeferredToolRequests] if can_defer(tools) else str
-    return Agent(
+def _self_contained(
+    system_prompt: str | None,
+    tools: dict[str, ToolSpec],
+    settings: Settings,
+    output: OutputSpec | None = None,
+    loaded: LoadedScenario | None = None,
+    offline: bool = False,
+) -> AnyAgent:
+    search = [loaded.base_dir, Path.cwd()] if loaded is not None else [Path.cwd()]
+    agent: AnyAgent = Agent(
         None,
         instructions=system_prompt,
-        output_type=output_type,
+        output_type=output_type(
+            output,
+            may_defer=can_defer(tools),
+            search_paths=search,
+            scenario_path=loaded.path if loaded is not None else None,
+            line=loaded.line_of("output", "type") if loaded is not None else None,
+            offline=offline,
+        ),
         deps_type=ToolCallCounts,
         toolsets=[build_toolset(tools)] if tools else None,
         retries={"tools": settings.tool_retries, "output": settings.output_retries},
     )
+    add_output_validator(agent, output)
+    return agent
 
 
 def agent_for_prompt(
@@ -217,10 +245,20 @@ def agent_for_scenario(
         )
     prompt = loaded.system_prompt_text()
     tools = dict(scenario.tools)
-    key = agent_version(kind="self-contained", system_prompt=prompt, tools=tools, settings=scenario.settings)
+    output = scenario.output
+    key = agent_version(
+        kind="self-contained",
+        system_prompt=prompt,
+        tools=tools,
+        settings=scenario.settings,
+        output=output,
+        base_dir=loaded.base_dir,
+    )
+    if output is not None and output.type is not None:
+        _self_contained(prompt, tools, scenario.settings, output, loaded, offline)  # fail now, at its line
     return AgentHandle(
         key=key,
-        build=lambda: _self_contained(prompt, tools, scenario.settings),
+        build=lambda: _self_contained(prompt, tools, scenario.settings, output, loaded, offline),
         label="self-contained",
         deps=ToolCallCounts(),
         cache=cache,

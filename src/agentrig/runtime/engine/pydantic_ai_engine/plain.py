@@ -43,7 +43,7 @@ from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.run_records import RunError
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.models import chain, pydantic_ai_compat
-from agentrig.runtime.models.conversion import to_canonical, to_pydantic_ai
+from agentrig.runtime.models.conversion import to_canonical, to_pydantic_ai, user_prompt_to_pydantic_ai
 from agentrig.runtime.models.failures import classify
 from agentrig.runtime.models.request_model import InputPrefix, RequestModel
 from agentrig.runtime.models.run_control import RunControl, open_run_control
@@ -98,7 +98,7 @@ class PydanticAIEngine:
         with capture_run_messages() as captured, open_run_control(control):
             try:
                 async with self.agent.agent.iter(
-                    request.prompt,
+                    user_prompt_to_pydantic_ai(request.prompt),
                     message_history=self._conversion.to_pydantic_ai(request.history),
                     model=model,
                     deps=self.agent.deps,

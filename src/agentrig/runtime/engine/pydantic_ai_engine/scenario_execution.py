@@ -39,6 +39,7 @@ from agentrig.runtime.history.events import Event, EventLog
 from agentrig.runtime.history.run_records import ToolCallStatusRecord, TurnRecord
 from agentrig.runtime.history.sessions import Session, load_session, new_session
 from agentrig.runtime.history.tool_registry import ToolCallRegistry
+from agentrig.runtime.models.attachments import turn_prompt
 from agentrig.runtime.models.conversion import dump_pydantic_ai_json
 from agentrig.runtime.models.failures import classify
 from agentrig.runtime.models.scripted import ScriptedModel
@@ -89,7 +90,7 @@ class ScenarioExecution:
 
 def scripted_model_for(loaded: LoadedScenario) -> ScriptedModel:
     """The scripted model answering this scenario's turns."""
-    return ScriptedModel([turn.model for turn in loaded.scenario.turns])
+    return ScriptedModel([turn.model for turn in loaded.scenario.turns], base_dir=loaded.base_dir)
 
 
 def _initial_session(loaded: LoadedScenario) -> Session:
@@ -183,7 +184,10 @@ async def _run_turns(
         if script is not None:
             script.begin_turn(index)
         record = await orchestrator.run(
-            turn.user, deferred_results=turn_deferred_results(turn), steering=turn.steer, cancel=turn.cancel
+            turn_prompt(loaded, index),
+            deferred_results=turn_deferred_results(turn),
+            steering=turn.steer,
+            cancel=turn.cancel,
         )
         if script is not None:
             record = replace(record, model_input_checks=(*script.take_checks(), *subagents.take_checks()))

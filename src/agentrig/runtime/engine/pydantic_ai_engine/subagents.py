@@ -69,8 +69,8 @@ class _RecordingScript(ScriptedModel):
     What a request sends is kept before the script answers, so a run the script fails (an `error` step, no step
     left) is exported too, ending with the request it could not answer; streamed runs (`run_stream`) likewise."""
 
-    def __init__(self, spec: str, steps: Sequence[ModelStep]) -> None:
-        super().__init__([steps])
+    def __init__(self, spec: str, steps: Sequence[ModelStep], *, base_dir: Path) -> None:
+        super().__init__([steps], base_dir=base_dir)
         self.spec = spec
         self.runs: dict[object, list[ModelMessage]] = {}
 
@@ -133,7 +133,7 @@ class SubAgentScripts:
                 kind = type(agent).__name__
                 raise fail(f"{spec!r} is a {kind}, not a pydantic-ai Agent (the Agent object its caller runs)")
             self._agents.append(agent)
-            self._scripts.append(_RecordingScript(spec, script.model))
+            self._scripts.append(_RecordingScript(spec, script.model, base_dir=loaded.base_dir))
 
     def overriding(self) -> ExitStack:
         """Every scripted agent runs on its script until the returned stack closes."""

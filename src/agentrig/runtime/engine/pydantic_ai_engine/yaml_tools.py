@@ -1,15 +1,19 @@
 """Tools declared in a scenario's YAML, turned into a pydantic-ai toolset with canned outcomes.
 
-Each `ToolSpec` becomes a `Tool.from_schema` tool (the YAML JSON Schema is what the model sees; pydantic-ai
-skips validating the arguments against it, so the script decides what happens) in one `FunctionToolset`.
-When the model calls a tool, its `results` rules are tried in order; the first rule whose `when` is a subset
-of the arguments and whose `call` matches the call's ordinal is used:
+Each `ToolSpec` becomes a `Tool.from_schema` tool (the YAML JSON Schema is what the model sees) in one
+`FunctionToolset`. `Tool.from_schema` validates nothing, so the tool's validator is replaced by one built from the
+schema (`scenarios.json_schema_validation`, unless `validate_args: false`): pydantic-ai then answers arguments
+that do not fit with the retry prompt a real function's arguments would get, and the rules see the validated
+arguments. When the model calls a tool, its `results` rules are tried in order; the first rule whose `when` is a
+subset of the arguments and whose `call` matches the call's ordinal is used:
 
-    return  -> the value is the tool's result
+    return  -> the value is the tool's result; with `outcome: failed` pydantic-ai's `ToolFailed(return)` (a
+               failed result the model reads, the run goes on), with `outcome: denied` `ToolDenied(return)`
     retry   -> `ModelRetry(message)`: the model is asked to try again (counts against the tool's retries)
     fail    -> `ScriptedToolFailure`: a non-retryable error, the turn ends with `tool_failed`
     defer   -> `CallDeferred()`: the turn ends with the call pending (the agent's output type must allow
                `DeferredToolRequests`; `agents.py` arranges that)
+    abort   -> the run is cancelled while the tool runs (`run_control.request_abort`, as an abort step)
     delay   -> sleep first (combines with any of the above)
 
 A call no rule matches ends the turn with `script_mismatch`, naming the tool, the call number and the args.
@@ -23,15 +27,21 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic_ai import CallDeferred, ModelRetry, RunContext, Tool
+from pydantic_ai import CallDeferred, ModelRetry, RunContext, Tool, ToolDenied
+from pydantic_ai.exceptions import ToolFailed
 from pydantic_ai.toolsets import FunctionToolset
 from pydantic_core import SchemaValidator, core_schema
 
 from agentrig.runtime.engine.tool_rules import ToolCallCounts, can_defer, describe_args, matching_result
+from agentrig.runtime.models.run_control import request_abort
 from agentrig.runtime.models.stops import ScriptedToolFailure, ScriptMismatch
+from agentrig.scenarios.json_schema_validation import schema_validator
 from agentrig.scenarios.model import ToolSpec
 
 __all__ = ["ToolCallCounts", "build_toolset", "can_defer", "matching_result"]
+
+ANY_OBJECT = SchemaValidator(core_schema.dict_schema())
+"""The arguments of a tool that validates nothing else (`validate_args: false`): a JSON object."""
 
 
 def _tool_function(name: str, spec: ToolSpec) -> Any:
@@ -55,6 +65,13 @@ def _tool_function(name: str, spec: ToolSpec) -> Any:
             )
         if result.defer:
             raise CallDeferred()
+        if result.abort:
+            request_abort(None, where=f"tool {name!r} call #{ordinal}")
+            await asyncio.Event().wait()  # never returns: the cancellation wakes this await
+        if result.outcome == "failed":
+            raise ToolFailed(str(result.return_))
+        if result.outcome == "denied":
+            return ToolDenied(str(result.return_))
         return result.return_
 
     run_yaml_tool.__name__ = name
@@ -74,9 +91,10 @@ def build_toolset(tools: Mapping[str, ToolSpec]) -> FunctionToolset[Any]:
             sequential=spec.sequential,
         )
         tool.max_retries = spec.retries  # None: the agent's `retries['tools']` (from_schema has no such argument)
-        # from_schema accepts any JSON as arguments (2.38 and 2.68); a call whose arguments are not an object (`[1, 2]`)
-        # would then crash the tool with a TypeError. A typed tool answers it with a validation retry ("Input should
-        # be a valid dictionary"): so must a YAML tool, whose arguments are always an object.
-        tool.function_schema.validator = SchemaValidator(core_schema.dict_schema())
+        # from_schema accepts any JSON as arguments (any_schema, 2.38 and 2.68): arguments that are not an object
+        # (`[1, 2]`) would then crash the tool with a TypeError where a typed tool answers "Input should be a valid
+        # dictionary". The schema's validator answers as a typed tool does; without it, only an object is required.
+        validator = schema_validator(spec.parameters) if spec.validate_args else ANY_OBJECT
+        tool.function_schema.validator = validator
         built.append(tool)
     return FunctionToolset(built)

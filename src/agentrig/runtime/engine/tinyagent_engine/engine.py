@@ -53,13 +53,17 @@ from agentrig.runtime.engine.tinyagent_engine.messages import (
     agent_messages,
     canonical_messages,
     fallback_parsed,
+    host_results,
     invalid_arguments_error,
     response_usage,
+    token_limit_error,
 )
+from agentrig.runtime.engine.tinyagent_engine.output_rules import OutputRules
 from agentrig.runtime.engine.tinyagent_engine.response_stream import ObservedResponse
 from agentrig.runtime.engine.tinyagent_engine.script import AbortRequested, ScriptedProviderError, TinyagentScript
-from agentrig.runtime.engine.tinyagent_engine.tools import DEFERRED_PLACEHOLDER, ToolOutcomes
-from agentrig.runtime.history.canonical import Message, TextPart, ToolCallPart, ToolReturnPart
+from agentrig.runtime.engine.tinyagent_engine.tools import DEFERRED_PLACEHOLDER, ToolOutcomes, argument_errors
+from agentrig.runtime.engine.tool_rules import ToolCallCounts
+from agentrig.runtime.history.canonical import Message, TextPart, ToolCallPart, ToolReturnPart, prompt_part
 from agentrig.runtime.history.events import StreamListener
 from agentrig.runtime.history.run_records import RunError
 from agentrig.runtime.history.usage import Usage
@@ -81,6 +85,10 @@ class DeferredCalls:
 
 class _Halt(Exception):
     """Raised in a hook to end tinyagent's loop; the engine knows why (`_Run.error` / `_Run.interrupted`)."""
+
+
+def _text(message: Message) -> str:
+    return "".join(p.content for p in message.parts if isinstance(p, TextPart))
 
 
 def _is_empty(message: Message) -> bool:
@@ -112,11 +120,20 @@ async def _chain(ours: Callable[..., Any], own: Callable[..., Any] | None, *args
 class TinyagentEngine:
     """Runs a tinyagent `Agent` (the scenario's, or a user's own) with its model calls answered by the script."""
 
-    def __init__(self, agent: Agent, script: TinyagentScript, *, label: str, outcomes: ToolOutcomes) -> None:
+    def __init__(
+        self,
+        agent: Agent,
+        script: TinyagentScript,
+        *,
+        label: str,
+        outcomes: ToolOutcomes,
+        output_rules: OutputRules | None = None,
+    ) -> None:
         self.agent = agent
         self.script = script
         self._label = label
         self.outcomes = outcomes
+        self.output_rules = output_rules or OutputRules(counts=ToolCallCounts())
         self.last_usage: Usage | None = None
         """The newest response's usage, until the event log takes it."""
 
@@ -184,9 +201,11 @@ class _Run:
     async def run(self) -> Attempt:
         agent, request = self.agent, self.request
         self.engine.outcomes.begin_run()
+        self.engine.output_rules.begin_run()
+        self.engine.outcomes.request_abort = lambda: self.stop(None, interrupted=True)
         agent.replace_messages(agent_messages(request.history))
         if request.deferred_results:
-            for result in self._host_results(request.history, request.deferred_results):
+            for result in host_results(request.history, request.deferred_results, self.engine.outcomes):
                 agent.append_message(result)
         saved = _Hooks(agent.stream_fn, agent._before_tool_call, agent._after_tool_call, agent._should_stop_after_turn)  # pyright: ignore[reportPrivateUsage]
         agent.stream_fn = self.stream_fn
@@ -207,7 +226,12 @@ class _Run:
             timer = asyncio.get_running_loop().call_later(self.settings.timeout, self._time_out)
         try:
             if request.prompt is not None:
-                async for event in agent.stream(request.prompt):
+                prompt = request.prompt
+                # Text and images: one user message of text and image blocks (tinyagent_format writes it).
+                message = (
+                    prompt if isinstance(prompt, str) else agent_messages([Message.request(prompt_part(prompt))])[0]
+                )
+                async for event in agent.stream(message):
                     self.on_event(event)
             else:
                 unsubscribe = agent.subscribe(self.on_event)
@@ -225,20 +249,6 @@ class _Run:
             agent._before_tool_call, agent._after_tool_call = saved.before, saved.after  # pyright: ignore[reportPrivateUsage]
             agent._should_stop_after_turn = saved.stop  # pyright: ignore[reportPrivateUsage]
         return self._attempt()
-
-    def _host_results(self, history: Sequence[Message], results: Any) -> list[ToolResultMessage]:
-        """The host's answers to deferred calls, as the tool results tinyagent continues from."""
-        names = {call.tool_call_id: call.tool_name for message in history for call in message.tool_calls}
-        answers: list[ToolResultMessage] = []
-        for call_id, value in results.items():
-            text = value if isinstance(value, str) else _json_text(value)
-            if not isinstance(value, str):
-                self.engine.outcomes.returned[call_id] = value
-            self.engine.outcomes.deferred.discard(call_id)
-            answers.append(
-                ToolResultMessage(tool_call_id=call_id, tool_name=names.get(call_id), content=[TextContent(text=text)])
-            )
-        return answers
 
     def _attempt(self) -> Attempt:
         queue: list[Any] = self.agent._follow_up_queue  # pyright: ignore[reportPrivateUsage]
@@ -261,22 +271,24 @@ class _Run:
             and item.tool_call_id in outcomes.deferred
             and _result_text(item) == DEFERRED_PLACEHOLDER
         }
-        items = [
-            item for item in items if not (isinstance(item, ToolResultMessage) and item.tool_call_id in deferred_now)
-        ]
+        dropped = deferred_now | (outcomes.aborted if self.interrupted else set())
+        items = [item for item in items if not (isinstance(item, ToolResultMessage) and item.tool_call_id in dropped)]
         messages = canonical_messages(items, outcomes)
         if self.limit_response is not None:  # the run stopped right after it: it is the last response
             last = max(i for i, message in enumerate(messages) if message.kind == "response")
             messages[last] = replace(messages[last], state="interrupted")
         if self.interrupted_request and messages and messages[-1].kind == "response" and messages[-1].tool_calls:
             messages.append(Message(kind="request", state="interrupted"))
+        elif self.interrupted_request and len(messages) > len(self.request.history) and messages[-1].kind == "request":
+            messages[-1] = replace(messages[-1], state="interrupted")  # the results kept of an interrupted batch
         added = messages[len(self.request.history) :]
         returned = sum(
             1
             for message in added
             for part in message.parts
             if isinstance(part, ToolReturnPart)
-            and part.outcome == "success"
+            # pydantic-ai counts a call whose tool ran and returned, a `ToolDenied` answer included
+            and (part.outcome == "success" or part.tool_call_id in self.engine.outcomes.denied)
             and part.tool_call_id not in (self.request.deferred_results or {})
         )
         self.agent.replace_messages(items)
@@ -378,9 +390,11 @@ class _Run:
         usage = response_usage(message)
         self.usage = self.usage + usage
         self.engine.last_usage = usage
-        if self._token_limit_exceeded():
+        over_limit = token_limit_error(self.usage, self.settings)
+        if over_limit is not None:
             # pydantic-ai checks token limits inside the model request: the response is kept but marked
             # `interrupted`, and the run never hands it to tool execution (nor to the observer).
+            self.stop(over_limit)
             self.limit_response = message
             return message
         response = canonical_messages([message], self.engine.outcomes)[0]
@@ -389,27 +403,22 @@ class _Run:
             self.observer_stopped = True
             self.stop(RunError(kind=stopped.kind, message=stopped.message))
         elif _is_empty(response):
-            # The contract's intervention; tinyagent's loop ends at a response without tool calls, so the retry
-            # prompt (a user message carrying agentrig's retry marker) is queued as tinyagent's follow-up.
-            retry = {
-                "role": "user",
-                "content": [{"type": "text", "text": EMPTY_RESPONSE_RETRY, "agentrig": {"retry": True}}],
-            }
-            self.retry_queued = UserMessage.model_validate(retry)
-            self.agent.follow_up(self.retry_queued)
+            self._ask_again(EMPTY_RESPONSE_RETRY)  # the contract's intervention
+        elif not response.tool_calls and (retry := self.engine.output_rules.retry_for(_text(response))) is not None:
+            self._ask_again(retry)  # an output-validator rule (output_rules.py)
         return message
 
-    def _token_limit_exceeded(self) -> bool:
-        usage, settings = self.usage, self.settings
-        for name, limit, value in (
-            ("input_tokens_limit", settings.input_tokens_limit, usage.input_tokens),
-            ("output_tokens_limit", settings.output_tokens_limit, usage.output_tokens),
-            ("total_tokens_limit", settings.total_tokens_limit, usage.total_tokens),
-        ):
-            if limit is not None and value > limit:
-                self.stop(RunError(kind="usage_limit", message=f"Exceeded the {name} of {limit} ({name[:-6]}={value})"))
-                return True
-        return False
+    def _ask_again(self, text: str) -> None:
+        """An output retry, as pydantic-ai sends one: tinyagent's loop ends at a response without tool calls, so the
+        retry prompt (a user message carrying agentrig's retry marker) is queued as tinyagent's follow-up; past the
+        output-retry budget the run ends instead."""
+        exceeded = self.engine.output_rules.spend(self.settings.output_retries)
+        if exceeded is not None:
+            self.stop(exceeded)
+            return
+        retry = {"role": "user", "content": [{"type": "text", "text": text, "agentrig": {"retry": True}}]}
+        self.retry_queued = UserMessage.model_validate(retry)
+        self.agent.follow_up(self.retry_queued)
 
     # --- tinyagent's tool hooks ---
 
@@ -431,18 +440,26 @@ class _Run:
                     )
                 )
                 raise _Halt("tool calls limit")
-        invalid = invalid_arguments_error(call)
+        invalid = invalid_arguments_error(call) or argument_errors(
+            self.engine.outcomes, call.name or "", call.arguments
+        )
         if invalid is not None:
             if not self.engine.outcomes.may_retry(call.name or ""):
                 self._retries_exhausted()
             self.engine.outcomes.retried.add(call.id or "")
             self.engine.outcomes.retry_details[call.id or ""] = invalid
             return ToolLoopControl(
-                result=AgentToolResult(content=[TextContent(text=_json_text(invalid))]), is_error=True
+                result=AgentToolResult(content=[TextContent(text=json.dumps(invalid))]), is_error=True
             )
         return None
 
     def after_tool_call(self, call: ToolCallContent, result: ToolResultMessage) -> ToolLoopControl | None:
+        if self.interrupted:
+            # tinyagent hands the results over once the whole batch ran: the calls that completed before the
+            # interruption keep their results, as pydantic-ai's cancelled run keeps them; the calls the stop caught
+            # running (`outcomes.aborted`) are dropped in `_attempt` and closed as interrupted.
+            self.interrupted_request = True
+            return ToolLoopControl(terminate=True)
         if self.stopped:
             self.interrupted_request = True
             raise _Halt("stopped")
@@ -474,7 +491,3 @@ class _Run:
 
 def _result_text(item: ToolResultMessage) -> str:
     return "".join(block.text or "" for block in item.content if isinstance(block, TextContent))
-
-
-def _json_text(value: Any) -> str:
-    return json.dumps(value)

@@ -20,12 +20,14 @@ from typing import Any
 
 from tinyagent import Agent, AgentOptions
 
+from agentrig.media_types import DEFAULT_FILE_MEDIA_TYPE
 from agentrig.runtime.engine.compaction.controller import CompactionController
 from agentrig.runtime.engine.event_engine import EventingEngine
 from agentrig.runtime.engine.orchestrator import RequestOrchestrator
 from agentrig.runtime.engine.session_registry import scenario_registry
 from agentrig.runtime.engine.tinyagent_engine.agents import UNSUPPORTED_PREFIX, EngineUnsupported, load_tinyagent_agent
 from agentrig.runtime.engine.tinyagent_engine.engine import TinyagentEngine
+from agentrig.runtime.engine.tinyagent_engine.output_rules import OutputRules
 from agentrig.runtime.engine.tinyagent_engine.script import SCRIPT_MODEL, TinyagentScript
 from agentrig.runtime.engine.tinyagent_engine.tools import ToolOutcomes, yaml_tools
 from agentrig.runtime.engine.tool_rules import ToolCallCounts
@@ -35,8 +37,9 @@ from agentrig.runtime.history.run_records import RunError, TurnRecord
 from agentrig.runtime.history.sessions import Session, load_session, new_session
 from agentrig.runtime.history.tinyagent_format import messages_to_tinyagent
 from agentrig.runtime.history.tool_registry import ToolCallRegistry
+from agentrig.runtime.models.attachments import turn_prompt
 from agentrig.scenarios.loader import LoadedScenario
-from agentrig.scenarios.model import Scenario
+from agentrig.scenarios.model import Attachment, Scenario
 
 __all__ = ["EngineUnsupported", "TinyagentExecution", "execute_scenario_tinyagent", "unsupported_features"]
 
@@ -66,6 +69,10 @@ def unsupported_features(scenario: Scenario) -> list[str]:
         found.append("`capabilities:` / `history_processors:` (pydantic-ai capabilities attached to its runs)")
     if scenario.requires:
         found.append(f"`requires: {list(scenario.requires)}` (extras of pydantic-ai: its UI adapters, its harness)")
+    if scenario.output is not None and scenario.output.structured:
+        found.append(
+            "a structured output (`output.schema` / `output.type`: tinyagent's loop ends on text, with no output tool)"
+        )
     for index, turn in enumerate(scenario.turns):
         if turn.approvals is not None:
             found.append(
@@ -80,7 +87,22 @@ def unsupported_features(scenario: Scenario) -> list[str]:
             found.append(
                 f"turn {index + 1}: a cancel point (pydantic-ai's CancellationToken and RunCancelled snapshot)"
             )
+        others = [_attachment_kind(attachment) for attachment in turn.attachments]
+        others = [kind for kind in others if kind is not None]
+        if others:
+            found.append(
+                f"turn {index + 1}: attachments other than images ({', '.join(others)}; tinyagent's user messages"
+                " hold text and images)"
+            )
     return list(dict.fromkeys(found))
+
+
+def _attachment_kind(attachment: Attachment) -> str | None:
+    """What a non-image attachment is (its media type, or its URL kind); None for an image."""
+    media_type = attachment.resolved_media_type or DEFAULT_FILE_MEDIA_TYPE
+    if attachment.url_kind is not None and attachment.url_kind != "image-url":
+        return attachment.url_kind
+    return None if media_type.startswith("image/") else media_type
 
 
 def _initial_session(loaded: LoadedScenario) -> Session:
@@ -92,14 +114,17 @@ def _initial_session(loaded: LoadedScenario) -> Session:
     return replace(session, compaction=stored.compaction)
 
 
-def _scenario_agent(loaded: LoadedScenario, outcomes: ToolOutcomes) -> tuple[Agent, str]:
+def _scenario_agent(
+    loaded: LoadedScenario, outcomes: ToolOutcomes, counts: ToolCallCounts | None = None
+) -> tuple[Agent, str]:
     scenario = loaded.scenario
     if scenario.agent is not None:
         return load_tinyagent_agent(loaded), scenario.agent
     agent = Agent(AgentOptions())
     agent.set_model(SCRIPT_MODEL)
     agent.set_system_prompt(loaded.system_prompt_text() or "")
-    agent.set_tools(yaml_tools(scenario.tools, ToolCallCounts(), outcomes, tool_retries=scenario.settings.tool_retries))
+    retries = scenario.settings.tool_retries
+    agent.set_tools(yaml_tools(scenario.tools, counts or ToolCallCounts(), outcomes, tool_retries=retries))
     return agent, f"tinyagent agent with {len(scenario.tools)} YAML tool(s)"
 
 
@@ -112,11 +137,13 @@ async def execute_scenario_tinyagent(loaded: LoadedScenario, *, model: Any = Non
     if missing:
         raise EngineUnsupported(UNSUPPORTED_PREFIX + "; ".join(missing))
     outcomes = ToolOutcomes()
-    agent, label = _scenario_agent(loaded, outcomes)
+    counts = ToolCallCounts()
+    agent, label = _scenario_agent(loaded, outcomes, counts)
+    rules = scenario.output.validators if scenario.output is not None else ()
     own_model = agent.state.model
     if own_model is None:
         agent.set_model(SCRIPT_MODEL)
-    script = TinyagentScript([turn.model for turn in scenario.turns], stream=scenario.stream)
+    script = TinyagentScript([turn.model for turn in scenario.turns], stream=scenario.stream, base_dir=loaded.base_dir)
     session = _initial_session(loaded)
     compaction = scenario.settings.compaction
     compactor = None
@@ -128,7 +155,9 @@ async def execute_scenario_tinyagent(loaded: LoadedScenario, *, model: Any = Non
             summarizer=script.summarize,
             state=session.compaction,
         )
-    engine = TinyagentEngine(agent, script, label=label, outcomes=outcomes)
+    engine = TinyagentEngine(
+        agent, script, label=label, outcomes=outcomes, output_rules=OutputRules(rules=rules, counts=counts)
+    )
     events = EventLog()
     orchestrator = RequestOrchestrator(
         EventingEngine(engine, events, tap=engine), session, settings=scenario.settings, compactor=compactor
@@ -137,7 +166,7 @@ async def execute_scenario_tinyagent(loaded: LoadedScenario, *, model: Any = Non
     try:
         for index, turn in enumerate(scenario.turns):
             script.begin_turn(index)
-            record = await orchestrator.run(turn.user, deferred_results=turn.deferred_results)
+            record = await orchestrator.run(turn_prompt(loaded, index), deferred_results=turn.deferred_results)
             record = replace(record, model_input_checks=script.take_checks())
             mismatch = script.finish_turn()
             if mismatch is not None and record.error is None and not record.interrupted:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from pathlib import Path
 
 from agentrig.runtime.history.canonical import (
     Message,
@@ -16,8 +17,10 @@ from agentrig.runtime.history.canonical import (
     TextPart,
     ToolCallPart,
     ToolReturnPart,
+    UserContentPart,
 )
 from agentrig.runtime.history.run_records import Check
+from agentrig.runtime.models.attachments import attachment_check, attachments_seen
 from agentrig.runtime.models.input_checks import common_input_checks
 from agentrig.scenarios.model import ModelInputCheck
 
@@ -30,6 +33,8 @@ def _texts(messages: Sequence[Message]) -> list[str]:
         for part in message.parts:
             if isinstance(part, TextPart):
                 texts.append(part.content)
+            elif isinstance(part, UserContentPart):
+                texts.append(part.text)
             elif isinstance(part, ToolReturnPart | RetryPromptPart):
                 content = part.content
                 texts.append(content if isinstance(content, str) else json.dumps(content, default=str))
@@ -37,7 +42,13 @@ def _texts(messages: Sequence[Message]) -> list[str]:
 
 
 def input_checks(
-    expect: ModelInputCheck, messages: Sequence[Message], tools: Sequence[str], *, instructions: str, where: str
+    expect: ModelInputCheck,
+    messages: Sequence[Message],
+    tools: Sequence[str],
+    *,
+    instructions: str,
+    where: str,
+    base_dir: Path,
 ) -> list[Check]:
     """The checks `expect` asks for, on the canonical messages the model received, its system prompt (tinyagent's
     instructions) and the tools it was offered."""
@@ -69,4 +80,6 @@ def input_checks(
             offered_tools=tools,
         )
     )
+    if expect.attachments is not None:
+        checks.append(attachment_check(expect.attachments, attachments_seen(messages), base_dir, prefix=prefix))
     return checks

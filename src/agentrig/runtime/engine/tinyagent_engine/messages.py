@@ -8,7 +8,8 @@ text). It also rewrites a response whose text holds tool calls (fallback parsing
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -25,16 +26,20 @@ from tinyagent.agent_types import (
 from agentrig.runtime.engine.tinyagent_engine.script import object_arguments
 from agentrig.runtime.engine.tinyagent_engine.tools import ToolOutcomes
 from agentrig.runtime.history.canonical import Message, Part, RetryPromptPart, ToolCallPart, ToolReturnPart
+from agentrig.runtime.history.run_records import RunError
 from agentrig.runtime.history.tinyagent_format import messages_from_tinyagent, messages_to_tinyagent
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.models.fallback_parsing import FALLBACK_ID_PREFIX, parse_fallback_tool_calls
+from agentrig.scenarios.model import Settings
 
 __all__ = [
     "agent_messages",
     "canonical_messages",
     "fallback_parsed",
+    "host_results",
     "invalid_arguments_error",
     "response_usage",
+    "token_limit_error",
 ]
 
 _ROLES: dict[str, Any] = {"user": UserMessage, "assistant": AssistantMessage, "tool_result": ToolResultMessage}
@@ -62,6 +67,8 @@ def _mapped(part: Part, outcomes: ToolOutcomes) -> Part:
     if call_id in outcomes.retried and part.outcome == "failed":
         content = outcomes.retry_details.get(call_id, part.content)
         return RetryPromptPart(content=content, tool_name=part.tool_name, tool_call_id=call_id)  # pyright: ignore[reportArgumentType]
+    if call_id in outcomes.denied and part.outcome == "success":
+        return replace(part, outcome="denied")
     if call_id in outcomes.returned and part.outcome == "success":
         return replace(part, content=outcomes.returned[call_id])
     return part
@@ -126,3 +133,31 @@ def response_usage(message: AssistantMessage) -> Usage:
         cache_read_tokens=int(usage.get("cache_read", 0) or 0),
         cache_write_tokens=int(usage.get("cache_write", 0) or 0),
     )
+
+
+def host_results(history: Sequence[Message], results: Mapping[str, Any], outcomes: ToolOutcomes) -> list[Any]:
+    """The host's answers to deferred calls, as the tool results tinyagent continues from (a structured answer is
+    its JSON text for the model, the value for the history)."""
+    names = {call.tool_call_id: call.tool_name for message in history for call in message.tool_calls}
+    answers: list[Any] = []
+    for call_id, value in results.items():
+        text = value if isinstance(value, str) else json.dumps(value)
+        if not isinstance(value, str):
+            outcomes.returned[call_id] = value
+        outcomes.deferred.discard(call_id)
+        answers.append(
+            ToolResultMessage(tool_call_id=call_id, tool_name=names.get(call_id), content=[TextContent(text=text)])
+        )
+    return answers
+
+
+def token_limit_error(usage: Usage, settings: Settings) -> RunError | None:
+    """The error of a run whose usage went past a token limit (pydantic-ai's `UsageLimits` words), else None."""
+    for name, limit, value in (
+        ("input_tokens_limit", settings.input_tokens_limit, usage.input_tokens),
+        ("output_tokens_limit", settings.output_tokens_limit, usage.output_tokens),
+        ("total_tokens_limit", settings.total_tokens_limit, usage.total_tokens),
+    ):
+        if limit is not None and value > limit:
+            return RunError(kind="usage_limit", message=f"Exceeded the {name} of {limit} ({name[:-6]}={value})")
+    return None

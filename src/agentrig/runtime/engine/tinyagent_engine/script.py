@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
 from typing import Any
 
 from tinyagent.agent_types import (
@@ -33,11 +34,18 @@ from tinyagent.agent_types import (
 
 from agentrig.runtime.engine.tinyagent_engine.input_checks import input_checks
 from agentrig.runtime.engine.tinyagent_engine.tools import wait_unless_aborted
-from agentrig.runtime.history.canonical import Message, TextPart
+from agentrig.runtime.history.canonical import Message, TextPart, ThoughtPart
 from agentrig.runtime.history.run_records import Check, RunError
-from agentrig.runtime.models.stops import ScriptExhausted, ScriptMismatch, describe_step
+from agentrig.runtime.history.tinyagent_format import messages_to_tinyagent
+from agentrig.runtime.models.stops import (
+    ScriptExhausted,
+    ScriptMismatch,
+    describe_step,
+    provider_error_message,
+    provider_error_status,
+)
 from agentrig.runtime.models.stream_chunks import arguments_text, fragment_size, json_fragments, word_chunks
-from agentrig.scenarios.model import ModelStep, ScriptedError
+from agentrig.scenarios.model import ModelStep, ScriptedError, ScriptedThought
 
 __all__ = [
     "SCRIPT_MODEL",
@@ -53,22 +61,13 @@ SCRIPT_MODEL = Model(provider="agentrig", id="agentrig-script", api="scripted")
 
 _ZERO_COST = {"input": 0.0, "output": 0.0, "cache_read": 0.0, "cache_write": 0.0, "total": 0.0}
 
-_STATUS = {"context_length": 400, "rate_limit": 429, "server_error": 500, "auth": 401}
-_DEFAULT_MESSAGES = {
-    "context_length": "This model's maximum context length is exceeded. Please reduce the length of the messages.",
-    "rate_limit": "Rate limit reached for requests. Please try again later.",
-    "server_error": "The server had an error while processing your request.",
-    "auth": "Incorrect API key provided.",
-    "connection": "Connection error.",
-}
-
 
 class ScriptedProviderError(Exception):
     """A scripted `error` step: the provider failure, already classified."""
 
     def __init__(self, error: ScriptedError) -> None:
-        message = error.message or _DEFAULT_MESSAGES[error.kind]
-        status = _STATUS.get(error.kind)
+        message = provider_error_message(error)
+        status = provider_error_status(error)
         line = f"HTTP {status} from {SCRIPT_MODEL.id}: {message}" if status else f"{SCRIPT_MODEL.id}: {message}"
         super().__init__(line)
         self.error = RunError(kind=error.kind, message=line)
@@ -116,11 +115,25 @@ def _tool_call(call_id: str, name: str, args: dict[str, Any] | str) -> ToolCallC
     return ToolCallContent(id=call_id, name=name, arguments={}, partial_json=args)
 
 
+def thinking_block(thought: ScriptedThought) -> dict[str, Any]:
+    """tinyagent's thinking block of a scripted thought (its signature; the rest under the `agentrig` marker)."""
+    part = ThoughtPart(
+        content=thought.content,
+        signature=thought.signature,
+        provider_name=thought.provider_name,
+        id=thought.id,
+        provider_details=thought.provider_details,
+    )
+    block: dict[str, Any] = messages_to_tinyagent([Message.response(part)])[0]["content"][0]
+    return block
+
+
 def assistant_message(step: ModelStep, model: Model = SCRIPT_MODEL) -> AssistantMessage:
     """The `AssistantMessage` a response step stands for (an `empty` step: no content)."""
     content: list[Any] = []
-    if step.thought is not None:
-        content.append(ThinkingContent(thinking=step.thought))
+    thought = step.scripted_thought
+    if thought is not None:
+        content.append(ThinkingContent.model_validate(thinking_block(thought)))
     if step.text is not None:
         content.append(TextContent(text=step.text))
     content.extend(_tool_call(c.id, c.name, c.args) for c in step.tool_calls)
@@ -189,8 +202,11 @@ def _streamed_events(message: AssistantMessage, chunks: Sequence[str] | None) ->
 class TinyagentScript:
     """The scenario's steps, turn by turn, answering tinyagent's model calls (see the module docstring)."""
 
-    def __init__(self, turns: Sequence[Sequence[ModelStep]], *, stream: bool = False) -> None:
+    def __init__(
+        self, turns: Sequence[Sequence[ModelStep]], *, stream: bool = False, base_dir: Path | None = None
+    ) -> None:
         self._turns = tuple(tuple(steps) for steps in turns)
+        self._base_dir = base_dir or Path()
         self.stream = stream
         self._turn = 0
         self._step = 0
@@ -242,7 +258,14 @@ class TinyagentScript:
         where, step = self._next(summarizing=False)
         if step.expect_input is not None:
             self._checks.extend(
-                input_checks(step.expect_input, context_messages, tools, instructions=instructions, where=where)
+                input_checks(
+                    step.expect_input,
+                    context_messages,
+                    tools,
+                    instructions=instructions,
+                    where=where,
+                    base_dir=self._base_dir,
+                )
             )
         await self._before_answer(step, where, signal)
         message = assistant_message(step)
@@ -254,6 +277,8 @@ class TinyagentScript:
         where, step = self._next(summarizing=True)
         if step.expect_input is not None:
             request = [Message.request(TextPart(content=transcript))]
-            self._checks.extend(input_checks(step.expect_input, request, (), instructions="", where=where))
+            self._checks.extend(
+                input_checks(step.expect_input, request, (), instructions="", where=where, base_dir=self._base_dir)
+            )
         await self._before_answer(step, where, None)
         return step.summary or ""

@@ -7,6 +7,12 @@ through `ToolOutcomes`, and the engine writes the canonical part pydantic-ai wou
   retry prompt in the canonical history (and in what the model is shown);
 - `fail`: the loop contract ends the turn (`tool_failed`); tinyagent hands the error to the model, so the
   engine's `after_tool_call` hook ends the loop after the batch;
+- `outcome: failed`: an error result the model reads, and the loop goes on (pydantic-ai's `ToolFailed`);
+- `outcome: denied`: the message as the result; the call's id is remembered and its return becomes `denied`;
+- `abort`: the engine is asked to stop the run as an interruption (`ToolOutcomes.request_abort`), and the tool
+  waits for tinyagent's abort signal;
+- arguments that do not fit the tool's schema: the engine's `before_tool_call` answers them with a retry
+  (pydantic's error details, `argument_errors`), as pydantic-ai does, and the rules see the validated arguments;
 - `defer`: the call is left to the host; tinyagent answers every call in the turn it was made, so the
   engine drops the placeholder result and ends the run with the call open;
 - a structured `return`: the model reads its JSON text (tinyagent results are text blocks), the history
@@ -17,16 +23,27 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import ValidationError
+from pydantic_core import SchemaValidator
 from tinyagent.agent_types import AgentTool, AgentToolResult, TextContent
 
 from agentrig.runtime.engine.tool_rules import ToolCallCounts, describe_args, matching_result
+from agentrig.scenarios.json_schema_validation import schema_validator
 from agentrig.scenarios.tool_model import ToolSpec
 
-__all__ = ["DEFERRED_PLACEHOLDER", "RunAborted", "ToolFailed", "ToolOutcomes", "wait_unless_aborted", "yaml_tools"]
+__all__ = [
+    "DEFERRED_PLACEHOLDER",
+    "RunAborted",
+    "ToolFailed",
+    "ToolOutcomes",
+    "argument_errors",
+    "wait_unless_aborted",
+    "yaml_tools",
+]
 
 DEFERRED_PLACEHOLDER = "deferred to the host"
 """The text of the placeholder result a deferred call gets inside tinyagent's loop (never kept)."""
@@ -44,11 +61,24 @@ class RunAborted(Exception):
     """tinyagent's abort signal was set while the tool waited: the run is being stopped."""
 
 
+class _FailedResult(Exception):
+    """An `outcome: failed` rule: an error result the model reads; the run goes on."""
+
+
 @dataclass(slots=True)
 class ToolOutcomes:
     """What the YAML tools did that tinyagent's messages do not say (per scenario: ids are unique)."""
 
     retried: set[str] = field(default_factory=set[str])
+    denied: set[str] = field(default_factory=set[str])
+    """Calls answered by an `outcome: denied` rule (their return is `denied`, as pydantic-ai's `ToolDenied`)."""
+    validators: dict[str, SchemaValidator] = field(default_factory=dict[str, SchemaValidator])
+    """Each YAML tool's argument validator (tools with `validate_args: false` have none)."""
+    request_abort: Callable[[], None] | None = None
+    """Set by the engine for each run: stop it as an interruption (an `abort` rule)."""
+    aborted: set[str] = field(default_factory=set[str])
+    """Calls of this run whose tool was still running when the run was stopped (their result is no result:
+    pydantic-ai cancels such a call, and the run's end closes it as interrupted)."""
     returned: dict[str, Any] = field(default_factory=dict[str, Any])
     """Structured `return` values, by call id (the model read their JSON text)."""
     retry_details: dict[str, Any] = field(default_factory=dict[str, Any])
@@ -68,6 +98,7 @@ class ToolOutcomes:
     def begin_run(self) -> None:
         self.failure, self.mismatch, self.exhausted = None, False, None
         self.retries_before, self.retried_in_step = {}, set()
+        self.aborted = set()  # an earlier run's aborted calls are settled in the history by now
 
     def next_step(self) -> None:
         """A new model response: tools retried in the step before carry their count on, the others start over."""
@@ -96,6 +127,20 @@ async def wait_unless_aborted(seconds: float, signal: asyncio.Event | None) -> b
     return True
 
 
+def argument_errors(outcomes: ToolOutcomes, tool_name: str, arguments: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """pydantic's error details for arguments that do not fit the YAML tool's schema (None when they fit, or the
+    tool validates nothing)."""
+    validator = outcomes.validators.get(tool_name)
+    if validator is None:
+        return None
+    try:
+        validator.validate_python(arguments)
+    except ValidationError as error:
+        details = error.errors(include_url=False, include_context=False)
+        return [{**detail, "loc": list(detail["loc"])} for detail in details]
+    return None
+
+
 def yaml_tools(
     specs: Mapping[str, ToolSpec], counts: ToolCallCounts, outcomes: ToolOutcomes, *, tool_retries: int
 ) -> list[AgentTool]:
@@ -103,10 +148,16 @@ def yaml_tools(
     outcomes.max_retries.update(
         (name, spec.retries if spec.retries is not None else tool_retries) for name, spec in specs.items()
     )
+    outcomes.validators.update(
+        (name, schema_validator(spec.parameters)) for name, spec in specs.items() if spec.validate_args
+    )
 
     def executor(name: str, spec: ToolSpec) -> Any:
         async def execute(tool_call_id: str, args: dict[str, Any], signal: Any, on_update: Any) -> AgentToolResult:
             ordinal = counts.next_ordinal(name)
+            validator = outcomes.validators.get(name)
+            if validator is not None:  # the rules see what pydantic-ai's tool would get: defaults filled in
+                args = validator.validate_python(args)
             result = matching_result(spec, args, ordinal)
             if result is None:
                 message = f"tool {name!r} call #{ordinal} with args {describe_args(args)}: no result rule matches"
@@ -114,10 +165,17 @@ def yaml_tools(
                 outcomes.mismatch = True
                 raise ToolFailed(message)
             if result.delay and await wait_unless_aborted(result.delay, signal):
+                outcomes.aborted.add(tool_call_id)
                 raise RunAborted("the run was stopped while the tool ran")
             if result.defer:
                 outcomes.deferred.add(tool_call_id)
                 return AgentToolResult(content=[TextContent(text=DEFERRED_PLACEHOLDER)])
+            if result.abort:
+                if outcomes.request_abort is not None:
+                    outcomes.request_abort()
+                await wait_unless_aborted(3600, signal)
+                outcomes.aborted.add(tool_call_id)
+                raise RunAborted("the run was stopped while the tool ran")
             if result.retry is not None:
                 if not outcomes.may_retry(name):
                     raise ToolFailed(f"Tool {name!r} exceeded max retries count of {outcomes.max_retries[name]}")
@@ -128,6 +186,10 @@ def yaml_tools(
                 outcomes.failure = outcomes.failure or (tool_call_id, message)
                 raise ToolFailed(message)
             value = result.return_
+            if result.outcome == "failed":
+                raise _FailedResult(str(value))
+            if result.outcome == "denied":
+                outcomes.denied.add(tool_call_id)
             if isinstance(value, str):
                 return AgentToolResult(content=[TextContent(text=value)])
             outcomes.returned[tool_call_id] = value

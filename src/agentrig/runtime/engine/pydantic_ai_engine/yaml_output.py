@@ -1,0 +1,115 @@
+"""A self-contained agent's output (`output:`), in pydantic-ai's terms: the output type and its validator.
+
+- `schema`: a JSON Schema becomes a type pydantic-ai treats as it treats a real one: the model sees the schema as
+  written (an object schema is "model-like", pydantic-ai's `StructuredDict` convention; any other is wrapped as
+  `{response: ...}` by the output tool, as an `int` output is), and the output is validated by the schema's pydantic
+  validator (`scenarios.json_schema_validation`), so a bad output gets the retry prompt a real model would.
+- `type`: the `module:attribute` the scenario names, imported from the scenario's folder or the working directory.
+- `mode`: `ToolOutput`, `NativeOutput` or `PromptedOutput` around it; `allow_text` adds `str`, and a tool that may
+  defer adds `DeferredToolRequests` (the run may then end waiting for the host).
+- `validators`: one `@agent.output_validator` trying the rules in order; a matching rule raises `ModelRetry`. The
+  Nth validation (`call`) is counted in the run's `ToolCallCounts`, over the whole scenario; a partial output
+  (streaming) is never judged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
+from pydantic_ai import DeferredToolRequests, ModelRetry, NativeOutput, PromptedOutput, RunContext, ToolOutput
+from pydantic_ai.agent import AbstractAgent
+from pydantic_ai.output import StructuredDict
+from pydantic_core import CoreSchema, to_jsonable_python
+
+from agentrig.errors import ScenarioError
+from agentrig.runtime.engine.module_loading import resolve_attribute
+from agentrig.runtime.engine.pydantic_ai_engine.deps import offline_import
+from agentrig.runtime.engine.tool_rules import ToolCallCounts, matching_output_rule
+from agentrig.runtime.history.jsonio import dumps
+from agentrig.scenarios.json_schema_validation import core_schema_for
+from agentrig.scenarios.output_model import OutputSpec
+
+__all__ = ["add_output_validator", "output_type"]
+
+
+def output_type(
+    spec: OutputSpec | None,
+    *,
+    may_defer: bool,
+    search_paths: Sequence[Path] = (),
+    scenario_path: Path | None = None,
+    line: int | None = None,
+    offline: bool = False,
+) -> Any:
+    """The `output_type` of the self-contained agent (`offline`: import `type` with placeholder provider keys)."""
+    members: list[Any] = []
+    if spec is None or not spec.structured:
+        members.append(str)
+    else:
+        wrapper = {"tool": ToolOutput, "native": NativeOutput, "prompted": PromptedOutput}[spec.mode]
+        value_type = _value_type(spec, search_paths, scenario_path, line, offline=offline)
+        members.append(wrapper(value_type, name=spec.name, description=spec.description))
+        if spec.allow_text:
+            members.append(str)
+    if may_defer:
+        members.append(DeferredToolRequests)
+    return members[0] if len(members) == 1 else members
+
+
+def _value_type(
+    spec: OutputSpec, search_paths: Sequence[Path], scenario_path: Path | None, line: int | None, *, offline: bool
+) -> Any:
+    if spec.schema_ is not None:
+        return schema_type(spec.schema_)
+
+    def fail(message: str) -> ScenarioError:
+        return ScenarioError(message, path=scenario_path, line=line, field="output.type")
+
+    with offline_import(offline):
+        return resolve_attribute(spec.type or "", search_paths=search_paths, fail=fail)
+
+
+def schema_type(schema: Mapping[str, Any]) -> type[Any]:
+    """A type whose JSON Schema is `schema` and whose values are validated by it."""
+    validation = core_schema_for(schema)
+
+    def core(_cls: type[Any], _source: Any, _handler: GetCoreSchemaHandler) -> CoreSchema:
+        return validation
+
+    if schema.get("type") == "object":
+        # StructuredDict keeps pydantic-ai's own handling of the schema ($defs inlined, a title as the name);
+        # only the validation (a plain dict there) is replaced.
+        base: Any = StructuredDict(dict(schema))
+        return type("JsonSchemaOutput", (base,), {"__get_pydantic_core_schema__": classmethod(core)})
+
+    def json_schema(_cls: type[Any], _core: CoreSchema, _handler: GetJsonSchemaHandler) -> dict[str, Any]:
+        return dict(schema)
+
+    namespace = {
+        "__get_pydantic_core_schema__": classmethod(core),
+        "__get_pydantic_json_schema__": classmethod(json_schema),
+    }
+    return type("JsonSchemaValue", (), namespace)
+
+
+def add_output_validator(agent: AbstractAgent[Any, Any], spec: OutputSpec | None) -> None:
+    """Register the spec's validator rules on `agent` (nothing without rules)."""
+    if spec is None or not spec.validators:
+        return
+    rules = spec.validators
+
+    def validate(ctx: RunContext[Any], output: Any) -> Any:
+        if getattr(ctx, "partial_output", False) or isinstance(output, DeferredToolRequests):
+            return output
+        counts = ctx.deps if isinstance(ctx.deps, ToolCallCounts) else ToolCallCounts()
+        value = output if isinstance(output, str) else to_jsonable_python(output, fallback=str)
+        text = value if isinstance(value, str) else dumps(value).decode()
+        rule = matching_output_rule(rules, value, text, counts.next_output_validation())
+        if rule is not None:
+            raise ModelRetry(rule.retry)
+        return output
+
+    agent.output_validator(validate)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType]

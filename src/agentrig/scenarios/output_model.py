@@ -1,0 +1,84 @@
+"""The scenario format's structured output for a self-contained agent: what the agent's output is (a JSON Schema or
+a Python type), how the model delivers it (an output tool, the provider's native structured output, or JSON text
+the instructions ask for), and validators that ask the model to try again.
+
+pydantic-ai validates the output against the schema itself, so an output that does not fit gets the retry prompt a
+real agent's output type would produce; a validator rule raises `ModelRetry` with its message, as an
+`@agent.output_validator` would.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from agentrig.scenarios._strict import AGENT_SPEC_PATTERN, JsonValue
+from agentrig.scenarios._strict import Strict as _Strict
+from agentrig.scenarios.json_schema_validation import check_json_schema
+
+__all__ = ["OutputMode", "OutputSpec", "OutputValidatorRule"]
+
+OutputMode = Literal["tool", "native", "prompted"]
+"""pydantic-ai's `ToolOutput`, `NativeOutput` and `PromptedOutput`."""
+
+
+class OutputValidatorRule(_Strict):
+    """A rule of the agent's output validator: when it matches an output, the model is asked to try again with
+    `retry` (pydantic-ai's `ModelRetry`). Rules are tried in order; an output no rule matches is accepted."""
+
+    when: JsonValue = None
+    """Match outputs whose JSON contains this value (a mapping: every key with a matching value, recursively;
+    anything else: equal). A text output is matched as its string. Omitted: any output."""
+    contains: str | None = None
+    """Match outputs whose text (a structured output's JSON) contains this string."""
+    call: int | None = Field(default=None, ge=1)
+    """Match only the Nth output the validator sees in the scenario (1-based, every turn counted)."""
+    retry: str
+    """The message the model is sent (pydantic-ai's `ModelRetry`)."""
+
+
+class OutputSpec(_Strict):
+    """The output of a self-contained agent. Without `schema` or `type` the output is text (and `validators` check
+    the text); with one, it is structured, delivered as `mode` says. A turn ended by an output tool then replays
+    without the application's code."""
+
+    schema_: dict[str, JsonValue] | None = Field(default=None, alias="schema")
+    """The output's JSON Schema, inline (an object schema is a dict output; any other, e.g. `{type: integer}`, is
+    that value, which pydantic-ai's output tool wraps as `{response: ...}`). The output is validated against it as
+    pydantic-ai validates a model: a bad output gets pydantic's error details as its retry prompt."""
+    type: str | None = Field(default=None, pattern=AGENT_SPEC_PATTERN)
+    """The output type as `module:attribute` (a pydantic model, a dataclass, a TypedDict), imported from the
+    scenario's folder or the working directory."""
+    mode: OutputMode = "tool"
+    """How the model delivers it: `tool` (it calls an output tool, `final_result`), `native` (the provider's
+    structured output: the answer is JSON text), `prompted` (the instructions ask for JSON text)."""
+    name: str | None = None
+    """The output tool's name (`tool` mode; default `final_result`), or the output's name in the other modes."""
+    description: str | None = None
+    """The output's description, as the model sees it."""
+    allow_text: bool = False
+    """A plain text answer ends the run too (pydantic-ai's `output_type=[..., str]`)."""
+    validators: tuple[OutputValidatorRule, ...] = ()
+    """Rules that ask the model to try again (an `@agent.output_validator`), tried in order; see each rule."""
+
+    @model_validator(mode="after")
+    def _coherent(self) -> OutputSpec:
+        if self.schema_ is not None and self.type is not None:
+            raise ValueError("give the output's schema or its type, not both")
+        structured = self.schema_ is not None or self.type is not None
+        if not structured and ({"mode", "name", "description", "allow_text"} & self.model_fields_set):
+            raise ValueError("mode, name, description and allow_text describe a structured output: give schema or type")
+        if self.schema_ is not None:
+            check_json_schema(self.schema_, field="schema")
+        return self
+
+    @property
+    def structured(self) -> bool:
+        """The output is a schema or a type (not text)."""
+        return self.schema_ is not None or self.type is not None
+
+    @property
+    def tool_name(self) -> str | None:
+        """The output tool the model calls (`tool` mode): `name`, else pydantic-ai's `final_result`."""
+        return (self.name or "final_result") if self.structured and self.mode == "tool" else None
