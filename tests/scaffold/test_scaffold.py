@@ -301,16 +301,32 @@ def test_an_empty_response_is_refused(parts: tuple[TextPart, ...], tmp_path: Pat
     assert not (tmp_path / "suite").exists()
 
 
-def test_an_existing_scenario_is_kept_unless_forced(
+def test_an_existing_scenario_is_replaced_only_with_force_and_only_when_scaffold_wrote_it(
     dump: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     target = tmp_path / "replay.yaml"
-    target.write_text("mine\n", encoding="utf-8")
+    assert run_main(capsys, "scaffold", str(dump), "-o", str(target))[0] == 0
     code, _, err = run_main(capsys, "scaffold", str(dump), "-o", str(target))
     assert code == 2
     assert "the file exists; pass --force" in err
-    assert target.read_text(encoding="utf-8") == "mine\n"
-    assert run_main(capsys, "scaffold", str(dump), "-o", str(target), "--force")[0] == 0
+    assert run_main(capsys, "scaffold", str(dump), "-o", str(target), "--force")[0] == 0  # its own, unchanged
+
+    target.write_text(target.read_text(encoding="utf-8") + "# my note\n", encoding="utf-8")  # edited since
+    code, _, err = run_main(capsys, "scaffold", str(dump), "-o", str(target), "--force")
+    assert code == 2
+    assert "not written by agentrig scaffold, or changed since; not replaced, even with --force" in err
+    assert target.read_text(encoding="utf-8").endswith("# my note\n")
+
+
+def test_a_users_file_in_the_way_is_never_replaced(dump: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    golden = tmp_path / "golden" / "conversation.json"
+    golden.parent.mkdir()
+    golden.write_text("mine\n", encoding="utf-8")
+    code, _, err = run_main(capsys, "scaffold", str(dump), "-o", str(tmp_path / "replay.yaml"), "--force")
+    assert code == 2
+    assert f"{golden}: not written by agentrig scaffold" in err
+    assert golden.read_text(encoding="utf-8") == "mine\n"
+    assert not (tmp_path / "replay.yaml").exists()  # all or none
 
 
 @pytest.mark.parametrize(

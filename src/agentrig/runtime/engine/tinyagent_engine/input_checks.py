@@ -67,6 +67,7 @@ def input_checks(
             texts=_texts(messages),
             instructions=instructions,
             offered_tools=tools,
+            system_prompt="\n\n".join(p.content for m in messages for p in m.parts if isinstance(p, SystemPromptPart)),
         )
     )
     return checks
