@@ -318,7 +318,9 @@ def test_an_existing_scenario_is_replaced_only_with_force_and_only_when_scaffold
     assert target.read_text(encoding="utf-8").endswith("# my note\n")
 
 
-def test_a_users_file_in_the_way_is_never_replaced(dump: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_users_file_in_the_way_is_never_replaced(
+    dump: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     golden = tmp_path / "golden" / "conversation.json"
     golden.parent.mkdir()
     golden.write_text("mine\n", encoding="utf-8")

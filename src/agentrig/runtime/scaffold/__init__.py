@@ -135,6 +135,11 @@ def scaffold_many(options: ManyOptions) -> list[Row]:
     _check_options(options)
     if options.directory.exists() and not options.directory.is_dir():
         raise UsageError(f"-o {options.directory}: not a folder; with several sources -o names the folder to fill")
+    if not options.directory.exists() and options.directory.suffix.lower() in (".yaml", ".yml"):
+        raise UsageError(
+            f"-o {options.directory}: names a scenario file; with several sources or a folder, -o names the folder"
+            " to fill"
+        )
     agent = _agent_info(options, options.directory)
     found = discover(options.sources, skip=options.directory)
     if options.name is not None and len(found) > 1:

@@ -136,7 +136,7 @@ def scaffold_all(
                     Row(
                         source=entry.path,
                         outcome="duplicate",
-                        detail=f"the same as {conversations[planned.conversation]}",
+                        detail=f"the same conversation as {conversations[planned.conversation]}",
                     )
                 )
                 continue

@@ -173,8 +173,9 @@ def _count_retries(walk: Walk, turn: ScriptTurn, answers: list[Answer]) -> None:
     it starts again from zero); a run fails once the count passes the tool's budget. An output tool's retries
     count against the output budget instead."""
     retried = {r.tool_name for r in answers if isinstance(r, RetryPromptPart) and r.tool_call_id and r.tool_name}
-    turn.output_retries += sum(1 for name in retried if name.startswith("final_result"))
-    walk.streaks = {name: walk.streaks.get(name, 0) + 1 for name in retried}
+    outputs = {name for name in retried if name == "final_result" or name.startswith("final_result_")}
+    turn.output_retries += len(outputs)
+    walk.streaks = {name: walk.streaks.get(name, 0) + 1 for name in retried - outputs}
     turn.retry_streak = max([turn.retry_streak, *walk.streaks.values()])
 
 
