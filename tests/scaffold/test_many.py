@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from agentrig.runtime.history.canonical import Message, TextPart
+from agentrig.runtime.history.canonical import Message, TextPart, ToolCallPart, ToolReturnPart
 from agentrig.runtime.history.sessions import new_session, save_session
+from agentrig.runtime.history.wire import dumps_history
 from agentrig.runtime.suite.options import RunOptions
 from agentrig.runtime.suite.runner import run_suite
 from tests.cli.cli_helpers import run_main
@@ -130,3 +131,23 @@ def test_several_sources_need_a_folder(tmp_path: Path, capsys: pytest.CaptureFix
     assert code == 2
     assert "names a scenario file" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "b.json", "x.yaml"]
+
+
+def test_masked_tool_results_mask_the_hosts_results_too(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The run paused on a deferred call; the host's answer came in the next run (a new run id in the dump).
+    history = [
+        Message.request(TextPart(content="Look up order 7"), run_id="r1"),
+        Message.response(ToolCallPart(tool_call_id="d1", tool_name="orders", args={"id": 7}), run_id="r1"),
+        Message.request(ToolReturnPart(tool_call_id="d1", tool_name="orders", content="customer secret"), run_id="r2"),
+        Message.response(TextPart(content="Found it."), run_id="r2"),
+    ]
+    source = tmp_path / "deferred.json"
+    source.write_bytes(dumps_history(history))
+    target = tmp_path / "suite" / "replay.yaml"
+    code, out, err = run_main(capsys, "scaffold", str(source), "-o", str(target), "--tool-results", "mask")
+    assert code == 0, err
+    text = target.read_text(encoding="utf-8")
+    assert "customer secret" not in text
+    assert "deferred_results:\n    d1: '[MASKED]'" in text
+    assert "defer: true" in text
+    assert run_main(capsys, "run", str(target))[0] == 0, out
