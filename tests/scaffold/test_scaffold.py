@@ -354,3 +354,19 @@ def test_a_missing_source_is_a_file_error(tmp_path: Path, capsys: pytest.Capture
     assert err.startswith("agentrig: error: ")
     assert "nope.json" in err
     assert err.count("\n") == 1
+
+
+def test_a_turn_of_more_model_requests_than_the_default_gets_its_budget(tmp_path: Path) -> None:
+    history = [Message.request(TextPart(content="Count to 21."))]
+    for number in range(1, 21):
+        call = ToolCallPart(tool_call_id=f"c{number}", tool_name="count", args={"n": number})
+        history += [
+            Message.response(call),
+            Message.request(ToolReturnPart(tool_call_id=call.tool_call_id, content=number)),
+        ]
+    history.append(Message.response(TextPart(content="21.")))
+    source = write_dump(tmp_path / "long.json", history)
+    written = scaffold_to(source, tmp_path / "suite")
+    assert _load(written.scenario_path)["settings"] == {"max_iterations": 21}  # 20 is the default
+    result = run_scenario(written.scenario_path)
+    assert result.status == "passed", failures(result)
