@@ -193,3 +193,14 @@ def test_a_wrong_agent_or_deps_is_refused_before_anything_is_read_or_written(
     assert message in err, err
     assert err.count("\n") == 1
     assert not (tmp_path / "suite").exists()
+
+
+def test_last_turns_resumes_after_a_turn_an_output_tool_ended(runs: Path, tmp_path: Path) -> None:
+    # The session stores the output tool's result and the next user message in one request: the result stays
+    # with the resumed history, the user message opens the scripted turn.
+    written = scaffold_to(
+        runs / "support" / "session.json", tmp_path, agent=AGENTS["support"], deps=DEPS["support"], last_turns=1
+    )
+    assert [turn["user"] for turn in _load(written.scenario_path)["turns"]] == ["I lost my card!"]
+    result = run_scenario(written.scenario_path)
+    assert result.status == "passed", failures(result)

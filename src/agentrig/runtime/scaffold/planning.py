@@ -92,7 +92,6 @@ def _user_message(walk: Walk, index: int, text: str, *, after_results: bool) -> 
     walk.turns.append(ScriptTurn(user=text, message_index=index))
     walk.streaks = {}
     walk.previous = "request"
-    walk.answered_in_run = False
 
 
 def _ended_by_output_tool(walk: Walk) -> bool:

@@ -113,7 +113,6 @@ def _answer(walk: Walk, index: int, turn: ScriptTurn, answers: list[Answer]) -> 
         turn.answers.append((call, answer))
     _count_retries(walk, turn, answers)
     walk.pending = [call for call in walk.pending if call.tool_call_id not in answered]
-    walk.answered_in_run = True
 
 
 def _host_turn(walk: Walk, index: int, answers: list[Answer]) -> None:

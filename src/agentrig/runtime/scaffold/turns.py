@@ -126,8 +126,6 @@ class Walk:
     pending_at: int = -1
     previous: str | None = None  # kind of the last message that counted
     response_run_id: str | None = None
-    answered_in_run: bool = False
-    """The request right before this one answered part of the pending calls (the run's own results)."""
     streaks: dict[str, int] = field(default_factory=dict[str, int])  # the turn's consecutive retries, per tool
 
     def refuse(self, index: int, reason: str) -> Unreplayable:
@@ -154,7 +152,6 @@ def take_response(walk: Walk, index: int, message: Message, usage: Usage | None)
     walk.pending_at = index
     walk.previous = "response"
     walk.response_run_id = message.run_id
-    walk.answered_in_run = False
 
 
 def close_turn(walk: Walk, index: int) -> None:
