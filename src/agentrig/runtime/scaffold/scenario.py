@@ -9,15 +9,23 @@ and system prompt (so a changed prompt fails the replay).
 
 from __future__ import annotations
 
+import bisect
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agentrig.runtime.history.canonical import Message, SystemPromptPart, ToolCallPart
+from agentrig.runtime.history.canonical import (
+    Message,
+    RetryPromptPart,
+    SystemPromptPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.history.wire import dumps_history
 from agentrig.runtime.scaffold.document import (
+    MASKED,
     ToolResults,
     description,
     dump_yaml,
@@ -96,7 +104,7 @@ def plan_scenario(source: Source, options: PlanOptions, agent: AgentInfo | None)
     if options.last_turns is not None and options.last_turns < len(turns):
         turns = turns[-options.last_turns :]
         start = turns[0].message_index
-    earlier = golden_history(source.messages[:start], options.tool_results, scripted_from=start)
+    earlier = golden_history(_resumed_part(source.messages, start), options.tool_results, scripted_from=start)
     history = golden_history(source.messages, options.tool_results, scripted_from=start)
     with_golden = agent is None or options.check == "results"
     golden = f"golden/{options.name}.json" if with_golden else None
@@ -124,6 +132,18 @@ def plan_scenario(source: Source, options: PlanOptions, agent: AgentInfo | None)
         tools=tuple(dict.fromkeys(call.tool_name for turn in turns for call in turn.calls)),
         golden=golden,
     )
+
+
+def _resumed_part(messages: Sequence[Message], start: int) -> list[Message]:
+    """The conversation before the scripted turns. A first scripted turn whose user message shares its request
+    with the results that ended the turn before (an output tool's, in agentrig's session files) leaves those
+    results here: the resumed run keeps a trailing request and merges the next prompt into it, as the source did."""
+    head = list(messages[:start])
+    if 0 < start < len(messages):
+        results = [p for p in messages[start].parts if isinstance(p, ToolReturnPart | RetryPromptPart)]
+        if results:
+            head.append(messages[start].with_parts(results))
+    return head
 
 
 def _document(
@@ -161,6 +181,11 @@ def _document(
         _check_prompts(source, turns, first_turn_starts=not resumes)
     # A sub-agent's usage adds to its caller's (`usage=ctx.usage`) but its runs recorded none: no usage checks.
     with_usage = agent is None or not agent.subagents
+    if options.tool_results != "keep":  # the host's results are tool results too
+        masked_value = MASKED if options.tool_results == "mask" else None
+        for turn in turns:
+            if turn.deferred_results is not None:
+                turn.deferred_results = dict.fromkeys(turn.deferred_results, masked_value)
     expecter = None if agent is None else agent.expect_output
     document["turns"] = [turn_mapping(turn, expect_output=expecter, with_usage=with_usage) for turn in turns]
     expect: dict[str, Any] = {}
@@ -215,18 +240,9 @@ def _check_prompts(source: Source, turns: list[ScriptTurn], *, first_turn_starts
 
 
 def _response_numbers(source: Source, turns: list[ScriptTurn]) -> dict[int, int]:
-    """The ordinal of each turn's first response among the source's responses."""
-    ordinal_at = {}
-    count = 0
-    for index, message in enumerate(source.messages):
-        if message.kind == "response":
-            ordinal_at[index] = count
-            count += 1
-    result: dict[int, int] = {}
-    for turn in turns:
-        first = next((i for i in sorted(ordinal_at) if i > turn.message_index), None)
-        result[id(turn)] = ordinal_at[first] if first is not None else count
-    return result
+    """The ordinal of each turn's first response among the source's responses (by the turn's id)."""
+    responses = [index for index, message in enumerate(source.messages) if message.kind == "response"]
+    return {id(turn): bisect.bisect_right(responses, turn.message_index) for turn in turns}
 
 
 def _with_answers(turn: ScriptTurn, answers: dict[int, Any]) -> ScriptTurn:
