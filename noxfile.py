@@ -206,6 +206,30 @@ def examples(session: nox.Session) -> None:
     session.run("pytest", *plugin, *out, "examples/pydantic_ai_examples", *session.posargs, env=offline)
 
 
+@nox.session(name="scaffold_fidelity", default=False)
+def scaffold_fidelity(session: nox.Session) -> None:
+    """Measure how faithfully scaffold replays run folders of pydantic-ai-examples agents (docs/scaffold.md)."""
+    # What the held-out suite's agents import, beside pydantic-ai-examples itself (installed without its requirements).
+    session.install(
+        "-e",
+        ".",
+        f"pydantic-ai-slim[openai,groq,google,ag-ui]=={EXAMPLES_PIN}",
+        f"pydantic-graph=={EXAMPLES_PIN}",
+        "logfire[fastapi,asyncpg,sqlite3]",
+        "rich",
+        "fastapi",
+        "python-multipart",
+        "httpx",
+        "asyncpg",
+        "devtools",
+        "ddgs",
+        "twelvelabs",
+    )
+    session.install("--no-deps", f"pydantic-ai-examples=={EXAMPLES_PIN}")
+    session.run("python", "-c", PRINT_VERSION)
+    session.run("python", "bench/scaffold_fidelity/measure.py", *session.posargs)
+
+
 REPOSITORY_NOTE = """
 ## In this repository
 

@@ -256,7 +256,7 @@ def test_auth_error_is_not_retried_and_names_no_key(loopback: ServerFactory) -> 
 
     assert failure.kind == "auth"
     assert len(server.requests) == 1
-    assert str(failure) == "openai: HTTP 401 Unauthorized: Incorrect API key provided: [REDACTED]"
+    assert str(failure) == "openai: HTTP 401 Unauthorized: Incorrect API key provided: [REDACTED]."  # the period kept
     assert classify(failure).message == str(failure)
 
 

@@ -37,8 +37,9 @@ REPLAYED: dict[str, str | None] = {
 }
 """Fixtures that replay exactly, and the agent whose real tools they need (None: YAML tools)."""
 
-_RESUMED_AFTER_CANCEL = "messages[10]: the user's message shares a request with tool results"
-_DEFERRED = "messages[2]: the results answer ['quick_1'] but the calls were"
+_RESUMED_AFTER_CANCEL = "messages[10]: call 'hotel_2' (hotel_b) ended 'interrupted'"
+_DEFERRED_AGENT = "tests.runtime.history_scenarios:deferred_agent"
+_HOST_RETRY = "messages[3]: the host answered call 'job_1' (long_job) with a retry"
 _IMAGE = "messages[0]: part 0 is a 'user-content' part"
 
 REFUSED: dict[str, tuple[str | None, str]] = {
@@ -53,8 +54,9 @@ REFUSED: dict[str, tuple[str | None, str]] = {
             "history-2.68.0.json",
         )
     },
-    "tests/runtime/convert_data/deferred-2.38.0.json": (None, _DEFERRED),
-    "tests/runtime/convert_data/deferred-2.68.0.json": (None, _DEFERRED),
+    # The host's approvals and deferred results replay as turns; a host's *retry* has no scenario form yet.
+    "tests/runtime/convert_data/deferred-2.38.0.json": (_DEFERRED_AGENT, _HOST_RETRY),
+    "tests/runtime/convert_data/deferred-2.68.0.json": (_DEFERRED_AGENT, _HOST_RETRY),
     "tests/history/tinyagent_data/tinyagent_messages.json": (None, _IMAGE),
     "tests/history/tinyagent_data/tunacode_session.json": (None, _IMAGE),
     "scenarios/fixtures/canonical-all-part-kinds.json": (

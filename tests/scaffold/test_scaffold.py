@@ -301,16 +301,34 @@ def test_an_empty_response_is_refused(parts: tuple[TextPart, ...], tmp_path: Pat
     assert not (tmp_path / "suite").exists()
 
 
-def test_an_existing_scenario_is_kept_unless_forced(
+def test_an_existing_scenario_is_replaced_only_with_force_and_only_when_scaffold_wrote_it(
     dump: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     target = tmp_path / "replay.yaml"
-    target.write_text("mine\n", encoding="utf-8")
+    assert run_main(capsys, "scaffold", str(dump), "-o", str(target))[0] == 0
     code, _, err = run_main(capsys, "scaffold", str(dump), "-o", str(target))
     assert code == 2
     assert "the file exists; pass --force" in err
-    assert target.read_text(encoding="utf-8") == "mine\n"
-    assert run_main(capsys, "scaffold", str(dump), "-o", str(target), "--force")[0] == 0
+    assert run_main(capsys, "scaffold", str(dump), "-o", str(target), "--force")[0] == 0  # its own, unchanged
+
+    target.write_text(target.read_text(encoding="utf-8") + "# my note\n", encoding="utf-8")  # edited since
+    code, _, err = run_main(capsys, "scaffold", str(dump), "-o", str(target), "--force")
+    assert code == 2
+    assert "not written by agentrig scaffold, or changed since; not replaced, even with --force" in err
+    assert target.read_text(encoding="utf-8").endswith("# my note\n")
+
+
+def test_a_users_file_in_the_way_is_never_replaced(
+    dump: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    golden = tmp_path / "golden" / "conversation.json"
+    golden.parent.mkdir()
+    golden.write_text("mine\n", encoding="utf-8")
+    code, _, err = run_main(capsys, "scaffold", str(dump), "-o", str(tmp_path / "replay.yaml"), "--force")
+    assert code == 2
+    assert f"{golden}: not written by agentrig scaffold" in err
+    assert golden.read_text(encoding="utf-8") == "mine\n"
+    assert not (tmp_path / "replay.yaml").exists()  # all or none
 
 
 @pytest.mark.parametrize(
@@ -336,3 +354,19 @@ def test_a_missing_source_is_a_file_error(tmp_path: Path, capsys: pytest.Capture
     assert err.startswith("agentrig: error: ")
     assert "nope.json" in err
     assert err.count("\n") == 1
+
+
+def test_a_turn_of_more_model_requests_than_the_default_gets_its_budget(tmp_path: Path) -> None:
+    history = [Message.request(TextPart(content="Count to 21."))]
+    for number in range(1, 21):
+        call = ToolCallPart(tool_call_id=f"c{number}", tool_name="count", args={"n": number})
+        history += [
+            Message.response(call),
+            Message.request(ToolReturnPart(tool_call_id=call.tool_call_id, content=number)),
+        ]
+    history.append(Message.response(TextPart(content="21.")))
+    source = write_dump(tmp_path / "long.json", history)
+    written = scaffold_to(source, tmp_path / "suite")
+    assert _load(written.scenario_path)["settings"] == {"max_iterations": 21}  # 20 is the default
+    result = run_scenario(written.scenario_path)
+    assert result.status == "passed", failures(result)

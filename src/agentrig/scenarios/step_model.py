@@ -126,6 +126,12 @@ class ModelInputCheck(_Strict):
     (or each of these texts)."""
     instructions_not_contain: tuple[str, ...] | str = ()
     """The instructions sent with this request contain none of these texts."""
+    instructions: str | None = None
+    """The instructions sent with this request are exactly this text (`""`: none). `agentrig scaffold --agent`
+    writes it, so a changed prompt fails the replay."""
+    system_prompt: str | None = None
+    """The system prompt parts of this request (pydantic-ai's `system_prompt=`, sent with the first request of a
+    conversation only), joined by blank lines, are exactly this text (`""`: none)."""
     attachments: tuple[Attachment, ...] | None = None
     """Exactly these attachments reached the model, in order, over every message it was sent (a file compared by
     its content and media type, a URL by its kind, URL and media type): e.g. `[{file: cat.png}]`."""

@@ -12,6 +12,7 @@ from agentrig.runtime.checks.check_support import unified_diff
 from agentrig.runtime.history.canonical import JsonValue, Message
 from agentrig.runtime.history.invariants import check_invariants
 from agentrig.runtime.history.jsonio import write_atomic
+from agentrig.runtime.history.redaction import redact_json_bytes
 from agentrig.runtime.history.run_records import Check, TurnRecord
 from agentrig.runtime.history.tool_registry import ToolCallRegistry
 from agentrig.runtime.history.wire import dumps_history
@@ -48,8 +49,9 @@ def strip_run_ids(history: Iterable[Message]) -> list[Message]:
 
 
 def canonical_golden_bytes(history: Iterable[Message]) -> bytes:
-    """The exact bytes a golden file holds for this history: canonical, pretty, run_ids dropped."""
-    return dumps_history(strip_run_ids(history), pretty=True)
+    """The exact bytes a golden file holds for this history: canonical, pretty, run_ids dropped, secrets redacted
+    (a golden never holds a key, and a run whose real tool returned one still matches the golden scaffold wrote)."""
+    return redact_json_bytes(dumps_history(strip_run_ids(history), pretty=True), pretty=True)
 
 
 def check_invariant_expectations(
@@ -205,6 +207,8 @@ def check_golden(path: Path, history: Sequence[Message], *, update: bool) -> Che
         expected_label=str(path),
         actual_label="this run",
     )
+    if not detail:  # the only difference is a key the golden holds in the clear: the diff redacts it away
+        detail = f"{path} holds a secret where this run's history has [REDACTED]; "
     return Check(
         name=name,
         passed=False,

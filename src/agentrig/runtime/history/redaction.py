@@ -4,8 +4,10 @@
 
 - key-shaped tokens: `sk-...` (OpenAI, including masked echoes like `sk-ab***yz`), `sk-ant-...`
   (Anthropic), and the token after `Bearer`; an `sk-` name made of words (`sk-learn-classifier`) is no key;
-- the value after an `api_key` / `api-key` / `x-api-key` / `authorization` name in text
-  (`api_key=...`, `"x-api-key": "..."`), and the whole value of such a key in JSON objects;
+- the value after an `api_key` / `api-key` / `x-api-key` name in text (`api_key=...`, `"x-api-key": "..."`),
+  the credentials after an `Authorization:` name whatever the scheme (`Basic <base64>`, `Bearer`, `Token`,
+  `Digest` parameters, a custom scheme; the scheme stays), and the whole value of such a key in JSON objects;
+- punctuation that ends a sentence right after a key (`... sk-...abc.`) is kept after the `[REDACTED]`;
 - the actual values of the key variables present in the environment (`*_API_KEY`, `*_TOKEN`,
   `*_SECRET`, ...) and of keys registered at run time with `register_secret` (a `--api-key`-style
   argument that never was in the environment); also as they appear inside a JSON string (a golden
@@ -77,10 +79,22 @@ _TOKEN_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(r"(?<=\bBearer )[A-Za-z0-9._~+/=\-]{6,}", re.IGNORECASE),
 )
 _NAMED_VALUE = re.compile(
-    r"""(?P<name>\b(?:x-api-key|api[_-]?key|apikey|(?:proxy-)?authorization)\b["']?\s*[:=]\s*["']?)"""
+    r"""(?P<name>\b(?:x-api-key|api[_-]?key|apikey)\b["']?\s*[:=]\s*["']?)"""
     r"""(?:Bearer\s+)?(?P<value>[^\s"',;}\]]+)""",
     re.IGNORECASE,
 )
+# An Authorization header in text: whatever its scheme (`Basic <base64>`, `Bearer`, `Token`, `Digest`, a custom
+# one), the scheme stays readable and the credentials go: a token, or a list of `name=value` parameters.
+_AUTHORIZATION = re.compile(
+    r"""(?P<name>\b(?:proxy-)?authorization\b["']?\s*[:=]\s*["']?(?:[A-Za-z][A-Za-z0-9_-]*[ \t]+)?)"""
+    r"""(?P<value>[\w-]+=(?:"[^"\r\n]*"|[^\s,;"']+)(?:[ \t]*,[ \t]*[\w-]+=(?:"[^"\r\n]*"|[^\s,;"']+))*"""
+    r"""|[^\s"',;}\]]+)""",
+    re.IGNORECASE,
+)
+_NAMED_PATTERNS = (_NAMED_VALUE, _AUTHORIZATION)
+
+# Punctuation that ends a sentence after a key (`my key is sk-...abc.`): kept after the `[REDACTED]`.
+_TRAILING = ".)!?:"
 
 _registered: set[str] = set()
 
@@ -165,15 +179,24 @@ def _redact_with(text: str, secrets: Iterable[str]) -> str:
         if secret in text:
             text = text.replace(secret, REDACTED)
     for pattern in _TOKEN_PATTERNS:
-        text = pattern.sub(REDACTED, text)
+        text = pattern.sub(_redacted_token, text)
 
     def _named(match: re.Match[str]) -> str:
         value = match.group("value")
         if value == REDACTED or value.startswith("[REDACTED"):
             return match.group(0)
-        return match.group(0)[: match.start("value") - match.start(0)] + REDACTED
+        return match.group(0)[: match.start("value") - match.start(0)] + _redacted_token(value)
 
-    return _NAMED_VALUE.sub(_named, text)
+    for pattern in _NAMED_PATTERNS:
+        text = pattern.sub(_named, text)
+    return text
+
+
+def _redacted_token(token: re.Match[str] | str) -> str:
+    """`[REDACTED]`, followed by the punctuation that ended the sentence after the key (not part of it)."""
+    value = token if isinstance(token, str) else token.group(0)
+    kept = value.rstrip(_TRAILING)
+    return REDACTED + value[len(kept) :] if kept else REDACTED
 
 
 def redact(text: str) -> str:

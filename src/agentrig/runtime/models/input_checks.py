@@ -28,8 +28,10 @@ def common_input_checks(
     texts: Sequence[str],
     instructions: str,
     offered_tools: Iterable[str],
+    system_prompt: str = "",
 ) -> list[Check]:
-    """message_count, contains_text / not_contains_text, instructions_contain / _not_contain, tools: in that order.
+    """message_count, contains_text / not_contains_text, instructions_contain / _not_contain, instructions,
+    system_prompt, tools: in that order.
 
     `contains_text`'s actual is the text that holds it, or every text the model saw when none does;
     `not_contains_text`'s actual is every text that holds it (none when it passes)."""
@@ -63,6 +65,12 @@ def common_input_checks(
             Check(name=f"{prefix}.instructions_not_contain", passed=unwanted not in instructions, expected=unwanted,
                   actual=instructions)
         )  # fmt: skip
+    for field, wanted, sent in (
+        ("instructions", expect.instructions, instructions),
+        ("system_prompt", expect.system_prompt, system_prompt),
+    ):
+        if wanted is not None:
+            checks.append(Check(name=f"{prefix}.{field}", passed=sent == wanted, expected=wanted, actual=sent))
     if expect.tools is not None:
         offered = sorted(offered_tools)
         checks.append(

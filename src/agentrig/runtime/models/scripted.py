@@ -378,6 +378,7 @@ def _input_checks(
             texts=_seen_texts(messages),
             instructions=info.instructions or "",
             offered_tools=offered,
+            system_prompt="\n\n".join(p.content for m in messages for p in m.parts if p.part_kind == "system-prompt"),
         )
     )
     if expect.attachments is not None:

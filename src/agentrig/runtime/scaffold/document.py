@@ -13,19 +13,18 @@ history), thoughts without their provider signature, and tool-result contents ma
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import yaml
 
 from agentrig.runtime.history.canonical import Message, ThoughtPart, ToolCallPart, ToolReturnPart
-from agentrig.runtime.history.cleanup import sanitize_history_for_resume
+from agentrig.runtime.history.cleanup import merge_consecutive_requests, sanitize_history_for_resume
 from agentrig.runtime.history.invariants import check_invariants
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.history.violations import INVARIANT_NAMES
 from agentrig.runtime.scaffold.source import Source
-from agentrig.runtime.scaffold.tools import is_output_tool_call
-from agentrig.runtime.scaffold.turns import ScriptTurn
+from agentrig.runtime.scaffold.turns import ScriptTurn, is_output_tool_call
 
 __all__ = [
     "MASKED",
@@ -45,14 +44,17 @@ MASKED = "[MASKED]"
 """What a masked tool result's content becomes (`--tool-results mask`)."""
 
 
-def golden_history(messages: Sequence[Message], tool_results: ToolResults, *, scripted: bool = True) -> list[Message]:
-    """The canonical history a faithful replay of `messages` ends with (`scripted=False`: as a resumed
-    `initial_history` keeps them, thoughts with their signatures)."""
+def golden_history(messages: Sequence[Message], tool_results: ToolResults, *, scripted_from: int = 0) -> list[Message]:
+    """The canonical history a faithful replay of `messages` ends with: sanitized as every stored history, with
+    consecutive requests merged as agentrig's loop merges them before the next turn (a pydantic-ai dump keeps the
+    results that ended a turn and the next user message apart; agentrig's history holds them in one request).
+    Messages before `scripted_from` are those a resumed `initial_history` holds: thoughts keep their signatures."""
     result: list[Message] = []
-    for message in sanitize_history_for_resume(messages):
+    for number, message in enumerate(messages):
+        scripted = number >= scripted_from
         parts = tuple(normalized_part(part, tool_results, scripted=scripted) for part in message.parts)
-        result.append(Message(kind=message.kind, parts=parts))
-    return result
+        result.append(Message(kind=message.kind, parts=parts, state=message.state))
+    return merge_consecutive_requests(sanitize_history_for_resume(result))
 
 
 def normalized_part(part: Any, tool_results: ToolResults, *, scripted: bool = True) -> Any:
@@ -64,18 +66,31 @@ def normalized_part(part: Any, tool_results: ToolResults, *, scripted: bool = Tr
     return part
 
 
-def turn_mapping(turn: ScriptTurn, *, own_agent: bool) -> dict[str, Any]:
-    """One scenario turn: the user's message, the script, and what must hold after it."""
+OutputExpecter = Callable[[ToolCallPart | None, str | None], "dict[str, Any] | None"]
+"""`(output tool call, or None for a text answer; the text)` -> the turn's output expectation (the user's agent's
+prediction, `AgentFacts.output_expectation`)."""
+
+
+def turn_mapping(turn: ScriptTurn, *, expect_output: OutputExpecter | None, with_usage: bool = True) -> dict[str, Any]:
+    """One scenario turn: the user's message (or the host's answers), the script, and what must hold after it.
+    `expect_output` None: a YAML agent, whose output is the final text."""
     expect: dict[str, Any] = {}
-    output = _output_expectation(turn, own_agent=own_agent)
+    output = _output_expectation(turn, expect_output)
     if output is not None:
         expect["output"] = output
     if turn.calls:
         expect["tool_calls"] = {"sequence": [_matcher(call) for call in turn.calls]}
     usage = turn.usage
-    if usage is not None:
+    if usage is not None and with_usage:
         expect["usage"] = usage_expectation(usage)
-    mapping: dict[str, Any] = {"user": turn.user, "model": turn.steps}
+    mapping: dict[str, Any] = {}
+    if turn.user is not None:
+        mapping["user"] = turn.user
+    if turn.deferred_results is not None:
+        mapping["deferred_results"] = turn.deferred_results
+    if turn.approvals is not None:
+        mapping["approvals"] = turn.approvals
+    mapping["model"] = turn.steps
     if expect:
         mapping["expect"] = expect
     return mapping
@@ -89,15 +104,17 @@ def _matcher(call: ToolCallPart) -> dict[str, Any]:
     return matcher
 
 
-def _output_expectation(turn: ScriptTurn, *, own_agent: bool) -> dict[str, Any] | None:
+def _output_expectation(turn: ScriptTurn, expect_output: OutputExpecter | None) -> dict[str, Any] | None:
     last = turn.last_response
-    if last is None:
+    if last is None or turn.paused:  # a paused turn's output is the calls awaiting the host: the sequence says it
         return None
     if not last.tool_calls:
-        return {"equals": last.text} if any(p.part_kind == "text" for p in last.parts) else None
+        if not any(p.part_kind == "text" for p in last.parts):
+            return None
+        return {"equals": last.text} if expect_output is None else expect_output(None, last.text)
     outputs = [call for call in last.tool_calls if is_output_tool_call(call)]
-    if own_agent and len(outputs) == 1 and isinstance(outputs[0].args, dict):
-        return {"json_equals": outputs[0].args}
+    if expect_output is not None and len(outputs) == 1:
+        return expect_output(outputs[0], None)
     return None
 
 

@@ -10,7 +10,9 @@ JSON, entry by entry beside the messages the readers decoded, never by a parser 
   (`role: assistant`), or of each recorded exchange; used only when there is one such entry per response;
 - instructions: the first request's `instructions` (pydantic-ai), or the recording's; else the system
   prompt parts of the first request;
-- tool schemas: a recording's `tools` (what the model was offered).
+- tool schemas: a recording's `tools` (what the model was offered);
+- the instructions each response answered (a pydantic-ai request's `instructions`, a recorded exchange's),
+  which a scenario with the user's agent checks, so a changed prompt fails the replay.
 
 Secrets are redacted here, once, before anything is derived: the scenario, its golden file and the report
 all see the same redacted values (`redaction.redact_json`), so the golden still matches the scenario's run.
@@ -19,6 +21,7 @@ all see the same redacted values (`redaction.redact_json`), so the golden still 
 from __future__ import annotations
 
 import hashlib
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -55,11 +58,19 @@ class Source:
     """The agent's instructions (or system prompt) as the source recorded them."""
     tool_schemas: Mapping[str, Mapping[str, Any]] = field(default_factory=dict[str, Mapping[str, Any]])
     """JSON Schemas of the tools the model was offered, by name, when the source recorded them."""
+    response_instructions: tuple[str | None, ...] = ()
+    """For each response, the instructions of the request it answered (`""`: none); None where the source did
+    not record them (agentrig session files, canonical histories)."""
+    records_system_prompt: bool = False
+    """The source keeps the agent's system prompt parts (a pydantic-ai dump, a recording): their absence means the
+    agent had none."""
 
 
 def read_source(path: Path) -> Source:
     """Read `path` with agentrig's readers; a file no reader accepts raises `HistoryFormatError` naming it."""
     try:
+        if not stat.S_ISREG(path.stat().st_mode):  # a FIFO or a device would block, or never end
+            raise HistoryFormatError("not a regular file", path=path)
         raw_bytes = path.read_bytes()
     except OSError as error:
         raise HistoryFormatError(f"cannot read the file ({error.strerror or error})", path=path) from None
@@ -73,12 +84,15 @@ def read_source(path: Path) -> Source:
     responses = sum(1 for m in messages if m.kind == "response")
     usages = _raw_usages(raw_messages, responses, path)
     instructions = _raw_instructions(raw_messages) or _system_prompt(messages)
+    per_response = _raw_response_instructions(raw_messages, responses)
     return Source(
         path=path,
         sha256=digest,
         messages=messages,
         response_usage=usages,
         instructions=redact(instructions) if instructions else None,
+        response_instructions=per_response,
+        records_system_prompt=any(_is_pydantic_ai_request(item) for item in raw_messages),
     )
 
 
@@ -144,6 +158,27 @@ def _raw_instructions(raw_messages: Sequence[Any]) -> str | None:
     return None
 
 
+def _is_pydantic_ai_request(item: object) -> bool:
+    """A request of a pydantic-ai dump: it records `instructions` (null when the agent had none)."""
+    return isinstance(item, dict) and cast(dict[str, Any], item).get("kind") == "request" and "instructions" in item
+
+
+def _raw_response_instructions(raw_messages: Sequence[Any], responses: int) -> tuple[str | None, ...]:
+    """For each response, the instructions of the request before it, when the raw entries record them and line up
+    one to one with the canonical responses (secrets redacted); all None otherwise."""
+    current: str | None = None
+    found: list[str | None] = []
+    for item in raw_messages:
+        if _is_pydantic_ai_request(item):
+            value = cast(dict[str, Any], item)["instructions"]
+            current = redact(value) if isinstance(value, str) else ""
+        elif _is_raw_response(item):
+            found.append(current)
+    if len(found) != responses:
+        return (None,) * responses
+    return tuple(found)
+
+
 def _system_prompt(messages: Sequence[Message]) -> str | None:
     """The system prompt parts of the first request, joined as pydantic-ai joins them for a provider."""
     if not messages:
@@ -179,6 +214,7 @@ def _from_recording(path: Path, digest: str) -> Source:
     instructions = next(
         (i for e in exchanges if isinstance(i := e.request.get("instructions"), str) and i), None
     ) or _system_prompt(messages)
+    per_response = tuple(redact(i) if isinstance(i := e.request.get("instructions"), str) else "" for e in exchanges)
     return Source(
         path=path,
         sha256=digest,
@@ -186,4 +222,6 @@ def _from_recording(path: Path, digest: str) -> Source:
         response_usage=usages,
         instructions=redact(instructions) if instructions else None,
         tool_schemas=tools,
+        response_instructions=per_response if responses == len(exchanges) else (None,) * responses,
+        records_system_prompt=True,
     )

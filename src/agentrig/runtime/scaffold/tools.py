@@ -4,7 +4,8 @@ A tool whose schema the source recorded validates its arguments against it, as t
 is guessed from the arguments seen does not (`validate_args: false`). Each tool gets one rule per distinct argument
 object (`when`: the whole object, so a call with a changed argument matches no rule and the run fails naming the
 call), answering as the source did: `return` the
-recorded content, or `retry` with the recorded message. When the same arguments were answered differently
+recorded content, or `retry` with the recorded message, or `defer` a call the host answered later (the
+host's turn gives its result). When the same arguments were answered differently
 over the conversation, each of those calls gets its own rule, pinned by its ordinal (`call`). Calls whose
 arguments are not a JSON object need no rule: pydantic-ai answers them with validation errors itself.
 Rules with an ordinal come first, then the more specific ones (more keys), as rules match by subset.
@@ -18,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from agentrig.runtime.history.canonical import RetryPromptPart, ToolCallPart
+from agentrig.runtime.history.canonical import RetryPromptPart
 from agentrig.runtime.scaffold.turns import Answer, ScriptTurn
 
 __all__ = ["yaml_tools"]
@@ -37,6 +38,7 @@ def yaml_tools(turns: Sequence[ScriptTurn], schemas: Mapping[str, Mapping[str, A
     ordinals: dict[str, int] = defaultdict(int)
     for turn in turns:
         answers = {id(call): answer for call, answer in turn.answers}
+        deferred = turn.deferred_calls
         for call in turn.calls:
             if call.tool_name not in order:
                 order.append(call.tool_name)
@@ -44,7 +46,8 @@ def yaml_tools(turns: Sequence[ScriptTurn], schemas: Mapping[str, Mapping[str, A
             if not isinstance(call.args, dict) or answer is None:
                 continue  # never reaches the tool: pydantic-ai rejects the arguments before calling it
             ordinals[call.tool_name] += 1
-            recorded[call.tool_name].append((ordinals[call.tool_name], call.args, _outcome(answer)))
+            outcome = {"defer": True} if call.tool_call_id in deferred else _outcome(answer)
+            recorded[call.tool_name].append((ordinals[call.tool_name], call.args, outcome))
     tools: dict[str, Any] = {}
     for name in order:
         schema = schemas.get(name)
@@ -89,11 +92,6 @@ def _inferred_schema(turns: Sequence[ScriptTurn], name: str) -> dict[str, Any]:
                     kind = next((label for cls, label in _JSON_TYPES if isinstance(value, cls)), "object")
                     properties[key] = {} if value is None else {"type": kind}
     return {"type": "object", "properties": properties}
-
-
-def is_output_tool_call(call: ToolCallPart) -> bool:
-    """Whether the call is pydantic-ai's output tool (its default name, `final_result` or `final_result_<type>`)."""
-    return call.tool_name == "final_result" or call.tool_name.startswith("final_result_")
 
 
 def _key(value: Any) -> bytes:

@@ -78,6 +78,7 @@ def input_checks(
             texts=_texts(messages),
             instructions=instructions,
             offered_tools=tools,
+            system_prompt="\n\n".join(p.content for m in messages for p in m.parts if isinstance(p, SystemPromptPart)),
         )
     )
     if expect.attachments is not None:

@@ -1,0 +1,204 @@
+"""The results of a response's tool calls: those the run produced itself, and those the host handed back after
+the run paused (approvals of calls that asked for one, results of external or deferred calls), which become a
+turn of their own (`approvals:` / `deferred_results:`, no user message).
+
+A result is the host's when:
+- the user's agent says so: the call's tool asks for approval (`requires_approval=True`) or is external;
+- it ended `denied` (only a host's decision denies a call);
+- the request holding it belongs to another run than the response that made the call (pydantic-ai dumps record
+  each message's `run_id`: a resumed run has a new one);
+- an earlier request already answered part of the calls (the run's own results, then the run paused);
+- it comes after a result for a later call (pydantic-ai answers a run's own calls in call order; agentrig's
+  session files merge the host's answers behind them, so the order breaks where the host's begin).
+
+Without the user's agent, deferred results are scripted as a YAML tool rule that defers the call (`defer:
+true`) and the host's turn answers it; an approval or a denial needs the agent's own tool.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentrig.runtime.history.canonical import Message, RetryPromptPart, ToolCallPart, ToolReturnPart
+from agentrig.runtime.scaffold.turns import Answer, ScriptTurn, Walk, close_turn, is_output_tool_call
+
+__all__ = ["close_paused_end", "take_results"]
+
+
+def take_results(walk: Walk, index: int, message: Message, results: list[Answer], *, user_follows: bool) -> None:
+    """Take one request's results: the run's own answer the pending calls, the host's open a turn."""
+    if not walk.turns or walk.previous is None:
+        raise walk.refuse(index, "tool results before any model response; a turn starts with the user")
+    turn = walk.turns[-1]
+    output_retries = [r for r in results if isinstance(r, RetryPromptPart) and r.tool_call_id is None]
+    if output_retries and not walk.own_agent:
+        raise walk.refuse(
+            index,
+            "an output retry (the agent's output validator rejected the answer); YAML tools cannot ask"
+            " for one: scaffold with --agent module:attribute",
+        )
+    turn.output_retries += len(output_retries)
+    answers = [r for r in results if r.tool_call_id is not None]
+    if answers:
+        own, host = _split(walk, index, message, answers)
+        if own:
+            _answer(walk, index, turn, own)
+        if host:
+            if user_follows:
+                raise walk.refuse(index, "the host's answers to paused calls share a request with a user message")
+            _host_turn(walk, index, host)
+    walk.previous = "request"
+
+
+def close_paused_end(walk: Walk, end: int) -> None:
+    """A conversation that ends with calls only the host answers (awaiting approval) ends paused, as it did."""
+    if walk.turns and walk.pending and all(_host_kind(walk, call) for call in walk.pending):
+        walk.turns[-1].paused = True
+
+
+def _host_kind(walk: Walk, call: ToolCallPart) -> bool:
+    tools = walk.host_tools
+    return tools is not None and call.tool_name in tools.approval | tools.external
+
+
+def _split(walk: Walk, index: int, message: Message, answers: list[Answer]) -> tuple[list[Answer], list[Answer]]:
+    """The run's own results and the host's, each in call order."""
+    order = {call.tool_call_id: number for number, call in enumerate(walk.pending)}
+    calls = {call.tool_call_id: call for call in walk.pending}
+    for answer in answers:
+        if answer.tool_call_id not in order:
+            raise walk.refuse(
+                index, f"a result for {answer.tool_call_id!r}, which no call of the response before awaits"
+            )
+    resumed = walk.previous == "request" or (
+        message.run_id is not None and walk.response_run_id is not None and message.run_id != walk.response_run_id
+    )
+    if resumed:
+        return [], _in_call_order(walk, index, answers, order)
+    own: list[Answer] = []
+    host: list[Answer] = []
+    for answer in answers:
+        if host:  # once the host's answers began, every later result is the host's too
+            host.append(answer)
+            continue
+        call = calls[str(answer.tool_call_id)]
+        denied = isinstance(answer, ToolReturnPart) and answer.outcome == "denied"
+        order_breaks = bool(own) and order[str(answer.tool_call_id)] < order[str(own[-1].tool_call_id)]
+        (host if _host_kind(walk, call) or denied or order_breaks else own).append(answer)
+    return own, _in_call_order(walk, index, host, order)
+
+
+def _in_call_order(walk: Walk, index: int, answers: list[Answer], order: dict[str, int]) -> list[Answer]:
+    positions = [order[str(answer.tool_call_id)] for answer in answers]
+    if positions != sorted(positions):
+        ids = [answer.tool_call_id for answer in answers]
+        raise walk.refuse(index, f"the host's results {ids} are not in the order of the calls")
+    return answers
+
+
+def _answer(walk: Walk, index: int, turn: ScriptTurn, answers: list[Answer]) -> None:
+    """The run's own results: they answer pending calls in call order, each checked for what a replay can do."""
+    calls = {call.tool_call_id: call for call in walk.pending}
+    answered = [str(answer.tool_call_id) for answer in answers]
+    expected = [call.tool_call_id for call in walk.pending if call.tool_call_id in answered]
+    if answered != expected:
+        raise walk.refuse(
+            index,
+            f"the results answer {answered} but the calls were {[c.tool_call_id for c in walk.pending]}; a run"
+            " answers each call once, in order",
+        )
+    for answer in answers:
+        call = calls[str(answer.tool_call_id)]
+        _check_answer(walk, index, call, answer)
+        turn.answers.append((call, answer))
+    _count_retries(walk, turn, answers)
+    walk.pending = [call for call in walk.pending if call.tool_call_id not in answered]
+
+
+def _host_turn(walk: Walk, index: int, answers: list[Answer]) -> None:
+    """The host's answers: the turn before ends paused, a turn without a user message continues it."""
+    paused = walk.turns[-1]
+    calls = {call.tool_call_id: call for call in walk.pending}
+    approvals: dict[str, Any] = {}
+    deferred: dict[str, Any] = {}
+    for answer in answers:
+        call = calls[str(answer.tool_call_id)]
+        what = f"call {call.tool_call_id!r} ({call.tool_name})"
+        outcome = answer.outcome if isinstance(answer, ToolReturnPart) else "retried"
+        tools = walk.host_tools
+        if outcome == "denied" or (tools is not None and call.tool_name in tools.approval):
+            if not walk.own_agent:
+                raise walk.refuse(
+                    index,
+                    f"{what} was decided by the host ({outcome}: an approval); YAML tools cannot ask for one:"
+                    " scaffold with --agent module:attribute",
+                )
+            if outcome == "success":
+                approvals[call.tool_call_id] = True
+            elif outcome == "denied":
+                approvals[call.tool_call_id] = {"deny": _message(answer.content)}
+            else:
+                raise walk.refuse(index, f"{what} asked for approval and ended {outcome!r}; approvals approve or deny")
+        elif outcome == "success":
+            deferred[call.tool_call_id] = answer.content
+            if not walk.own_agent:
+                paused.deferred_calls.add(call.tool_call_id)
+        else:
+            how = "a retry" if outcome == "retried" else f"the outcome {outcome!r}"
+            raise walk.refuse(
+                index,
+                f"the host answered {what} with {how}; a scenario's deferred_results hold the values the calls return",
+            )
+        paused.answers.append((call, answer))
+    answered = {str(answer.tool_call_id) for answer in answers}
+    left = [call.tool_call_id for call in walk.pending if call.tool_call_id not in answered]
+    if left:
+        raise walk.refuse(index, f"the host answered some paused calls but not {left}; a resumed run answers all")
+    paused.paused = True
+    walk.pending = []
+    close_turn(walk, index)
+    walk.turns.append(
+        ScriptTurn(user=None, message_index=index, approvals=approvals or None, deferred_results=deferred or None)
+    )
+    walk.streaks = {}
+
+
+def _message(content: Any) -> str:
+    return content if isinstance(content, str) else str(content)
+
+
+def _count_retries(walk: Walk, turn: ScriptTurn, answers: list[Answer]) -> None:
+    """pydantic-ai counts, per tool, the run steps in a row in which it was retried (a step without a retry of
+    it starts again from zero); a run fails once the count passes the tool's budget. An output tool's retries
+    count against the output budget instead."""
+    retried = {r.tool_name for r in answers if isinstance(r, RetryPromptPart) and r.tool_call_id and r.tool_name}
+    outputs = {name for name in retried if name == "final_result" or name.startswith("final_result_")}
+    turn.output_retries += len(outputs)
+    walk.streaks = {name: walk.streaks.get(name, 0) + 1 for name in retried - outputs}
+    turn.retry_streak = max([turn.retry_streak, *walk.streaks.values()])
+
+
+def _check_answer(walk: Walk, index: int, call: ToolCallPart, result: Answer) -> None:
+    what = f"call {call.tool_call_id!r} ({call.tool_name})"
+    if isinstance(result, ToolReturnPart):
+        if result.outcome != "success":
+            raise walk.refuse(
+                index, f"{what} ended {result.outcome!r}; a scripted run replays completed calls and retries only"
+            )
+        if isinstance(call.args, str) and not is_output_tool_call(call):
+            raise walk.refuse(index, f"{what} returned a result although its arguments are not a JSON object")
+        return
+    if walk.own_agent:
+        return  # the agent's own tool and its schema decide; the golden history checks the outcome
+    if isinstance(result.content, list) and isinstance(call.args, dict):
+        raise walk.refuse(
+            index,
+            f"{what} was retried with validation errors of the agent's own argument schema; YAML tools do not"
+            " validate arguments: scaffold with --agent module:attribute",
+        )
+    if isinstance(result.content, str) and isinstance(call.args, str):
+        raise walk.refuse(
+            index,
+            f"{what} has arguments that are not a JSON object, which pydantic-ai answers with validation"
+            " errors, but the source holds a message",
+        )
