@@ -201,8 +201,8 @@ def test_scaffold_force_never_replaces_a_fifo(
 
     assert code == 2
     assert err == (
-        f"agentrig: error: -o {path}: is not a regular file; scaffold writes golden/ (and histories/) beside the"
-        " scenario, so -o names the scenario file to write\n"
+        f"agentrig: error: -o {path}: is neither a folder nor a .yaml file; -o names the scenario file to write (one"
+        " source: NAME.yaml, with golden/ and histories/ beside it) or the folder to fill\n"
     )
     assert _kind(path) == stat.S_IFIFO
     assert not (path.parent / "golden").exists()

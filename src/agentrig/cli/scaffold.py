@@ -57,8 +57,8 @@ Exit codes: 0 written, 2 a source cannot be read or replayed (with several, the 
 
 \b
 Examples:
-    agentrig scaffold chat.json -o scenarios/regressions/refund.yaml
-    agentrig scaffold out/ -o scenarios/replays/ --agent myapp.agents:support --deps myapp.testing:deps"""
+    agentrig scaffold chat.json -o regressions/refund.yaml
+    agentrig scaffold out/ -o replays/ --agent myapp.agents:support --deps myapp.testing:deps"""
 
 
 def register(app: typer.Typer) -> None:

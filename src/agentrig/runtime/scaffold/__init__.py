@@ -133,7 +133,12 @@ def scaffold(options: ScaffoldOptions) -> ScaffoldResult:
 def scaffold_many(options: ManyOptions) -> list[Row]:
     """Scaffold every conversation under `options.sources` into `options.directory`; one row per source."""
     _check_options(options)
-    if options.directory.exists() and not options.directory.is_dir():
+    if options.directory.exists() and not options.directory.is_dir():  # a file, a FIFO, a device, /dev/stdout
+        if len(options.sources) == 1 and not options.sources[0].is_dir():
+            raise UsageError(
+                f"-o {options.directory}: is neither a folder nor a .yaml file; -o names the scenario file to write"
+                " (one source: NAME.yaml, with golden/ and histories/ beside it) or the folder to fill"
+            )
         raise UsageError(f"-o {options.directory}: not a folder; with several sources -o names the folder to fill")
     if not options.directory.exists() and options.directory.suffix.lower() in (".yaml", ".yml"):
         raise UsageError(
