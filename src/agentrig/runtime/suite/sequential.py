@@ -16,7 +16,9 @@ only a watcher outside the loop can give up on it:
   gives it `WIND_DOWN_S` to finish cleanly (its deps' exit, its connections), then abandons it; a second signal
   abandons it at once. KeyboardInterrupt then propagates to the caller, which writes what finished.
 - A SystemExit raised in a task the scenario's agent started (a tool run by pydantic-ai's graph, say) ends the
-  lane's loop itself: that scenario becomes an `error`, and the rest go on in a new lane.
+  lane's loop itself: that scenario becomes an `error`, and the rest go on in a new lane. So does a
+  KeyboardInterrupt: only the watcher (the main thread) receives signals, so one raised in the lane is the agent's
+  own, never Ctrl-C.
 
 While scenarios run, `os._exit()` in this process is that scenario's error (`process_exit`).
 """
@@ -105,7 +107,7 @@ class _Lane:
         self.done = False
         """Every scenario ran, or -x stopped the run: no new lane is needed."""
         self.escaped: BaseException | None = None
-        """A KeyboardInterrupt raised inside a scenario, or an `OutputWriteError` writing one: the watcher raises it."""
+        """An `OutputWriteError` writing a scenario's files (a full disk): the watcher raises it."""
         self.changed = threading.Event()
         """Set when a scenario with a deadline starts and when the lane ends: the watcher looks again."""
         self.ended = threading.Event()
@@ -120,13 +122,12 @@ class _Lane:
         try:
             self._task = loop.create_task(self._drive())
             loop.run_until_complete(self._task)
-        except KeyboardInterrupt as interrupt:
-            self.escaped = interrupt
         except asyncio.CancelledError:  # the watcher cancelled the lane (Ctrl-C, or it was abandoned)
             pass
         except OutputWriteError as error:  # agentrig could not write a scenario's files (a full disk): the run stops
             self.escaped = error
-        # SystemExit raised in a task of the scenario's own ends the loop, not the run; so does what escapes
+        # SystemExit or KeyboardInterrupt raised in a task of the scenario's own ends the loop, not the run (signals
+        # reach the watcher, never this thread: a KeyboardInterrupt here is the agent's); so does what escapes
         # pydantic-ai's own generators (a GeneratorExit a tool raised, at pydantic-ai 2.38): the scenario's error.
         except BaseException as error:
             self._failed(error)
