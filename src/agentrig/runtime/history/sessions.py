@@ -187,8 +187,9 @@ def session_to_json(session: Session) -> dict[str, Any]:
 
 
 def _refuse_to_overwrite(path: Path) -> None:
-    """Raise unless `path` is absent or holds an agentrig session (overwriting anything else could destroy data)."""
-    if not path.exists():
+    """Raise unless `path` is absent, empty (it holds nothing to lose: `prompt --session` locks a new session as an
+    empty file) or holds an agentrig session (overwriting anything else could destroy data)."""
+    if not path.exists() or (path.is_file() and path.stat().st_size == 0):
         return
     try:
         data = jsonio.read_json_file(path)
