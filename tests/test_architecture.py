@@ -100,8 +100,11 @@ def top_level(name: str) -> str:
 CANONICAL_LAYER = tuple(all_modules("agentrig.runtime.history"))
 """The framework-free history layer (the removal contract): it reads, writes and checks stored state."""
 
-CANONICAL_LAYER_MAY_IMPORT = frozenset({"agentrig", "agentrig.errors", "agentrig.runtime", *CANONICAL_LAYER})
-"""Inside agentrig, the canonical layer imports only itself and the error module."""
+CANONICAL_LAYER_MAY_IMPORT = frozenset(
+    {"agentrig", "agentrig.errors", "agentrig.input_files", "agentrig.runtime", *CANONICAL_LAYER}
+)
+"""Inside agentrig, the canonical layer imports only itself, the error module and the reader of input files (both
+standard library only)."""
 
 AGENTRIG_MODULES = frozenset(all_modules("agentrig"))
 

@@ -116,11 +116,18 @@ def _utf8(text: str, what: str) -> str:
 
 
 def _read_stdin() -> str:
-    """The prompt on stdin, decoded as UTF-8 whatever the locale says; newlines as text mode reads them."""
+    """The prompt on stdin, decoded as UTF-8 whatever the locale says; newlines as text mode reads them. No more
+    than `PROMPT_LIMIT` is read (`< /dev/zero` would never end)."""
+    from agentrig.input_files import PROMPT_LIMIT, InputFileError, read_input_stream
+
+    subject = "the prompt on stdin"
     buffer = getattr(sys.stdin, "buffer", None)
     if buffer is None:  # a text stream with no bytes under it (an embedding caller's): already text
-        return _utf8(sys.stdin.read(), "the prompt on stdin")
-    data: bytes = buffer.read()
+        text = sys.stdin.read(PROMPT_LIMIT + 1)
+        if len(text) > PROMPT_LIMIT:
+            raise InputFileError(f"{subject} is over the limit of {PROMPT_LIMIT} characters")
+        return _utf8(text, subject)
+    data = read_input_stream(buffer, limit=PROMPT_LIMIT, subject=subject)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:

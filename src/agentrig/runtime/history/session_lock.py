@@ -29,6 +29,7 @@ from collections.abc import Generator
 from pathlib import Path
 
 from agentrig.errors import UsageError
+from agentrig.input_files import not_a_regular_file
 from agentrig.runtime.history.jsonio import is_out_of_space, out_of_space
 
 __all__ = ["SessionInUseError", "SessionLock", "locked_session"]
@@ -119,7 +120,7 @@ def _open(session_path: Path, real: Path) -> tuple[int, os.stat_result | None]:
         kind = os.fstat(descriptor).st_mode
         if not stat.S_ISREG(kind):
             os.close(descriptor)
-            what = "a directory" if stat.S_ISDIR(kind) else "not a regular file"
+            what = "is a directory" if stat.S_ISDIR(kind) else not_a_regular_file(kind)
             raise UsageError(f"{session_path}: {what}, not a session file; nothing was sent")
         return descriptor, None
 

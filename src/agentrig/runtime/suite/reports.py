@@ -30,6 +30,7 @@ from agentrig.runtime.history.run_records import RunError, ScenarioResult, TurnR
 from agentrig.runtime.reports.merge_checks import check_shard_set, contained_path
 from agentrig.runtime.reports.report_files import HtmlOptions, report_files
 from agentrig.runtime.reports.report_shape import check_report_shape, installed_pydantic_ai_version
+from agentrig.runtime.suite import stop_signals
 from agentrig.runtime.suite.scenario_files import check_json
 
 __all__ = [
@@ -236,9 +237,11 @@ def report_entries(suite: SuiteResult, *, statuses: Collection[str] = STATUSES) 
 
 def write_reports(out_dir: Path, suite: SuiteResult, *, html: HtmlOptions | None = _HTML) -> None:
     """Write report.json, junit.xml, summary.md (and report.html unless `html` is None) for a run, one scenario at
-    a time."""
+    a time. A Ctrl-C or SIGTERM meanwhile stops the writing between two scenarios (`stop_signals.raise_if_stopped`):
+    no file is replaced, so report.json stays the one `mark_run_started` wrote, which says the run was interrupted."""
     with report_files(out_dir, report_head(suite), html=html) as add:
         for result in suite.results:
+            stop_signals.raise_if_stopped()
             add(scenario_json(result))
 
 

@@ -1,0 +1,178 @@
+"""Inputs that never end (`/dev/zero`, `/dev/urandom`, a FIFO) and files over their limit: every command that reads
+a file refuses them at once, with one line and exit code 2, and never reads an over-limit file whole.
+
+Real processes with a timeout: a regression reads `/dev/zero` until memory runs out, and must fail this test
+rather than hang the suite (`check /dev/zero` once reached 10 GB in 14 s)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import IO
+
+import pytest
+
+from agentrig.input_files import HISTORY_FILE_LIMIT, PROMPT_LIMIT, SCENARIO_FILE_LIMIT
+
+ENDS_WITHIN_S = 60.0
+"""A generous bound for a command that must end at once (it is the regression's guard, not a timing check)."""
+
+_SCENARIO = "name: fine\nturns:\n  - user: hi\n    model:\n      - text: done\n"
+_HISTORY = '{"format": "agentrig.history/1", "messages": []}\n'
+
+
+def _agentrig(*args: str, cwd: Path, stdin: int | None = None) -> tuple[int, str, str, int]:
+    """(exit code, stdout, stderr, peak resident memory in KiB) of `python -m agentrig ARGS`."""
+    environment = {**os.environ, "PYDANTIC_AI_NO_BANNER": "1", "OPENAI_API_KEY": "sk-test"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agentrig", *args],
+        cwd=cwd,
+        env=environment,
+        stdin=stdin if stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None
+    assert process.stderr is not None
+    out, err = _Drained(process.stdout), _Drained(process.stderr)
+    timer = threading.Timer(ENDS_WITHIN_S, process.kill)
+    timer.start()
+    try:
+        _, status, usage = os.wait4(process.pid, 0)  # the child's own peak memory, not the test's
+    finally:
+        timer.cancel()
+    process.returncode = os.waitstatus_to_exitcode(status)
+    assert process.returncode != -9, f"agentrig {' '.join(args)} did not end within {ENDS_WITHIN_S:.0f}s"
+    return process.returncode, out.result(), err.result(), usage.ru_maxrss
+
+
+class _Drained:
+    """A pipe read to its end in a thread (stdout and stderr at once: either may fill up)."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self._chunks: list[bytes] = []
+        self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _read(self, stream: IO[bytes]) -> None:
+        with stream:
+            self._chunks.append(stream.read())
+
+    def result(self) -> str:
+        self._thread.join()
+        return b"".join(self._chunks).decode()
+
+
+@pytest.fixture
+def fifo(tmp_path: Path) -> Path:
+    """A FIFO nobody writes to: opening it to read blocks, reading it never ends."""
+    path = tmp_path / "pipe.json"
+    os.mkfifo(path)
+    return path
+
+
+def _commands(source: str, tmp_path: Path) -> dict[str, list[str]]:
+    fine = tmp_path / "fine.json"
+    fine.write_text(_HISTORY, encoding="utf-8")
+    return {
+        "check": ["check", source],
+        "validate": ["validate", source],
+        "convert": ["convert", source],
+        "diff": ["diff", str(fine), source],
+        "scaffold": ["scaffold", source, "-o", str(tmp_path / "scenario.yaml")],
+        "run": ["run", source, "--out", str(tmp_path / "out")],
+        "prompt --session": ["prompt", "hi", "--session", source, "--model", "openai:gpt-4o"],
+    }
+
+
+COMMANDS = ["check", "validate", "convert", "diff", "scaffold", "run", "prompt --session"]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("source", ["/dev/zero", "fifo"])
+def test_a_device_or_a_fifo_is_refused_at_once_and_exits_2(
+    command: str, source: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    path = str(request.getfixturevalue("fifo")) if source == "fifo" else source
+    kind = "a FIFO (named pipe)" if source == "fifo" else "a character device"
+
+    code, out, err, _ = _agentrig(*_commands(path, tmp_path)[command], cwd=tmp_path)
+
+    assert code == 2, out + err
+    said = out if command == "validate" else err  # validate reports on stdout, as for any invalid file
+    assert f"{path}: " in said, said
+    assert kind in said, said
+    assert len(err.splitlines()) == (0 if command == "validate" else 1), err
+
+
+def test_dev_urandom_is_refused_too(tmp_path: Path) -> None:
+    code, _, err, _ = _agentrig("check", "/dev/urandom", cwd=tmp_path)
+    assert (code, err) == (2, "agentrig: error: /dev/urandom: is a character device, not a regular file\n")
+
+
+def test_a_run_output_whose_report_is_a_fifo_is_refused_by_merge_and_report(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    os.mkfifo(run / "report.json")
+    for args in (["merge", str(run), "--out", str(tmp_path / "merged")], ["report", str(run)]):
+        code, _, err, _ = _agentrig(*args, cwd=tmp_path)
+        assert code == 2, err
+        assert err.startswith(f"agentrig: error: {run}"), err  # no report.json they can read
+        assert len(err.splitlines()) == 1, err
+
+
+def _sparse(path: Path, size: int) -> Path:
+    """A file of `size` bytes that takes no room on disk (and no time to make)."""
+    with open(path, "wb") as handle:
+        handle.truncate(size)
+    return path
+
+
+def test_a_history_over_its_limit_is_refused_without_being_read(tmp_path: Path) -> None:
+    big = _sparse(tmp_path / "big.json", HISTORY_FILE_LIMIT + 1)
+
+    code, _, err, peak_kib = _agentrig("check", str(big), cwd=tmp_path)
+
+    assert code == 2
+    assert err == (
+        f"agentrig: error: {big}: the file is {HISTORY_FILE_LIMIT + 1:,} bytes, over the 256 MiB limit for a JSON "
+        "file (a history, session, dump, recording or report)\n"
+    )
+    assert peak_kib * 1024 < HISTORY_FILE_LIMIT / 2  # read whole, the process would have held it all
+
+
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_a_scenario_file_over_its_limit_is_refused(command: str, tmp_path: Path) -> None:
+    big = _sparse(tmp_path / "big.yaml", SCENARIO_FILE_LIMIT + 1)
+    args = ["validate", str(big)] if command == "validate" else ["run", str(big), "--out", str(tmp_path / "out")]
+
+    code, out, err, _ = _agentrig(*args, cwd=tmp_path)
+
+    assert code == 2, out + err
+    expected = f"{big}: cannot read file: the file is {SCENARIO_FILE_LIMIT + 1:,} bytes, over the 16 MiB limit"
+    assert expected in (out if command == "validate" else err)
+
+
+def test_a_file_a_scenario_names_is_read_within_the_limit_too(tmp_path: Path) -> None:
+    (tmp_path / "prompt.txt").write_text("", encoding="utf-8")
+    _sparse(tmp_path / "prompt.txt", SCENARIO_FILE_LIMIT + 1)
+    scenario = tmp_path / "named.yaml"
+    scenario.write_text(_SCENARIO + "system_prompt_file: prompt.txt\n", encoding="utf-8")
+
+    code, out, err, _ = _agentrig("run", str(scenario), "--out", str(tmp_path / "out"), cwd=tmp_path)
+
+    assert code == 3, out + err  # the scenario could not run: its error, reported
+    assert "over the 16 MiB limit for a file a scenario names" in out + err
+
+
+def test_an_endless_prompt_on_stdin_is_refused(tmp_path: Path) -> None:
+    with open("/dev/zero", "rb") as zeros:
+        prompt = ["prompt", "-", "--model", "openai:gpt-4o"]
+        code, out, err, peak_kib = _agentrig(*prompt, cwd=tmp_path, stdin=zeros.fileno())
+
+    assert (code, out) == (2, "")
+    assert err == "agentrig: error: the prompt on stdin is over the 16 MiB limit\n"
+    assert peak_kib * 1024 < PROMPT_LIMIT * 16  # read up to the limit, not on and on
