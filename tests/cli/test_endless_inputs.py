@@ -124,6 +124,22 @@ def test_a_run_output_whose_report_is_a_fifo_is_refused_by_merge_and_report(tmp_
         assert len(err.splitlines()) == 1, err
 
 
+def test_a_fifo_in_a_scenario_folder_stops_a_merge_with_one_line(tmp_path: Path) -> None:
+    scenario = tmp_path / "fine.yaml"
+    scenario.write_text(_SCENARIO, encoding="utf-8")
+    run = tmp_path / "run"
+    assert _agentrig("run", str(scenario), "--out", str(run), "--quiet", cwd=tmp_path)[0] == 0
+    os.mkfifo(run / "scenarios" / "fine" / "notes.json")
+
+    code, _, err, _ = _agentrig("merge", str(run), "--out", str(tmp_path / "merged"), cwd=tmp_path)
+
+    assert code == 2, err
+    assert err == (
+        f"agentrig: error: {run / 'scenarios' / 'fine' / 'notes.json'}: is a FIFO (named pipe), not a regular file; "
+        "the merge stopped before writing its reports; the input directories are unchanged\n"
+    )
+
+
 def _sparse(path: Path, size: int) -> Path:
     """A file of `size` bytes that takes no room on disk (and no time to make)."""
     with open(path, "wb") as handle:

@@ -17,12 +17,14 @@ import errno
 import os
 import platform
 import shutil
+import stat
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from agentrig import __version__
 from agentrig.errors import InputError, UsageError
+from agentrig.input_files import not_a_regular_file
 from agentrig.runtime.checks.outcome import SuiteResult
 from agentrig.runtime.history.jsonio import is_out_of_space, out_of_space, read_json_file
 from agentrig.runtime.history.redaction import redact_json
@@ -329,6 +331,9 @@ def _copy_scenario_folder(source_dir: Path, target_dir: Path) -> None:
     """Copy one input's scenario folder into the merged output; a full disk stops the merge with one line."""
 
     def copy_file(source: str, target: str) -> object:
+        mode = os.lstat(source).st_mode
+        if not stat.S_ISREG(mode):  # a FIFO or a device in an input: copying it would never end (`input_files`)
+            raise InputError(f"{source}: {not_a_regular_file(mode)}; {_MERGE_STOPPED}")
         try:
             return shutil.copy2(source, target)
         except OSError as error:  # raised past copytree, which would gather it into a list of strings
