@@ -11,7 +11,6 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import IO
 
 import pytest
 
@@ -24,46 +23,42 @@ _SCENARIO = "name: fine\nturns:\n  - user: hi\n    model:\n      - text: done\n"
 _HISTORY = '{"format": "agentrig.history/1", "messages": []}\n'
 
 
+_MEASURED = """
+import atexit, resource, sys
+# A regression reads /dev/zero until memory runs out: at 2 GiB (ten times what a run needs) it fails, alone.
+resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+peak_file = sys.argv.pop(1)
+
+def write_peak():  # the most memory this process held: /proc's high-water mark, kept per process image
+    with open("/proc/self/status") as status, open(peak_file, "w") as out:
+        out.write(next(line for line in status if line.startswith("VmHWM:")).split()[1])
+
+atexit.register(write_peak)
+sys.argv[0] = "agentrig"
+from agentrig.__main__ import main
+main()
+"""
+
+
 def _agentrig(*args: str, cwd: Path, stdin: int | None = None) -> tuple[int, str, str, int]:
-    """(exit code, stdout, stderr, peak resident memory in KiB) of `python -m agentrig ARGS`."""
+    """(exit code, stdout, stderr, peak resident memory in KiB) of `agentrig ARGS` in a process of its own."""
     environment = {**os.environ, "PYDANTIC_AI_NO_BANNER": "1", "OPENAI_API_KEY": "sk-test"}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "agentrig", *args],
-        cwd=cwd,
-        env=environment,
-        stdin=stdin if stdin is not None else subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    assert process.stdout is not None
-    assert process.stderr is not None
-    out, err = _Drained(process.stdout), _Drained(process.stderr)
-    timer = threading.Timer(ENDS_WITHIN_S, process.kill)
-    timer.start()
+    peak = cwd / f".peak-{os.getpid()}-{threading.get_ident()}"
     try:
-        _, status, usage = os.wait4(process.pid, 0)  # the child's own peak memory, not the test's
-    finally:
-        timer.cancel()
-    process.returncode = os.waitstatus_to_exitcode(status)
-    assert process.returncode != -9, f"agentrig {' '.join(args)} did not end within {ENDS_WITHIN_S:.0f}s"
-    return process.returncode, out.result(), err.result(), usage.ru_maxrss
-
-
-class _Drained:
-    """A pipe read to its end in a thread (stdout and stderr at once: either may fill up)."""
-
-    def __init__(self, stream: IO[bytes]) -> None:
-        self._chunks: list[bytes] = []
-        self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
-        self._thread.start()
-
-    def _read(self, stream: IO[bytes]) -> None:
-        with stream:
-            self._chunks.append(stream.read())
-
-    def result(self) -> str:
-        self._thread.join()
-        return b"".join(self._chunks).decode()
+        finished = subprocess.run(
+            [sys.executable, "-c", _MEASURED, str(peak), *args],
+            cwd=cwd,
+            env=environment,
+            stdin=stdin if stdin is not None else subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=ENDS_WITHIN_S,
+        )
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"agentrig {' '.join(args)} did not end within {ENDS_WITHIN_S:.0f}s") from None
+    peak_kib = int(peak.read_text(encoding="utf-8")) if peak.exists() else 0
+    peak.unlink(missing_ok=True)
+    return finished.returncode, finished.stdout, finished.stderr, peak_kib
 
 
 @pytest.fixture
