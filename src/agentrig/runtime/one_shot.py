@@ -216,7 +216,7 @@ def _save(session: Session, path: Path | None, lock: SessionLock | None) -> str 
         )
     with _sigint_deferred():
         try:
-            save_session(_redacted(session), path)
+            save_session(_redacted(session), path, over_empty=True)  # empty: locked as a new session
         except OutputWriteError as error:
             return f"{path}: cannot save the session ({error.reason}); it keeps the turns it had, not this one"
     return None
