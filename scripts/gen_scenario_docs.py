@@ -590,6 +590,10 @@ without running anything.
 - Every value ends up in a JSON file, so an integer outside the 64-bit range (a 30-digit number) is an
   error at its line, and a scripted step's token counts are at most a trillion each.
 - A scenario file whose name is not UTF-8 is an error (the reports name every file); rename it.
+- A scenario file, and a `system_prompt_file` or `context_file` it names, is a regular file of at most
+  16 MiB; a FIFO, a device (`/dev/zero`) or a larger file is an error before it is read
+  ([exit-codes.md](exit-codes.md#input-files-regular-files-within-a-limit)). `initial_history` and
+  `expect.golden` are JSON files: at most 256 MiB.
 
 ## Checking files
 

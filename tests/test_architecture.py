@@ -102,9 +102,17 @@ CANONICAL_LAYER = tuple(all_modules("agentrig.runtime.history"))
 """The framework-free history layer (the removal contract): it reads, writes and checks stored state."""
 
 CANONICAL_LAYER_MAY_IMPORT = frozenset(
-    {"agentrig", "agentrig.errors", "agentrig.media_types", "agentrig.runtime", *CANONICAL_LAYER}
+    {
+        "agentrig",
+        "agentrig.errors",
+        "agentrig.input_files",
+        "agentrig.media_types",
+        "agentrig.runtime",
+        *CANONICAL_LAYER,
+    }
 )
-"""Inside agentrig, the canonical layer imports only itself and the error module."""
+"""Inside agentrig, the canonical layer imports only itself, the error module, the reader of input files and the
+media types (standard library only)."""
 
 AGENTRIG_MODULES = frozenset(all_modules("agentrig"))
 

@@ -1,5 +1,39 @@
-"""`python -m agentrig`: the same as the `agentrig` command."""
+"""`python -m agentrig` and the `agentrig` command (`[project.scripts]`): the CLI, imported under a guard.
 
-from agentrig.cli import main
+Importing the CLI (typer and agentrig's verbs) takes the first tens of milliseconds of every command; Ctrl-C then
+would end in a traceback of whatever module was being imported. So the import happens here, where Ctrl-C is
+caught: one line and exit code 130, as anywhere later. This module imports nothing before it: what comes before
+it (the interpreter's own start-up) is out of any program's reach.
+"""
 
-main()
+from __future__ import annotations
+
+TYPE_CHECKING = False  # not typing's: importing it here would be one more import Ctrl-C could interrupt
+if TYPE_CHECKING:
+    from typing import NoReturn
+
+
+def main() -> None:
+    """The console entry point."""
+    try:
+        from agentrig.cli import main as run_cli
+    except KeyboardInterrupt:
+        _interrupted_at_start_up()
+    run_cli()
+
+
+def _interrupted_at_start_up() -> NoReturn:
+    import os
+    import signal
+    import sys
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # it was pressed: a second press changes nothing now
+    from agentrig.errors import EXIT_INTERRUPTED
+
+    sys.stderr.write("agentrig: interrupted\n")
+    sys.stderr.flush()
+    os._exit(EXIT_INTERRUPTED)  # nothing was done yet: nothing to finish, nor an unfinished import to run at exit
+
+
+if __name__ == "__main__":
+    main()

@@ -83,7 +83,7 @@ def test_a_symlinked_session_is_written_through_to_its_target(
     assert (code, out, err) == (0, "two\n", "")
     assert link.is_symlink()
     assert _contents(target) == ["first", "one", "second", "two"]
-    assert not (tmp_path / ".current.json.lock").exists()  # the lock is the target's: one per real file
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["current.json", "sessions"]  # nothing beside the link
 
 
 def test_a_link_and_its_target_are_one_session_to_the_lock(
@@ -132,4 +132,4 @@ def test_a_full_disk_prints_the_answer_keeps_the_session_and_exits_3(
         "not this one\n"
     )
     assert session.read_bytes() == before
-    assert sorted(path.name for path in tmp_path.iterdir()) == [".session.json.lock", "session.json"]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["session.json"]

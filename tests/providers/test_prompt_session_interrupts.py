@@ -1,5 +1,6 @@
 """Ctrl-C at any moment of `agentrig prompt --session` keeps every earlier turn: real SIGINTs sent to a real
-process while the agent is built, while the request is in flight, mid-stream and while the session is saved."""
+process while the agent is built, while the request is in flight, mid-stream and while the session is saved.
+SIGTERM is handled as Ctrl-C is (exit code 143)."""
 
 from __future__ import annotations
 
@@ -100,8 +101,14 @@ def test_ctrl_c_while_the_agent_is_built(
     _check_passes(session, capsys)
 
 
+_SIGNALS = pytest.mark.parametrize(
+    ("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["sigint", "sigterm"]
+)
+
+
+@_SIGNALS
 def test_ctrl_c_while_the_request_is_in_flight(
-    loopback: ServerFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    signum: signal.Signals, code: int, loopback: ServerFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     server = loopback()
     session = tmp_path / "session.json"
@@ -114,21 +121,22 @@ def test_ctrl_c_while_the_request_is_in_flight(
     )
     try:
         _wait_until(lambda: len(server.requests) == 3, "the third request reached the server")
-        process.send_signal(signal.SIGINT)
+        process.send_signal(signum)
         _, stderr = process.communicate(timeout=120)
     finally:
         held.set()
         if process.poll() is None:
             process.kill()
 
-    assert process.returncode == 130, stderr
+    assert process.returncode == code, stderr
     assert stderr == f"agentrig: error: interrupted; {session} keeps an [INTERRUPTED] response\n"
     _assert_kept(session, stderr, tail=[("request", "third"), ("response", "[INTERRUPTED]")])
     _check_passes(session, capsys)
 
 
+@_SIGNALS
 def test_ctrl_c_mid_stream_keeps_the_text_that_arrived(
-    loopback: ServerFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    signum: signal.Signals, code: int, loopback: ServerFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     server = loopback()
     session = tmp_path / "session.json"
@@ -154,7 +162,7 @@ def test_ctrl_c_mid_stream_keeps_the_text_that_arrived(
         reader.start()
         try:
             _wait_until(lambda: b"The first part of the" in shown, "the first delta was printed")
-            process.send_signal(signal.SIGINT)
+            process.send_signal(signum)
             process.wait(timeout=120)  # not communicate(): it would read stdout too, from under the reader
         finally:
             held.set()
@@ -163,7 +171,7 @@ def test_ctrl_c_mid_stream_keeps_the_text_that_arrived(
         reader.join(timeout=10)
         stderr = process.stderr.read().decode()
 
-    assert process.returncode == 130, stderr
+    assert process.returncode == code, stderr
     assert shown.decode() == "The first part of the answer \n"  # what had arrived, its line ended
     _assert_kept(
         session, stderr, tail=[("request", "third"), ("response", "[INTERRUPTED] The first part of the answer")]
@@ -198,6 +206,7 @@ def test_ctrl_c_while_the_session_is_saved_keeps_the_answer(
     finished = subprocess.run(command, env=_environment(), capture_output=True, text=True, timeout=120)
 
     assert finished.returncode == 130, finished.stderr
+    assert finished.stdout == "third answer\n"  # paid for and saved: shown too
     assert finished.stderr == f"agentrig: error: interrupted; {session} was saved with the answer\n"
     _assert_kept(session, finished.stderr, tail=[("request", "third"), ("response", "third answer")])
     assert not [name for name in os.listdir(tmp_path) if name.endswith(".tmp")]

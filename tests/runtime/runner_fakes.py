@@ -3,11 +3,16 @@
 Module-level (not in a test file) so worker processes can import it by reference with `-j 2`.
 
 Script conventions: each text step becomes the turn's output; an `error` step ends the turn with that
-error; a step whose text is `CTRL-C` raises KeyboardInterrupt; a step whose text is `CRASH` raises.
+error; a step whose text is `CTRL-C` presses Ctrl-C (a real SIGINT to this process, which the run's main thread
+receives, then waits to be cancelled: a KeyboardInterrupt the agent raised itself would be its own error, not
+Ctrl-C); a step whose text is `CRASH` raises.
 """
 
 from __future__ import annotations
 
+import asyncio
+import os
+import signal
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -43,7 +48,8 @@ async def fake_execute(loaded: LoadedScenario, *, model: Any = None) -> FakeExec
         usage = Usage()
         for step in turn.model:
             if step.text == "CTRL-C":
-                raise KeyboardInterrupt
+                os.kill(os.getpid(), signal.SIGINT)
+                await asyncio.sleep(60)  # the run cancels the scenario in flight at once
             if step.text == "CRASH":
                 raise RuntimeError("engine exploded\nsecond line")
             if step.delay:

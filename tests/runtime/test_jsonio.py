@@ -44,11 +44,15 @@ def test_read_json_file_missing_directory_and_unreadable(tmp_path: Path, monkeyp
     with pytest.raises(HistoryFormatError, match="is a directory"):
         read_json_file(tmp_path)
 
-    def denied(self: Path) -> bytes:
-        raise PermissionError(13, "Permission denied")
+    real_open = os.open
+
+    def denied(path: str | Path, flags: int, *args: int) -> int:
+        if Path(path).name == "locked.json":
+            raise PermissionError(13, "Permission denied")
+        return real_open(path, flags, *args)
 
     # chmod cannot make a file unreadable for root, so the refusal is simulated.
-    monkeypatch.setattr(Path, "read_bytes", denied)
+    monkeypatch.setattr(os, "open", denied)
     with pytest.raises(HistoryFormatError, match=r"locked\.json: cannot read the file \(Permission denied\)"):
         read_json_file(tmp_path / "locked.json")
 

@@ -14,6 +14,7 @@ import signal
 import sys
 import threading
 import time
+from types import ModuleType
 from typing import Annotated
 
 # Plain help and error text: rich would double `agentrig --help` start-up (it is imported by typer at
@@ -23,7 +24,20 @@ os.environ.setdefault("TYPER_USE_RICH", "0")
 import typer  # must follow the environment default above
 
 from agentrig import __version__
-from agentrig.cli import check, convert, diff, matrix, merge, prompt, report, run, scaffold, schema, validate
+from agentrig.cli import (
+    check,
+    convert,
+    diff,
+    interrupts,
+    matrix,
+    merge,
+    prompt,
+    report,
+    run,
+    scaffold,
+    schema,
+    validate,
+)
 from agentrig.errors import EXIT_INTERRUPTED, EXIT_TERMINATED, AgentrigError
 
 EXIT_CODES_HELP = (
@@ -77,10 +91,20 @@ _VERBS = {
     "scaffold": scaffold,
 }
 
+
+def _register(module: ModuleType, root: typer.Typer) -> None:
+    """Add `module`'s verb to `root`, its interrupts carried past typer to `main` (`interrupts`)."""
+    already = len(root.registered_commands)
+    module.register(root)
+    for info in root.registered_commands[already:]:
+        if info.callback is not None:
+            info.callback = interrupts.passing_interrupts(info.callback)
+
+
 app = _new_app()
 """Every verb (what `agentrig --help` lists, and what tests and the generated CLI reference use)."""
 for _module in _VERBS.values():
-    _module.register(app)
+    _register(_module, app)
 
 
 def _app_for(args: list[str]) -> typer.Typer:
@@ -92,7 +116,7 @@ def _app_for(args: list[str]) -> typer.Typer:
     if module is None:  # no verb (`agentrig --help`) or an unknown one: the whole app answers, as it always has
         return app
     single = _new_app()
-    module.register(single)
+    _register(module, single)
     return single
 
 
@@ -125,6 +149,8 @@ def main(argv: list[str] | None = None) -> None:
 
     As the process's entry point (`argv` None), the process exits even if threads of a user's agent never end."""
     code: object = 0
+    if argv is None:
+        interrupts.watch_exit_code()
     try:
         _main(argv)
     except SystemExit as exit_:
@@ -132,6 +158,7 @@ def main(argv: list[str] | None = None) -> None:
         raise
     finally:
         if argv is None:
+            interrupts.keep_exit_code(code)
             _exit_despite_threads(code)
 
 
@@ -142,6 +169,8 @@ def _main(argv: list[str] | None) -> None:
         # Outside standalone mode Typer *returns* the code of `typer.Exit` instead of exiting.
         args = sys.argv[1:] if argv is None else argv
         exit_code = _app_for(args)(args=args, standalone_mode=False)
+        if exit_code == EXIT_INTERRUPTED and not interrupts.command_started():  # Ctrl-C as typer parsed: it is mute
+            typer.echo("agentrig: interrupted", err=True)
         if isinstance(exit_code, int) and exit_code != 0:
             sys.exit(exit_code)
     except AgentrigError as error:
@@ -149,7 +178,9 @@ def _main(argv: list[str] | None) -> None:
             raise
         typer.echo(f"agentrig: error: {error.message}", err=True)
         sys.exit(error.exit_code)
-    except KeyboardInterrupt as interrupt:  # Ctrl-C, or SIGTERM during `agentrig run` (stop_signals.RunInterrupted)
+    # Ctrl-C, or SIGTERM (stop_signals.RunInterrupted, prompt's), raised in a command or around it.
+    except (KeyboardInterrupt, interrupts.CommandInterrupted) as stopped:
+        interrupt = stopped.interrupt if isinstance(stopped, interrupts.CommandInterrupted) else stopped
         typer.echo("agentrig: interrupted", err=True)
         sys.exit(EXIT_TERMINATED if getattr(interrupt, "signum", None) == signal.SIGTERM else EXIT_INTERRUPTED)
     except typer.Exit as exit_:

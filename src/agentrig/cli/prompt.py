@@ -3,20 +3,34 @@
 The answer goes to stdout (or one JSON record with `--json`); errors are one line on stderr.
 Exit codes: 0 answered, 1 the run failed (e.g. --max-iterations reached), 2 usage error (no model, bad
 flag), 3 provider error after retries or timeout,
-130 interrupted (the session, if any, is saved with an `[INTERRUPTED]` response). A session that cannot be saved
-(the disk is full) is exit code 3, after the answer is printed; the file keeps the turns it had.
+130 interrupted (the session, if any, is saved with an `[INTERRUPTED]` response); SIGTERM is handled as Ctrl-C is,
+with exit code 143. A session that cannot be saved (the disk is full) is exit code 3, after the answer is printed;
+the file keeps the turns it had.
 """
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
+import threading
+from collections.abc import Generator
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from agentrig.cli import provider_flags as flags
-from agentrig.errors import EXIT_FAILED, AgentrigError, Interrupted, OutputWriteError, ProviderError, UsageError
+from agentrig.errors import (
+    EXIT_FAILED,
+    EXIT_TERMINATED,
+    AgentrigError,
+    Interrupted,
+    OutputWriteError,
+    ProviderError,
+    UsageError,
+)
 
 if TYPE_CHECKING:
     from agentrig.runtime.one_shot import PromptOutcome
@@ -27,13 +41,52 @@ TEXT is the prompt; `-` reads it from stdin. The model is --model provider:name 
 anthropic:claude-sonnet-4-5) or $AGENTRIG_MODEL. --base-url points openai:NAME at any
 OpenAI-compatible server (vLLM, Ollama, a gateway).
 
-Exit codes: 0 answered, 1 run failed, 2 usage error, 3 provider error after retries or timeout, 130 interrupted."""
+Exit codes: 0 answered, 1 run failed, 2 usage error, 3 provider error after retries or timeout, 130 interrupted
+(143: by SIGTERM)."""
 
 
 class PromptFailed(AgentrigError):
     """The run ended without an answer for a reason that is not the provider's (e.g. --max-iterations)."""
 
     exit_code = EXIT_FAILED
+
+
+class PromptTerminated(Interrupted):
+    """SIGTERM stopped the prompt: handled as Ctrl-C is, with its own exit code."""
+
+    exit_code = EXIT_TERMINATED
+
+
+class _TerminatedHere(KeyboardInterrupt):
+    """SIGTERM where Ctrl-C would raise KeyboardInterrupt (`signum` tells the CLI's handler to exit with 143)."""
+
+    signum = signal.SIGTERM
+
+
+@contextlib.contextmanager
+def _sigterm_as_ctrl_c() -> Generator[list[int]]:
+    """SIGTERM (a CI job cancelled, `kill`, `timeout`) does what Ctrl-C does at the same moment: asyncio's handler
+    cancels the run (the session is saved with its `[INTERRUPTED]` turn, a streamed line is ended), the session's
+    save holds it off until the file is whole (`one_shot._sigint_deferred`), elsewhere KeyboardInterrupt. The list
+    says whether it came (the exit code is then 143)."""
+    received: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield received
+        return
+
+    def as_ctrl_c(signum: int, frame: FrameType | None) -> None:
+        received.append(signum)
+        handler = signal.getsignal(signal.SIGINT)
+        if callable(handler) and handler is not signal.default_int_handler:
+            handler(signal.SIGINT, frame)
+        else:  # Python's own (or SIGINT ignored, as in a script's background job): stop here as Ctrl-C would
+            raise _TerminatedHere
+
+    previous = signal.signal(signal.SIGTERM, as_ctrl_c)
+    try:
+        yield received
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 class _TextPrinter:
@@ -64,11 +117,18 @@ def _utf8(text: str, what: str) -> str:
 
 
 def _read_stdin() -> str:
-    """The prompt on stdin, decoded as UTF-8 whatever the locale says; newlines as text mode reads them."""
+    """The prompt on stdin, decoded as UTF-8 whatever the locale says; newlines as text mode reads them. No more
+    than `PROMPT_LIMIT` is read (`< /dev/zero` would never end)."""
+    from agentrig.input_files import PROMPT_LIMIT, InputFileError, read_input_stream
+
+    subject = "the prompt on stdin"
     buffer = getattr(sys.stdin, "buffer", None)
     if buffer is None:  # a text stream with no bytes under it (an embedding caller's): already text
-        return _utf8(sys.stdin.read(), "the prompt on stdin")
-    data: bytes = buffer.read()
+        text = sys.stdin.read(PROMPT_LIMIT + 1)
+        if len(text) > PROMPT_LIMIT:
+            raise InputFileError(f"{subject} is over the limit of {PROMPT_LIMIT} characters")
+        return _utf8(text, subject)
+    data = read_input_stream(buffer, limit=PROMPT_LIMIT, subject=subject)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -125,69 +185,115 @@ def register(app: typer.Typer) -> None:
         max_attempts: flags.MaxAttempts = None,
         max_retry_wait: flags.MaxRetryWait = None,
     ) -> None:
-        import asyncio
+        with _sigterm_as_ctrl_c() as terminated:  # first: SIGTERM while pydantic-ai is imported is Ctrl-C too
+            _prompt(
+                text,
+                model=model,
+                base_url=base_url,
+                system=system,
+                agent=agent,
+                session=session,
+                timeout=timeout,
+                max_iterations=max_iterations,
+                as_json=as_json,
+                stream=stream,
+                quiet=quiet,
+                terminated=terminated,
+                request_timeout=request_timeout,
+                max_attempts=max_attempts,
+                max_retry_wait=max_retry_wait,
+            )
 
-        from agentrig.runtime.history import jsonio
-        from agentrig.runtime.history.redaction import redact
-        from agentrig.runtime.history.run_records import PROVIDER_ERROR_KINDS
-        from agentrig.runtime.models.provider_options import check_positive_seconds
-        from agentrig.runtime.one_shot import PromptRequest, outcome_to_json, run_prompt
 
-        check_positive_seconds(timeout, "--timeout")
-        provider = flags.provider_options(
-            max_attempts=max_attempts, max_retry_wait=max_retry_wait, request_timeout=request_timeout
-        )
+def _prompt(
+    text: str,
+    *,
+    model: str | None,
+    base_url: str | None,
+    system: str | None,
+    agent: str | None,
+    session: Path | None,
+    timeout: float | None,
+    max_iterations: int,
+    as_json: bool,
+    stream: bool,
+    quiet: bool,
+    terminated: list[int],
+    request_timeout: float | None,
+    max_attempts: int | None,
+    max_retry_wait: float | None,
+) -> None:
+    """The command itself; `terminated` says whether SIGTERM came (`_sigterm_as_ctrl_c`)."""
+    import asyncio
 
-        prompt_text = _read_stdin() if text == "-" else _utf8(text, "the prompt")
-        system = None if system is None else _utf8(system, "--system")
-        if not prompt_text.strip():
-            raise UsageError("the prompt is empty" + (" (nothing on stdin)" if text == "-" else ""))
-        printer = _TextPrinter()
-        request = PromptRequest(
-            text=prompt_text,
-            model=model,
-            base_url=base_url,
-            system=system,
-            agent=agent,
-            session_path=session,
-            timeout=timeout,
-            provider=provider,
-            max_iterations=max_iterations,
-            stream=stream,
-            on_text=None if as_json or quiet else printer,
-        )
+    from agentrig.runtime.history import jsonio
+    from agentrig.runtime.history.redaction import redact
+    from agentrig.runtime.history.run_records import PROVIDER_ERROR_KINDS
+    from agentrig.runtime.models.provider_options import check_positive_seconds
+    from agentrig.runtime.one_shot import PromptRequest, outcome_to_json, run_prompt
 
-        interrupted_turn: list[PromptOutcome] = []
+    check_positive_seconds(timeout, "--timeout")
+    provider = flags.provider_options(
+        max_attempts=max_attempts, max_retry_wait=max_retry_wait, request_timeout=request_timeout
+    )
 
-        def on_interrupt(outcome: PromptOutcome) -> None:
-            interrupted_turn.append(outcome)
-            if as_json:
-                sys.stdout.write(jsonio.dumps(outcome_to_json(outcome)).decode() + "\n")
+    prompt_text = _read_stdin() if text == "-" else _utf8(text, "the prompt")
+    system = None if system is None else _utf8(system, "--system")
+    if not prompt_text.strip():
+        raise UsageError("the prompt is empty" + (" (nothing on stdin)" if text == "-" else ""))
+    printer = _TextPrinter()
+    request = PromptRequest(
+        text=prompt_text,
+        model=model,
+        base_url=base_url,
+        system=system,
+        agent=agent,
+        session_path=session,
+        timeout=timeout,
+        provider=provider,
+        max_iterations=max_iterations,
+        stream=stream,
+        on_text=None if as_json or quiet else printer,
+    )
 
-        try:
-            outcome = asyncio.run(run_prompt(request, on_interrupt=on_interrupt))
-        except KeyboardInterrupt:  # the session (if any) was saved on the way out
-            if printer.printed and not printer.ends_with_newline:  # streamed text that had arrived: end its line
-                sys.stdout.write("\n")
-            turn = interrupted_turn[0] if interrupted_turn else None
-            raise Interrupted(_interrupted_message(session, turn)) from None
+    interrupted_turn: list[PromptOutcome] = []
+
+    def on_interrupt(outcome: PromptOutcome) -> None:
+        interrupted_turn.append(outcome)
         if as_json:
             sys.stdout.write(jsonio.dumps(outcome_to_json(outcome)).decode() + "\n")
-        elif printer.printed:  # streamed: the text is out; end the line as a plain answer would
-            sys.stdout.write("" if printer.ends_with_newline else "\n")
-        elif not quiet and outcome.output is not None:
-            answer = redact(outcome.output)  # a model (or a server) that echoes a key never puts it on the terminal
-            sys.stdout.write(answer if answer.endswith("\n") else answer + "\n")
-        # Raised, not typer.Exit: the root app runs with standalone_mode=False, where click returns an
-        # Exit's code instead of exiting with it; AgentrigError is printed once and mapped to its code there.
-        if outcome.session_error is not None:  # the answer is printed above; the file holds the turns it had
-            raise OutputWriteError(outcome.session_error)
-        if outcome.error is not None:
-            if outcome.error.kind in PROVIDER_ERROR_KINDS or outcome.error.kind == "timeout":
-                raise ProviderError(outcome.error.message)
-            raise PromptFailed(outcome.error.message)
-        if outcome.interrupted:
-            raise Interrupted(_interrupted_message(session, outcome))
+
+    try:
+        outcome = asyncio.run(run_prompt(request, on_interrupt=on_interrupt))
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM; the session (if any) was saved on the way out
+        turn = interrupted_turn[0] if interrupted_turn else None
+        if printer.printed:
+            if not printer.ends_with_newline:  # streamed text that had arrived: end its line
+                sys.stdout.write("\n")
+        elif turn is not None and not turn.interrupted and turn.output is not None and not (as_json or quiet):
+            _print_answer(redact(turn.output))  # answered and saved before the interrupt took effect: paid for
+        stopped = PromptTerminated if terminated else Interrupted
+        raise stopped(_interrupted_message(session, turn)) from None
+    if as_json:
+        sys.stdout.write(jsonio.dumps(outcome_to_json(outcome)).decode() + "\n")
+    elif printer.printed:  # streamed: the text is out; end the line as a plain answer would
+        sys.stdout.write("" if printer.ends_with_newline else "\n")
+    elif not quiet and outcome.output is not None:
+        _print_answer(redact(outcome.output))  # a model (or a server) that echoes a key never shows it here
+    # Raised, not typer.Exit: the root app runs with standalone_mode=False, where click returns an
+    # Exit's code instead of exiting with it; AgentrigError is printed once and mapped to its code there.
+    if outcome.session_error is not None:  # the answer is printed above; the file holds the turns it had
+        raise OutputWriteError(outcome.session_error)
+    if outcome.error is not None:
+        if outcome.error.kind in PROVIDER_ERROR_KINDS or outcome.error.kind == "timeout":
+            raise ProviderError(outcome.error.message)
+        raise PromptFailed(outcome.error.message)
+    if outcome.interrupted:
+        raise (PromptTerminated if terminated else Interrupted)(_interrupted_message(session, outcome))
+
+
+def _print_answer(answer: str) -> None:
+    sys.stdout.write(answer if answer.endswith("\n") else answer + "\n")
 
 
 def _interrupted_message(session: Path | None, outcome: PromptOutcome | None) -> str:

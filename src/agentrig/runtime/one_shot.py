@@ -31,7 +31,7 @@ from agentrig.runtime.history.events import Event, EventLog
 from agentrig.runtime.history.provider_attempts import ProviderAttempts
 from agentrig.runtime.history.redaction import StreamRedactor, redact, redact_json, refresh_secrets
 from agentrig.runtime.history.run_records import RunError, TurnRecord
-from agentrig.runtime.history.session_lock import locked_session
+from agentrig.runtime.history.session_lock import SessionLock, locked_session
 from agentrig.runtime.history.sessions import (
     Session,
     new_session,
@@ -110,7 +110,7 @@ def _agent_handle(request: PromptRequest, settings: Settings) -> AgentHandle:
 def _session(path: Path | None, model_name: str) -> Session:
     """The session to continue. A file `save_session` would refuse to overwrite (a canonical history, a bare list
     of messages, a session of another version) is refused now, before the request is sent and paid for."""
-    if path is None or not path.exists():
+    if path is None or not path.exists() or path.stat().st_size == 0:  # empty: made to lock it (`session_lock`)
         return new_session(current_model=model_name)
     data = jsonio.read_json_file(path)
     try:
@@ -171,12 +171,14 @@ async def run_prompt(
     is then re-raised.
     """
     if request.session_path is None:
-        return await _run_prompt(request, on_interrupt)
-    with locked_session(request.session_path):
-        return await _run_prompt(request, on_interrupt)
+        return await _run_prompt(request, on_interrupt, None)
+    with locked_session(request.session_path) as lock:
+        return await _run_prompt(request, on_interrupt, lock)
 
 
-async def _run_prompt(request: PromptRequest, on_interrupt: Callable[[PromptOutcome], None] | None) -> PromptOutcome:
+async def _run_prompt(
+    request: PromptRequest, on_interrupt: Callable[[PromptOutcome], None] | None, lock: SessionLock | None
+) -> PromptOutcome:
     started = time.perf_counter()
     refresh_secrets()
     model_name = resolve_model_name(request.model)
@@ -198,7 +200,7 @@ async def _run_prompt(request: PromptRequest, on_interrupt: Callable[[PromptOutc
             with recording_attempts(log), timeout_flag("--timeout" if request.timeout is not None else None):
                 record = await orchestrator.run(request.text)
         finally:
-            save_failure = _save(orchestrator.session, request.session_path)  # first: nothing may come between
+            save_failure = _save(orchestrator.session, request.session_path, lock)  # first: nothing may come between
             if text_stream is not None:
                 text_stream.flush()
             await model.aclose()
@@ -211,14 +213,20 @@ async def _run_prompt(request: PromptRequest, on_interrupt: Callable[[PromptOutc
     return _outcome(record, model_name, started, save_failure, log)
 
 
-def _save(session: Session, path: Path | None) -> str | None:
+def _save(session: Session, path: Path | None, lock: SessionLock | None) -> str | None:
     """Save the session back, Ctrl-C held off until the file is whole; the one-line reason when the disk is full
-    (the file then holds what it held before: `save_session` writes atomically)."""
+    (the file then holds what it held before: `save_session` writes atomically), or when another program removed
+    or replaced the session meanwhile (saved over, what it wrote would be lost)."""
     if path is None:
         return None
+    if lock is not None and not lock.still_held():
+        return (
+            f"{path}: removed or replaced by another program while this prompt ran; not saved over it, so it lacks "
+            "this turn"
+        )
     with _sigint_deferred():
         try:
-            save_session(_redacted(session), path)
+            save_session(_redacted(session), path, over_empty=True)  # empty: locked as a new session
         except OutputWriteError as error:
             return f"{path}: cannot save the session ({error.reason}); it keeps the turns it had, not this one"
     return None

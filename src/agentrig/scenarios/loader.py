@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from agentrig.errors import ScenarioError
+from agentrig.input_files import SCENARIO_FILE_LIMIT, InputFileError, read_input_text, reason_of
 from agentrig.scenarios._validation_errors import validation_errors
 from agentrig.scenarios._yaml_source import (
     PathElement,
@@ -156,12 +157,10 @@ class LoadedScenario:
     def _read_text(self, relative: str, field_name: str) -> str:
         target = self.resolve(relative)
         try:
-            return target.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
-            raise ScenarioError(
-                f"cannot read {target}: {reason}", path=self.path, line=self.line_of(field_name), field=field_name
-            ) from None
+            return read_input_text(target, limit=SCENARIO_FILE_LIMIT, what="a file a scenario names")
+        except (OSError, UnicodeDecodeError, InputFileError) as error:
+            message = f"cannot read {target}: {reason_of(error)}"
+            raise ScenarioError(message, path=self.path, line=self.line_of(field_name), field=field_name) from None
 
 
 # --------------------------------------------------------------------------------------------
@@ -182,12 +181,11 @@ def _load_file(path: Path) -> tuple[list[LoadedScenario], list[ScenarioError]]:
         # report.json, junit.xml and summary.md name every scenario's file, and hold UTF-8 text only.
         return [], [ScenarioError("the file name is not UTF-8; rename the file (reports name it)", path=path)]
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_input_text(path, limit=SCENARIO_FILE_LIMIT, what="a scenario file")
     except FileNotFoundError:
         return [], [ScenarioError("no such file", path=path)]
-    except (OSError, UnicodeDecodeError) as error:
-        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
-        return [], [ScenarioError(f"cannot read file: {reason}", path=path)]
+    except (OSError, UnicodeDecodeError, InputFileError) as error:  # a FIFO, a device, a file over the limit: unread
+        return [], [ScenarioError(f"cannot read file: {reason_of(error)}", path=path)]
     return _load_text(text, path)
 
 

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, get_args
 
+from agentrig.input_files import HISTORY_FILE_LIMIT, InputFileError, read_input_file
 from agentrig.runtime.checks.check_support import unified_diff
 from agentrig.runtime.history.canonical import JsonValue, Message
 from agentrig.runtime.history.invariants import check_invariants
@@ -172,11 +173,21 @@ def _describe_violation(prefix: str, violation: Any, offset: int | None = 0) -> 
     return f"{prefix}{getattr(violation, 'code', '?')} at {where}: {getattr(violation, 'message', violation)}"
 
 
+def _golden_bytes(path: Path) -> bytes | None:
+    """The golden file's bytes, None when there is none (yet); read as every input is (`input_files`)."""
+    if not path.is_file():
+        return None
+    return read_input_file(path, limit=HISTORY_FILE_LIMIT, what="a golden file")
+
+
 def check_golden(path: Path, history: Sequence[Message], *, update: bool) -> Check:
     """Compare the final history with the golden file byte for byte; with `update`, rewrite it (atomically)."""
     name = "scenario: golden"
     actual = canonical_golden_bytes(history)
-    existing = path.read_bytes() if path.is_file() else None
+    try:
+        existing = _golden_bytes(path)
+    except InputFileError as error:  # over the limit: neither compared nor replaced
+        return Check(name=name, passed=False, expected=str(path), actual="not read", detail=error.message)
     if update:
         if existing == actual:
             return Check(name=name, passed=True, expected=str(path), detail="golden unchanged")

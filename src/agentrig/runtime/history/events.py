@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeAlias, get_args, runtime_checkable
 
+from agentrig.input_files import HISTORY_FILE_LIMIT, read_input_file
 from agentrig.runtime.history.canonical import Message, RetryPromptPart, TextPart, ToolReturnPart
 from agentrig.runtime.history.jsonio import dumps, loads
 from agentrig.runtime.history.redaction import (
@@ -398,8 +399,9 @@ def events_from_json(objects: Iterable[dict[str, Any]]) -> list[Event]:
 
 
 def read_events(path: Path) -> list[Event]:
-    """The events of an `events.jsonl` file."""
-    lines = [line for line in path.read_bytes().splitlines() if line.strip()]
+    """The events of an `events.jsonl` file (a regular file of at most `HISTORY_FILE_LIMIT`, `input_files`)."""
+    data = read_input_file(path, limit=HISTORY_FILE_LIMIT, what="an events log")
+    lines = [line for line in data.splitlines() if line.strip()]
     return events_from_json(loads(line, source=path) for line in lines)
 
 

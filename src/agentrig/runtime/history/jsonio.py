@@ -16,6 +16,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from agentrig.errors import HistoryFormatError, OutputWriteError
+from agentrig.input_files import HISTORY_FILE_LIMIT, InputFileError, read_input_file
 from agentrig.runtime.history.write_targets import PendingFile, open_target
 
 __all__ = [
@@ -60,10 +61,18 @@ def loads(data: bytes | str, *, source: str | Path | None = None) -> Any:
     return value
 
 
+JSON_INPUT = "a JSON file (a history, session, dump, recording or report)"
+"""What `HISTORY_FILE_LIMIT` bounds, as an error names it."""
+
+
 def read_json_file(path: str | Path) -> Any:
-    """Read and parse a JSON file; a missing, unreadable, empty or malformed file raises one `HistoryFormatError`."""
+    """Read and parse a JSON file; a missing, unreadable, empty or malformed file raises one `HistoryFormatError`,
+    and so does one that is not a regular file (a FIFO, a device) or is over `HISTORY_FILE_LIMIT` (`input_files`):
+    neither is read."""
     try:
-        data = Path(path).read_bytes()
+        data = read_input_file(path, limit=HISTORY_FILE_LIMIT, what=JSON_INPUT)
+    except InputFileError as error:
+        raise HistoryFormatError(error.reason, path=path) from None
     except FileNotFoundError:
         raise HistoryFormatError("no such file", path=path) from None
     except IsADirectoryError:

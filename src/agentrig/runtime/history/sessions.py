@@ -187,9 +187,10 @@ def session_to_json(session: Session) -> dict[str, Any]:
     return data
 
 
-def _refuse_to_overwrite(path: Path) -> None:
-    """Raise unless `path` is absent or holds an agentrig session (overwriting anything else could destroy data)."""
-    if not path.exists():
+def _refuse_to_overwrite(path: Path, *, over_empty: bool) -> None:
+    """Raise unless `path` is absent, holds an agentrig session, or is empty and `over_empty` allows it
+    (overwriting anything else could destroy data)."""
+    if not path.exists() or (over_empty and path.is_file() and path.stat().st_size == 0):
         return
     try:
         data = jsonio.read_json_file(path)
@@ -219,14 +220,15 @@ def refuse_to_continue(data: object, path: Path, *, doing: str = "refusing to ov
         )
 
 
-def save_session(session: Session, path: str | Path) -> Session:
+def save_session(session: Session, path: str | Path, *, over_empty: bool = False) -> Session:
     """Write the session atomically and return it with `last_modified` set to now.
 
-    An existing file at `path` is replaced only when it is an agentrig session; a corrupt or foreign
-    file raises `HistoryFormatError` and is left untouched.
+    An existing file at `path` is replaced only when it is an agentrig session (or, with `over_empty`, an empty
+    file: `prompt --session` locks a new session as one, `session_lock`); a corrupt or foreign file raises
+    `HistoryFormatError` and is left untouched.
     """
     target = Path(path)
-    _refuse_to_overwrite(target)
+    _refuse_to_overwrite(target, over_empty=over_empty)
     saved = replace(session, last_modified=_now())
     # API keys never reach a session file, whatever a model or a tool echoed; redacted as values, so the
     # file stays valid JSON whatever the messages quote.

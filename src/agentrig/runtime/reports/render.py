@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from agentrig.errors import AgentrigError, InputError, UsageError
+from agentrig.input_files import HISTORY_FILE_LIMIT, InputFileError, read_input_file
 from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.jsonio import BeforeReplace
 from agentrig.runtime.history.owned_folder import manifest_recorder
@@ -127,9 +128,11 @@ def _version_entries(directory: Path) -> dict[str, dict[str, Any]]:
 
 
 def _read_text(path: Path) -> str | None:
+    """A text file of a matrix folder (a diff, a log) for the page; None when it cannot be read or is not a regular
+    file of at most `HISTORY_FILE_LIMIT`."""
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        return read_input_file(path, limit=HISTORY_FILE_LIMIT, what="a matrix file").decode("utf-8", errors="replace")
+    except (OSError, InputFileError):
         return None
 
 

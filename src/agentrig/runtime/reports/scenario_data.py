@@ -25,7 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from agentrig.errors import AgentrigError
+from agentrig.input_files import HISTORY_FILE_LIMIT, InputFileError, read_input_file
 from agentrig.runtime.history import jsonio
+from agentrig.runtime.history.jsonio import JSON_INPUT
 
 __all__ = ["MAX_EVENTS", "canonical_diff", "canonical_history_text", "file_href", "scenario_payload"]
 
@@ -98,7 +100,10 @@ def _compaction(folder: Path, names: set[str], problems: list[str]) -> dict[str,
     if "session.json" not in names:
         return None
     try:
-        data = (folder / "session.json").read_bytes()
+        data = read_input_file(folder / "session.json", limit=HISTORY_FILE_LIMIT, what=JSON_INPUT)
+    except InputFileError as error:
+        problems.append(f"session.json: {error.reason}")
+        return None
     except OSError as error:
         problems.append(f"session.json: {error.strerror or error}")
         return None
@@ -123,7 +128,10 @@ def _read_events(folder: Path, names: set[str], problems: list[str]) -> Iterator
     if "events.jsonl" not in names:
         return
     try:
-        data = (folder / "events.jsonl").read_bytes()
+        data = read_input_file(folder / "events.jsonl", limit=HISTORY_FILE_LIMIT, what="an events log")
+    except InputFileError as error:
+        problems.append(f"events.jsonl: {error.reason}")
+        return
     except OSError as error:
         problems.append(f"events.jsonl: {error.strerror or error}")
         return

@@ -21,15 +21,16 @@ all see the same redacted values (`redaction.redact_json`), so the golden still 
 from __future__ import annotations
 
 import hashlib
-import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
 
 from agentrig.errors import HistoryFormatError
+from agentrig.input_files import HISTORY_FILE_LIMIT, InputFileError, read_input_file
 from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import Message, SystemPromptPart
+from agentrig.runtime.history.jsonio import JSON_INPUT
 from agentrig.runtime.history.redaction import redact, redact_json
 from agentrig.runtime.history.sessions import session_from_json
 from agentrig.runtime.history.tinyagent_sessions import usage_from_tinyagent
@@ -69,9 +70,9 @@ class Source:
 def read_source(path: Path) -> Source:
     """Read `path` with agentrig's readers; a file no reader accepts raises `HistoryFormatError` naming it."""
     try:
-        if not stat.S_ISREG(path.stat().st_mode):  # a FIFO or a device would block, or never end
-            raise HistoryFormatError("not a regular file", path=path)
-        raw_bytes = path.read_bytes()
+        raw_bytes = read_input_file(path, limit=HISTORY_FILE_LIMIT, what=JSON_INPUT)
+    except InputFileError as error:
+        raise HistoryFormatError(error.reason, path=path) from None
     except OSError as error:
         raise HistoryFormatError(f"cannot read the file ({error.strerror or error})", path=path) from None
     digest = hashlib.sha256(raw_bytes).hexdigest()

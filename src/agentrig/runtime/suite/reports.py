@@ -37,6 +37,7 @@ from agentrig.runtime.reports.merge_checks import (
 from agentrig.runtime.reports.report_files import RUN_LAYOUT, HtmlOptions, report_files
 from agentrig.runtime.reports.report_shape import check_report_shape, installed_pydantic_ai_version
 from agentrig.runtime.reports.totals import RunTotals, cost_json
+from agentrig.runtime.suite import stop_signals
 from agentrig.runtime.suite.repeats import merged_repeats
 from agentrig.runtime.suite.scenario_files import RUN_STOPPED, check_json, write_folder
 
@@ -255,10 +256,13 @@ def write_reports(
     out_dir: Path, suite: SuiteResult, *, html: HtmlOptions | None = _HTML, owner: OwnedFolder | None = None
 ) -> None:
     """Write report.json, junit.xml, summary.md (and report.html unless `html` is None) for a run, one scenario at
-    a time; `owner` records them in the folder's manifest (a full disk then leaves what `mark_run_started` wrote)."""
+    a time; `owner` records them in the folder's manifest (a full disk then leaves what `mark_run_started` wrote).
+    A Ctrl-C or SIGTERM meanwhile stops the writing between two scenarios (`stop_signals.raise_if_stopped`): no file
+    is replaced, so report.json stays the one `mark_run_started` wrote, which says the run was interrupted."""
     kept = _NOT_WRITTEN if owner is not None else "none was replaced"
     with report_files(out_dir, report_head(suite), html=html, owner=owner, kept=kept) as add:
         for result in suite.results:
+            stop_signals.raise_if_stopped()
             add(scenario_json(result))
 
 

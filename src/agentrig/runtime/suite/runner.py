@@ -288,7 +288,7 @@ def _run_suite(
         else:
             assert pool is not None  # created by run_suite whenever jobs > 1
             run_parallel(pool, selected, options, execute, record, may_start=budget.allows_start)
-    except KeyboardInterrupt as interrupt:  # Ctrl-C or SIGTERM (stop_signals.RunInterrupted) or a scenario's own
+    except KeyboardInterrupt as interrupt:  # Ctrl-C or SIGTERM (stop_signals.RunInterrupted); a tool's own is its error
         interrupted = True
         stop_signal = getattr(interrupt, "signum", signals.signum or signal.SIGINT)
     finally:

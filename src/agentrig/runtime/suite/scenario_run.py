@@ -4,6 +4,7 @@ of its own, or in the sequential run's one loop), check it against its expectati
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 import weakref
 from collections.abc import Coroutine
@@ -28,6 +29,7 @@ from agentrig.runtime.suite.options import ExecuteScenario, ExecutionLike, RunOp
 from agentrig.runtime.suite.process_exit import ProcessExitCalled
 from agentrig.runtime.suite.repeats import base_name
 from agentrig.runtime.suite.scenario_files import write_scenario_outputs
+from agentrig.runtime.suite.stop_signals import RunInterrupted
 from agentrig.scenarios.loader import LoadedScenario
 
 __all__ = [
@@ -108,7 +110,9 @@ def _describe(error: BaseException) -> str:
 def _is_interruption(error: BaseException) -> bool:
     """Ctrl-C or SIGTERM (or a cancellation the run asked for): the run stops, not only this scenario."""
     if isinstance(error, KeyboardInterrupt):
-        return True
+        # Python runs signal handlers in the main thread only: a KeyboardInterrupt raised anywhere else (the lane
+        # `sequential` runs scenarios on, a sync tool's thread) is the agent's own, so this scenario's error.
+        return isinstance(error, RunInterrupted) or threading.current_thread() is threading.main_thread()
     if isinstance(error, asyncio.CancelledError):
         task = asyncio.current_task()
         return task is None or task.cancelling() > 0  # else the agent raised it: nothing cancelled the scenario
@@ -190,7 +194,8 @@ async def run_unwritten(
 
     What the scenario leaves running is cancelled when it ends, as `asyncio.run` would. A SystemExit raised in
     a task of its own ends the loop instead of reaching this coroutine: `suite.sequential` handles that.
-    Ctrl-C, SIGTERM and a cancellation of this task propagate; everything else is this scenario's error.
+    Ctrl-C, SIGTERM and a cancellation of this task propagate; everything else is this scenario's error, a
+    KeyboardInterrupt the agent raised itself included (`_is_interruption`).
     `shared`: the model's connections serve scenarios running beside this one and stay open.
 
     The provider layer counts the scenario's requests in an `AttemptLog` of its own (the result's `attempts`),

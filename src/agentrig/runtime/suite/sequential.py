@@ -16,7 +16,9 @@ only a watcher outside the loop can give up on it:
   gives it `WIND_DOWN_S` to finish cleanly (its deps' exit, its connections), then abandons it; a second signal
   abandons it at once. KeyboardInterrupt then propagates to the caller, which writes what finished.
 - A SystemExit raised in a task the scenario's agent started (a tool run by pydantic-ai's graph, say) ends the
-  lane's loop itself: that scenario becomes an `error`, and the rest go on in a new lane.
+  lane's loop itself: that scenario becomes an `error`, and the rest go on in a new lane. So does a
+  KeyboardInterrupt: only the watcher (the main thread) receives signals, so one raised in the lane is the agent's
+  own, never Ctrl-C.
 
 Scenarios that talk to a real provider wait on the network, not the CPU: a lane runs `options.width` of them side by
 side (`--max-concurrency`; the run-wide limiter bounds their requests), each in a task of its own with its deadline
@@ -153,7 +155,7 @@ class _Lane:
         self.done = False
         """Every scenario ran, or -x stopped the run: no new lane is needed."""
         self.escaped: BaseException | None = None
-        """A KeyboardInterrupt raised inside a scenario, or an `OutputWriteError` writing one: the watcher raises it."""
+        """An `OutputWriteError` writing a scenario's files (a full disk): the watcher raises it."""
         self.changed = threading.Event()
         """Set when a scenario with a deadline starts and when the lane ends: the watcher looks again."""
         self.ended = threading.Event()
@@ -171,13 +173,12 @@ class _Lane:
             drive = self._drive() if self.options.width == 1 else self._drive_side_by_side()
             self._task = loop.create_task(drive)
             loop.run_until_complete(self._task)
-        except KeyboardInterrupt as interrupt:
-            self.escaped = interrupt
         except asyncio.CancelledError:  # the watcher cancelled the lane (Ctrl-C, or it was abandoned)
             pass
         except OutputWriteError as error:  # agentrig could not write a scenario's files (a full disk): the run stops
             self.escaped = error
-        # SystemExit raised in a task of the scenario's own ends the loop, not the run; so does what escapes
+        # SystemExit or KeyboardInterrupt raised in a task of the scenario's own ends the loop, not the run (signals
+        # reach the watcher, never this thread: a KeyboardInterrupt here is the agent's); so does what escapes
         # pydantic-ai's own generators (a GeneratorExit a tool raised, at pydantic-ai 2.38): the scenario's error.
         except BaseException as error:
             self._failed(error)

@@ -6,7 +6,8 @@ scenarios (`waiting()`): never in the middle of recording a result or writing a 
 elsewhere is held and raised at the next wait. The first signal decides the exit code (130 for SIGINT, 143 for
 SIGTERM); the run then stops its scenarios and writes its reports, and a second signal stops waiting for a
 scenario that does not wind down (`sequential`). Before the run writes into `--out`, a signal raises at once:
-there is nothing to protect yet.
+there is nothing to protect yet. A long write checks between its pieces (`raise_if_stopped`: the reports, one
+scenario at a time), so a signal held there ends the run within a moment, not when the write is done.
 
 Standard library only: workers and the CLI import it before anything heavy.
 """
@@ -19,7 +20,7 @@ from collections.abc import Generator
 from contextlib import contextmanager
 from types import FrameType, TracebackType
 
-__all__ = ["RunInterrupted", "StopSignals", "waiting"]
+__all__ = ["RunInterrupted", "StopSignals", "raise_if_stopped", "waiting"]
 
 HANDLED = (signal.SIGINT, signal.SIGTERM)
 
@@ -74,12 +75,16 @@ class StopSignals:
             raise RunInterrupted(self.signum)
         self._pending = True
 
-    @contextmanager
-    def waiting(self) -> Generator[None]:
-        """A wait that a signal may interrupt (raising `RunInterrupted`); a signal held since is raised now."""
+    def raise_if_stopped(self) -> None:
+        """Raise `RunInterrupted` now if a signal was held since it was last raised."""
         if self._pending:
             self._pending = False
             raise RunInterrupted(self.signum or signal.SIGINT)
+
+    @contextmanager
+    def waiting(self) -> Generator[None]:
+        """A wait that a signal may interrupt (raising `RunInterrupted`); a signal held since is raised now."""
+        self.raise_if_stopped()
         self._waiting += 1
         try:
             yield
@@ -88,6 +93,13 @@ class StopSignals:
 
 
 _active: StopSignals | None = None
+
+
+def raise_if_stopped() -> None:
+    """Between two pieces of a long write: `RunInterrupted` if a signal came meanwhile (and the run in progress in
+    this process holds the signals). What was being written is then left unfinished, atomically: not replaced."""
+    if _active is not None:
+        _active.raise_if_stopped()
 
 
 @contextmanager
