@@ -131,8 +131,9 @@ def test_a_fifo_in_a_scenario_folder_stops_a_merge_with_one_line(tmp_path: Path)
     assert code == 2, err
     assert err == (
         f"agentrig: error: {run / 'scenarios' / 'fine' / 'notes.json'}: is a FIFO (named pipe), not a regular file; "
-        "the merge stopped before writing its reports; the input directories are unchanged\n"
+        "merge copies only the folders and regular files a run writes, and touched nothing\n"
     )
+    assert not (tmp_path / "merged").exists()
 
 
 def _sparse(path: Path, size: int) -> Path:

@@ -191,8 +191,8 @@ def test_a_link_in_an_input_scenario_folder_is_refused(
 
     assert code == 2
     assert err == (
-        f"agentrig: error: {folder / 'history.json'}: is a link or a special file; merge copies only the folders and "
-        "regular files a run writes\n"
+        f"agentrig: error: {folder / 'history.json'}: is a symbolic link, not a regular file; merge copies only the"
+        " folders and regular files a run writes, and touched nothing\n"
     )
     assert not out.exists()
 

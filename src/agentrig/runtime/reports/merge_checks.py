@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from agentrig.errors import InputError, UsageError
+from agentrig.input_files import HISTORY_FILE_LIMIT, not_a_regular_file, read_input_file
 
 __all__ = [
     "NAME_LENGTH",
@@ -149,8 +150,12 @@ class FolderFiles:
     """Relative to `folder`, parents before children."""
 
     def read(self) -> list[tuple[str, bytes]]:
-        """Each file's bytes (a scenario's files are small: the folder is read whole)."""
-        return [(name, (self.folder / name).read_bytes()) for name in self.files]
+        """Each file's bytes (a scenario's files are small: the folder is read whole, each file within the limit of a
+        JSON input, `input_files`)."""
+        return [
+            (name, read_input_file(self.folder / name, limit=HISTORY_FILE_LIMIT, what="a file of a run's scenario"))
+            for name in self.files
+        ]
 
 
 def folder_files(folder: Path) -> FolderFiles:
@@ -173,9 +178,9 @@ def folder_files(folder: Path) -> FolderFiles:
                     pending.append(relative)
                 elif entry.is_file(follow_symlinks=False):
                     files.append(relative)
-                else:
+                else:  # a link, a FIFO, a device: say which
                     raise InputError(
-                        f"{folder / relative}: is a link or a special file; merge copies only the folders and regular "
-                        "files a run writes"
+                        f"{folder / relative}: {not_a_regular_file(entry.stat(follow_symlinks=False).st_mode)}; merge"
+                        " copies only the folders and regular files a run writes, and touched nothing"
                     )
     return FolderFiles(folder=folder, exists=True, files=tuple(files), subfolders=tuple(subfolders))
