@@ -17,6 +17,7 @@ How a run ends, and what is kept:
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import Any
 
 from pydantic_ai import Agent, DeferredToolRequests, RunCancelled, capture_run_messages
@@ -38,7 +39,8 @@ from agentrig.runtime.engine.pydantic_ai_engine.deferred import (
 from agentrig.runtime.engine.pydantic_ai_engine.run_failures import tool_failure, unscripted_model_error
 from agentrig.runtime.engine.pydantic_ai_engine.session_conversion import SessionConversion
 from agentrig.runtime.engine.seam import Attempt, AttemptRequest, CompactedInput, TurnObserver
-from agentrig.runtime.history.canonical import Message
+from agentrig.runtime.history.canonical import Message, ToolReturnPart
+from agentrig.runtime.history.cleanup import drop_answers_after_failed_call
 from agentrig.runtime.history.run_records import RunError
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.models import chain, pydantic_ai_compat
@@ -166,9 +168,15 @@ class PydanticAIEngine:
             failed_call_id, run_error = raised_by_tool.tool_call_id, raised_by_tool.error
         else:
             run_error = unscripted_model_error(error) or run_error
+        canonical = self._conversion.to_canonical(messages)
+        usage = _responses_usage(messages[input_count:], estimated=estimated)
+        if failed_call_id is not None:  # the calls after the failed one are interrupted, on every version
+            kept = drop_answers_after_failed_call(canonical, failed_call_id)
+            usage = replace(usage, tool_calls=usage.tool_calls - _successes(canonical) + _successes(kept))
+            canonical = kept
         return Attempt(
-            messages=self._conversion.to_canonical(messages),
-            usage=_responses_usage(messages[input_count:], estimated=estimated),
+            messages=canonical,
+            usage=usage,
             error=run_error,
             failed_call_id=failed_call_id,
             instructions=last_instructions(messages),
@@ -236,6 +244,12 @@ def _called_ids(messages: list[ModelMessage]) -> set[str]:
     return {
         p.tool_call_id for m in messages if isinstance(m, ModelResponse) for p in m.parts if p.part_kind == "tool-call"
     }
+
+
+def _successes(messages: list[Message]) -> int:
+    return sum(
+        1 for message in messages for part in message.parts if isinstance(part, ToolReturnPart) and part.outcome == "success"
+    )
 
 
 def _native_dump(messages: list[ModelMessage], start: int) -> bytes:
