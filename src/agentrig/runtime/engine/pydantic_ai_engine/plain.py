@@ -88,7 +88,13 @@ class PydanticAIEngine:
         if settings.timeout is not None:
             timer = asyncio.get_running_loop().call_later(settings.timeout, lambda: control.stop("timeout"))
         retries: Any = self.agent.run_retries
-        with capture_run_messages() as captured, open_run_control(control):
+        # Each batch of parallel calls settles in call order once all are done (2.38 and 2.68): the call whose
+        # failure ends the run is the first failing one in call order, never the first in time (`_failed`).
+        with (
+            capture_run_messages() as captured,
+            open_run_control(control),
+            Agent.parallel_tool_call_execution_mode("parallel_ordered_events"),
+        ):
             try:
                 async with self.agent.agent.iter(
                     request.prompt,
@@ -248,7 +254,10 @@ def _called_ids(messages: list[ModelMessage]) -> set[str]:
 
 def _successes(messages: list[Message]) -> int:
     return sum(
-        1 for message in messages for part in message.parts if isinstance(part, ToolReturnPart) and part.outcome == "success"
+        1
+        for message in messages
+        for part in message.parts
+        if isinstance(part, ToolReturnPart) and part.outcome == "success"
     )
 
 

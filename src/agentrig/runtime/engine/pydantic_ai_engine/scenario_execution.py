@@ -144,10 +144,6 @@ async def execute_scenario(
     async with AsyncExitStack() as stack:
         stack.enter_context(guard)
         stack.enter_context(Agent.using_thread_executor(_TOOL_THREADS))
-        # Each batch of parallel calls settles in call order once all of them are done (2.38 and 2.68): which
-        # call's failure ends the run is the first in call order, never the first in time, so the history is the
-        # same on every run (`cleanup.drop_answers_after_failed_call`; docs/events.md).
-        stack.enter_context(Agent.parallel_tool_call_execution_mode("parallel_ordered_events"))
         if deps is not NO_DEPS:
             handle.deps = deps
         elif loaded.scenario.deps is not None:
