@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -94,10 +95,16 @@ class ScenarioItem(pytest.Item):
         from agentrig.runtime.suite.reports import scenario_json
 
         state = self.config.stash[STATE_KEY]
+        started = time.perf_counter()
         try:
-            result = state.session().run(self.loaded)
+            # On a watched lane, as `agentrig run` runs it: bounded by its timeout, stopped by Ctrl-C and SIGTERM.
+            result = state.session().run_watched(self.loaded)
         except AgentrigError as error:  # e.g. a provider that cannot be built: the item's error, in one line
             raise ScenarioFailure(error.message) from None
+        except pytest.fail.Exception as failed:  # pytest-timeout's signal method: raised into the watching thread
+            if PYTEST_TIMEOUT_MESSAGE not in str(failed):
+                raise
+            result = _timed_out(self.loaded, str(failed), started)
         entry: dict[str, Any] = redact_json(scenario_json(result))
         self.agentrig_entry = entry
         self.user_properties.extend(_properties(entry, state))
@@ -115,6 +122,26 @@ class ScenarioItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, self.loaded.line - 1, f"scenario {self.name}"
+
+
+PYTEST_TIMEOUT_MESSAGE = "from pytest-timeout"
+"""In the failure pytest-timeout raises when a test outlives its timeout (2.x: `Timeout (>5.0s) from
+pytest-timeout.`)."""
+
+
+def _timed_out(loaded: Any, message: str, started: float) -> Any:
+    """The result of a scenario pytest-timeout ended: failed, a `timeout` (the scenario was left, as past its own
+    `settings.timeout`), never the agent's error."""
+    from agentrig.runtime.history.run_records import RunError, ScenarioResult
+
+    return ScenarioResult(
+        name=loaded.name,
+        path=loaded.path.as_posix(),
+        tags=loaded.tags,
+        status="failed",
+        error=RunError(kind="timeout", message=f"{message.rstrip('.')}: the scenario was abandoned"),
+        duration_s=time.perf_counter() - started,
+    )
 
 
 def _marker_tag(tag: str, state: PluginState) -> bool:

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import gc
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from agentrig.errors import AgentrigError
+from agentrig.errors import EXIT_TERMINATED, AgentrigError
+from agentrig.pytest_plugin.run_report import RunReport
 from agentrig.runtime.reports.report_shape import installed_pydantic_ai_version
 
 if TYPE_CHECKING:
@@ -58,10 +58,8 @@ class PluginState:
         self.pydantic_ai_version = installed_pydantic_ai_version()
         self.names: dict[str, str] = {}
         """Scenario name -> `file:line` where it is first collected (names are unique across a run, as in `run`)."""
-        self.entries: list[dict[str, Any]] = []
-        """Report entries of the scenarios that ran (on the controller: from every worker)."""
-        self.earlier_folders: frozenset[str] = frozenset()
-        self.started = time.perf_counter()
+        self.report = RunReport(self.out_dir, model=self.options.model)
+        """The scenarios, their entries and the session's signals (on the controller: of every worker)."""
         self._session: ScenarioSession | None = None
         self._test_runner: ScenarioRunner | None = None
         self._frozen = False
@@ -149,50 +147,25 @@ class PluginState:
     # ---------------------------------------------------------------------------------------- reports
 
     def prepare_out_dir(self) -> None:
-        if self.out_dir is None:
-            return
-        from agentrig.runtime.suite.reports import prepare_run_out_dir
-
         try:
-            self.earlier_folders = prepare_run_out_dir(self.out_dir)
+            self.report.prepare()
         except AgentrigError as error:
             raise pytest.UsageError(_pytest_names(error.message)) from None
 
-    def write_reports(self, *, interrupted: bool) -> None:
-        """report.json, junit.xml and summary.md of the scenarios that ran; the folders of any others removed."""
-        if self.out_dir is None:
-            return
-        from agentrig.runtime.suite.reports import entries_report, write_report_files
-        from agentrig.runtime.suite.scenario_files import remove_scenario_folders
-
-        remove_scenario_folders(self.out_dir, self.earlier_folders - {entry["name"] for entry in self.entries})
-        report = entries_report(
-            self.entries,
-            duration_s=time.perf_counter() - self.started,
-            model=self.options.model,
-            interrupted=interrupted,
-        )
-        write_report_files(self.out_dir, report)
-
-    def golden_lines(self) -> Iterator[str]:
-        """`golden written: PATH` / `golden updated: PATH` for each golden this run wrote, and a count line."""
-        written = unchanged = 0
-        for entry in sorted(self.entries, key=lambda entry: entry["id"]):
-            for check in entry["checks"]:
-                if check["name"] != "scenario: golden" or not check["passed"]:
-                    continue
-                detail = str(check.get("detail") or "")
-                if detail.startswith(("golden written", "golden updated")):
-                    written += 1
-                    yield detail
-                else:
-                    unchanged += 1
-        yield f"golden files: {written} written or updated, {unchanged} unchanged"
+    def _scenario_nodeid(self, nodeid: str) -> tuple[str, str] | None:
+        """(path, name) when `nodeid` (a worker's, under pytest-xdist) is a scenario item of this session."""
+        path, separator, name = nodeid.partition("::")
+        if not separator or not path.endswith((".yaml", ".yml")) or not self.collects(self.config.rootpath / path):
+            return None
+        return path, name
 
     # ---------------------------------------------------------------------------------------- hooks
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        self.started = time.perf_counter()
+        self.report.started = time.perf_counter()
+        if not is_xdist_worker(session.config):
+            self.report.mark_started()  # before pytest-xdist starts its workers (its own sessionstart)
         from _pytest.junitxml import xml_key  # the LogXML object (record_testsuite_property uses it the same way)
 
         xml = session.config.stash.get(xml_key, None)
@@ -200,11 +173,17 @@ class PluginState:
             xml.add_global_property("pydantic_ai_version", self.pydantic_ai_version)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        # pydantic-ai loads now, not inside the first scenario's time (--durations would blame that scenario).
-        if session.config.option.collectonly or not any(
-            getattr(item, "agentrig_scenario", False) for item in session.items
-        ):
+        scenarios = [item for item in session.items if getattr(item, "agentrig_scenario", False)]
+        if not scenarios:
             return
+        for item in scenarios:
+            loaded = item.loaded  # pyright: ignore[reportAttributeAccessIssue]
+            self.report.collect(item.nodeid, loaded.path.as_posix(), loaded.name, loaded.tags)
+        if session.config.option.collectonly:
+            return
+        if not is_xdist_worker(session.config):
+            self.report.hold_signals()
+        # pydantic-ai loads now, not inside the first scenario's time (--durations would blame that scenario).
         try:
             self.session()
         except AgentrigError as error:
@@ -214,24 +193,44 @@ class PluginState:
         gc.freeze()
         self._frozen = True
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        """The controller learns the scenarios from its workers' collections (it collects nothing itself)."""
+        for nodeid in ids:
+            found = self._scenario_nodeid(nodeid)
+            if found is not None:
+                self.report.collect(nodeid, *found)
+        if self.report.collected:
+            self.report.hold_signals()
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         entry = getattr(report, "agentrig_entry", None)
         if entry is not None and report.when == "call":
-            self.entries.append(entry)
+            self.report.add(report.nodeid, entry)
+        elif report.when == "setup" and report.failed:
+            lines = [line for line in report.longreprtext.splitlines() if line.strip()]
+            self.report.setup_failed(report.nodeid, f"its pytest setup failed: {lines[-1] if lines else 'an error'}")
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        if not is_xdist_worker(session.config):
-            self.write_reports(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
+        if is_xdist_worker(session.config):
+            return
+        try:
+            self.report.write(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
+        finally:
+            if self.report.stopped_by_sigterm():
+                session.exitstatus = EXIT_TERMINATED  # as `agentrig run` (docs/exit-codes.md); Ctrl-C keeps pytest's 2
+            self.report.release_signals()
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.update_golden and self.entries:
+        if self.update_golden and self.report.entries:
             terminalreporter.section("agentrig goldens")
-            for line in self.golden_lines():
+            for line in self.report.golden_lines():
                 terminalreporter.write_line(line)
-        if self.out_dir is not None and self.entries:
+        if self.out_dir is not None and self.report.entries:
             terminalreporter.write_line(f"agentrig reports: {self.out_dir}/ (report.json, junit.xml, summary.md)")
 
     def pytest_unconfigure(self) -> None:
+        self.report.release_signals()
         if self._frozen:
             gc.unfreeze()
         if self._session is not None:

@@ -204,7 +204,7 @@ def _watch(lane: _Lane, options: RunOptions, record: Record) -> bool:
                     return False
             with stop_signals.waiting():
                 lane.changed.wait(remaining)
-    except KeyboardInterrupt:
+    except BaseException:  # Ctrl-C, SIGTERM, or what another signal handler raised here (pytest-timeout's failure)
         _wind_down(lane)
         raise
     if lane.escaped is not None:

@@ -24,6 +24,7 @@ from agentrig.runtime.models.chain import real_model
 from agentrig.runtime.suite.options import ExecuteScenario, RunOptions
 from agentrig.runtime.suite.runner import check_recording_dirs, checked_options
 from agentrig.runtime.suite.scenario_run import engine_for, failed_result, run_one_in_loop
+from agentrig.runtime.suite.sequential import run_sequentially
 from agentrig.scenarios.loader import LoadedScenario
 
 __all__ = ["ScenarioSession", "with_agent"]
@@ -64,6 +65,25 @@ class ScenarioSession:
         except SystemExit as error:  # raised in a task of the agent's own, it ended the loop (see `sequential`)
             self.close()
             return failed_result(loaded, error, started=started, options=self.options)
+
+    def run_watched(self, loaded: LoadedScenario, *, execute: ExecuteScenario | None = None) -> ScenarioResult:
+        """`run`, on a watched lane as `agentrig run -j 1` runs each scenario (`sequential.run_sequentially`): the
+        scenario runs in a thread of its own, with an event loop of its own, while the calling (main) thread
+        watches it. So `settings.timeout` bounds the whole scenario (abandoned past `sequential.scenario_budget`,
+        a `timeout` failure, even when it blocks its loop), Ctrl-C and SIGTERM reach the caller at once (the
+        scenario is cancelled, given `sequential.WIND_DOWN_S`, and KeyboardInterrupt propagates), and `os._exit`
+        is the scenario's error. Any other exception raised into the watching thread (a signal handler's) also
+        leaves the scenario and propagates. For the pytest plugin's items; `agentrig.testing` uses `run` (the
+        agent then runs in the caller's thread, where a test's deps objects were made)."""
+        results: list[ScenarioResult] = []
+        run_sequentially(
+            [loaded],
+            self.options,
+            model=self._model,
+            execute=execute or self._execute,
+            record=lambda _item, result: results.append(result),
+        )
+        return results[0]
 
     async def run_async(self, loaded: LoadedScenario, *, execute: ExecuteScenario | None = None) -> ScenarioResult:
         """`run` inside the caller's running event loop (an async test)."""
