@@ -85,6 +85,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    # The first hook that sees the plugin's options parsed, before any conftest is imported from a wrong rootdir.
+    from agentrig.pytest_plugin.guards import check_path_options
+
+    check_path_options(early_config)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     state = PluginState.from_config(config)
     config.stash[STATE_KEY] = state
@@ -92,6 +100,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "agentrig: an agentrig scenario (added to every scenario item)")
     if not is_xdist_worker(config):
         state.prepare_out_dir()  # before any worker starts writing into it
+        state.warn_about_unreached_roots()
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> ScenarioFile | None:

@@ -57,6 +57,7 @@ class ScenarioFile(pytest.File):
             # Named rootdir-relative in reports (as the item's id); its files (goldens, histories) are resolved as
             # `agentrig run` resolves them, from the file's folder as the command line reached it.
             located = dataclasses.replace(loaded, path=reported)
+            state.collected_count += 1
             yield ScenarioItem.from_parent(self, name=loaded.name, loaded=located)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:  # pyright: ignore[reportIncompatibleMethodOverride]

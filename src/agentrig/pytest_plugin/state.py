@@ -60,6 +60,12 @@ class PluginState:
         """Scenario name -> `file:line` where it is first collected (names are unique across a run, as in `run`)."""
         self.report = RunReport(self.out_dir, model=self.options.model)
         """The scenarios, their entries and the session's signals (on the controller: of every worker)."""
+        self.collected_count = 0
+        """Scenario items collected in this process, before -k and -m deselect any."""
+        self.worker_counts: list[int] = []
+        """Under pytest-xdist, on the controller: each finished worker's `collected_count`."""
+        self.problem: str | None = None
+        """Why the session is a usage error, decided only once the workers ended (pytest-xdist)."""
         self._session: ScenarioSession | None = None
         self._test_runner: ScenarioRunner | None = None
         self._frozen = False
@@ -172,7 +178,35 @@ class PluginState:
         if xml is not None and self.pydantic_ai_version is not None:
             xml.add_global_property("pydantic_ai_version", self.pydantic_ai_version)
 
+    def warn_about_unreached_roots(self) -> None:
+        from agentrig.pytest_plugin.guards import AgentrigConfigWarning, unreached_roots
+
+        for root in unreached_roots(self.config, self.roots):
+            testpaths = " ".join(self.config.getini("testpaths"))
+            warning = AgentrigConfigWarning(
+                f"agentrig_scenarios path {root} is not under testpaths ({testpaths}): pytest collects none of"
+                " its scenarios; add it to testpaths, name it on the command line, or set"
+                " `agentrig_scenarios =` (empty) to say the plugin should collect none"
+            )
+            try:
+                self.config.issue_config_time_warning(warning, stacklevel=2)
+            except AgentrigConfigWarning:  # `filterwarnings = error`: the user's policy, said in one line (exit 4)
+                raise pytest.UsageError(f"{type(warning).__name__}: {warning}") from None
+
+    def _nothing_collected(self) -> str | None:
+        """The error line of a session asked for scenarios that collected none, or None."""
+        from agentrig.pytest_plugin.guards import asked_for_scenarios, nothing_collected
+
+        why = asked_for_scenarios(self.config, self.roots)
+        return None if why is None else nothing_collected(self.config, self.roots, why)
+
     def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if is_xdist_worker(session.config):
+            session.config.workeroutput["agentrig_collected"] = self.collected_count  # pyright: ignore[reportAttributeAccessIssue]
+        elif self.collected_count == 0:
+            problem = self._nothing_collected()
+            if problem is not None:
+                raise pytest.UsageError(problem)
         scenarios = [item for item in session.items if getattr(item, "agentrig_scenario", False)]
         if not scenarios:
             return
@@ -203,6 +237,12 @@ class PluginState:
         if self.report.collected:
             self.report.hold_signals()
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """A pytest-xdist worker ended: how many scenario items it collected (before -k and -m)."""
+        output = getattr(node, "workeroutput", None) or {}
+        self.worker_counts.append(int(output.get("agentrig_collected", 0)))
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         entry = getattr(report, "agentrig_entry", None)
         if entry is not None and report.when == "call":
@@ -214,6 +254,11 @@ class PluginState:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if is_xdist_worker(session.config):
             return
+        if self.worker_counts and not any(self.worker_counts) and exitstatus in (0, 1, 5):
+            # Under pytest-xdist only the workers collect: the check the controller could not make before the run.
+            self.problem = self._nothing_collected()
+            if self.problem is not None:
+                session.exitstatus = pytest.ExitCode.USAGE_ERROR
         try:
             self.report.write(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
         finally:
@@ -222,6 +267,8 @@ class PluginState:
             self.report.release_signals()
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.problem is not None:
+            terminalreporter.write_line(f"ERROR: {self.problem}", red=True)
         if self.update_golden and self.report.entries:
             terminalreporter.section("agentrig goldens")
             for line in self.report.golden_lines():
