@@ -93,6 +93,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
     check_path_options(early_config)
 
 
+@pytest.hookimpl(tryfirst=True)  # before other plugins register their markers (`markers.TagMarkers`)
 def pytest_configure(config: pytest.Config) -> None:
     state = PluginState.from_config(config)
     config.stash[STATE_KEY] = state

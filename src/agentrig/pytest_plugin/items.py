@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -20,13 +19,6 @@ from agentrig.errors import AgentrigError
 from agentrig.pytest_plugin.state import STATE_KEY, PluginState
 
 __all__ = ["ScenarioFailure", "ScenarioFile", "ScenarioItem"]
-
-BEHAVING_MARKERS = frozenset({"skip", "skipif", "xfail", "parametrize", "usefixtures", "filterwarnings"})
-"""pytest's own markers, which do something to a test: a scenario tag with one of these names is no marker (`-k`
-still matches it), or tagging a scenario `skip` would skip it."""
-
-_MARKER_NAME = re.compile(r"^[A-Za-z_][\w.+\-]*$")
-"""A tag that can be a marker: a name `-m` expressions accept and `markers` ini lines can register."""
 
 
 class ScenarioFailure(Exception):
@@ -88,7 +80,7 @@ class ScenarioItem(pytest.Item):
         self.add_marker("agentrig")
         for tag in loaded.tags:
             self.extra_keyword_matches.add(tag)  # `-k tag`, whatever the tag is
-            if _marker_tag(tag, state):
+            if state.tag_markers.is_marker(tag):
                 self.add_marker(tag)
 
     def runtest(self) -> None:
@@ -143,16 +135,6 @@ def _timed_out(loaded: Any, message: str, started: float) -> Any:
         error=RunError(kind="timeout", message=f"{message.rstrip('.')}: the scenario was abandoned"),
         duration_s=time.perf_counter() - started,
     )
-
-
-def _marker_tag(tag: str, state: PluginState) -> bool:
-    """Register `tag` as a marker (so `--strict-markers` accepts it) unless it is one of pytest's own."""
-    if tag in BEHAVING_MARKERS or not _MARKER_NAME.match(tag) or tag in ("and", "or", "not", "True", "False", "None"):
-        return False
-    registered = {line.split(":")[0].split("(")[0].strip() for line in state.config.getini("markers")}
-    if tag not in registered:
-        state.config.addinivalue_line("markers", f"{tag}: agentrig scenario tag")
-    return True
 
 
 def _properties(entry: Mapping[str, Any], state: PluginState) -> list[tuple[str, object]]:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from agentrig.errors import EXIT_TERMINATED, AgentrigError
+from agentrig.pytest_plugin.markers import TagMarkers
 from agentrig.pytest_plugin.run_report import RunReport
 from agentrig.runtime.reports.report_shape import installed_pydantic_ai_version
 
@@ -56,6 +57,8 @@ class PluginState:
         self.engine = str(option("agentrig_engine"))
         self.options = self._run_options(here)
         self.pydantic_ai_version = installed_pydantic_ai_version()
+        self.tag_markers = TagMarkers(config)
+        """Which scenario tags become markers (only names no other plugin or conftest registered)."""
         self.names: dict[str, str] = {}
         """Scenario name -> `file:line` where it is first collected (names are unique across a run, as in `run`)."""
         self.report = RunReport(self.out_dir, model=self.options.model)
