@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _pytest.fixtures import TopRequest  # as pytest's doctest items: fixtures for a non-function item
 
 from agentrig.errors import AgentrigError
 from agentrig.pytest_plugin.state import STATE_KEY, PluginState
@@ -82,6 +83,17 @@ class ScenarioItem(pytest.Item):
             self.extra_keyword_matches.add(tag)  # `-k tag`, whatever the tag is
             if state.tag_markers.is_marker(tag):
                 self.add_marker(tag)
+        # Fixtures, as pytest's own doctest items have them (a non-function item: `getfixtureinfo(func=None)`): the
+        # autouse fixtures of conftest.py files and plugins that apply here run around the scenario.
+        self.obj = None
+        manager = self.session._fixturemanager  # pyright: ignore[reportPrivateUsage]
+        self._fixtureinfo = manager.getfixtureinfo(node=self, func=None, cls=None)
+        self.fixturenames = self._fixtureinfo.names_closure
+        self.funcargs: dict[str, object] = {}
+        self._request = TopRequest(self, _ispytest=True)  # pyright: ignore[reportArgumentType]
+
+    def setup(self) -> None:
+        self._request._fillfixtures()  # pyright: ignore[reportPrivateUsage]
 
     def runtest(self) -> None:
         from agentrig.runtime.history.redaction import redact_json

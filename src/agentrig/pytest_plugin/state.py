@@ -251,8 +251,10 @@ class PluginState:
         if entry is not None and report.when == "call":
             self.report.add(report.nodeid, entry)
         elif report.when == "setup" and report.failed:
+            crash = getattr(report.longrepr, "reprcrash", None)  # `RuntimeError: the database is down`
             lines = [line for line in report.longreprtext.splitlines() if line.strip()]
-            self.report.setup_failed(report.nodeid, f"its pytest setup failed: {lines[-1] if lines else 'an error'}")
+            cause = getattr(crash, "message", None) or (lines[-1] if lines else "an error")
+            self.report.setup_failed(report.nodeid, f"its pytest setup failed: {cause.splitlines()[0]}")
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if is_xdist_worker(session.config):
