@@ -9,9 +9,10 @@ that out and stops with a usage error naming the `--agentrig-out=DIR` form. A pa
 earlier: pytest parses the command line for its configuration before any installed plugin is loaded (pytest
 8 and 9), and `addini` values come from the very file pytest failed to find.
 
-`asked_for_scenarios` and `nothing_collected` are the net under it: a session given an `--agentrig-*` option on
-its command line, or whose collection reaches the `agentrig_scenarios` it configures, and that collected no
-scenario item, is a usage error (exit 4). `unreached_roots` warns when `testpaths` keeps pytest away from them.
+`asked_for_scenarios` and `nothing_collected` are the net under it: a session given `--agentrig-out` (or
+`--agentrig-engine`) on its command line, or whose collection reaches the `agentrig_scenarios` it configures, and
+that collected no scenario item, is a usage error (exit 4). `unreached_roots` warns when `testpaths` keeps pytest
+away from them.
 """
 
 from __future__ import annotations
@@ -98,9 +99,15 @@ def check_path_options(config: pytest.Config) -> None:
     )
 
 
+SCENARIO_ITEM_OPTIONS = ("--agentrig-out", "--agentrig-engine")
+"""The options only scenario items use: the others (`--agentrig-update-golden`, `--agentrig-model`, ...) also
+apply to the `agentrig_scenario` fixture, which a session without scenario items may use alone."""
+
+
 def _given_options(config: pytest.Config) -> list[str]:
-    """The `--agentrig-*` options of the command line itself (or PYTEST_ADDOPTS), by name."""
-    return sorted({argument.split("=")[0] for argument in _command_line(config) if argument.startswith("--agentrig-")})
+    """The scenario items' options on the command line itself (or PYTEST_ADDOPTS), by name."""
+    given = {argument.split("=")[0] for argument in _command_line(config)}
+    return sorted(given & set(SCENARIO_ITEM_OPTIONS))
 
 
 def configured_roots(config: pytest.Config) -> bool:
