@@ -51,6 +51,13 @@ request (`--replay`); `rewrite` records every scenario anew from the real model 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("agentrig", "agentrig scenarios (docs/pytest.md)")
     parser.addini(
+        "agentrig_placeholder_keys",
+        "Import test modules and conftest.py files with placeholder provider API keys (those unset), as agentrig"
+        " imports agent modules for a scripted run; removed once collection ends.",
+        type="bool",
+        default=False,
+    )
+    parser.addini(
         "agentrig_scenarios",
         "Paths (relative to the rootdir) whose *.yaml / *.yml files are agentrig scenarios.",
         type="args",
@@ -89,8 +96,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
     # The first hook that sees the plugin's options parsed, before any conftest is imported from a wrong rootdir.
     from agentrig.pytest_plugin.guards import check_path_options
+    from agentrig.pytest_plugin.offline_keys import set_placeholder_keys
 
     check_path_options(early_config)
+    set_placeholder_keys(early_config)  # before the project's conftest.py files and test modules are imported
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> None:
+    from agentrig.pytest_plugin.offline_keys import lift_placeholder_keys
+
+    lift_placeholder_keys(session.config)  # collection is over: the tests run with the environment as it was
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    from agentrig.pytest_plugin.offline_keys import lift_placeholder_keys
+
+    lift_placeholder_keys(config)
 
 
 @pytest.hookimpl(tryfirst=True)  # before other plugins register their markers (`markers.TagMarkers`)
