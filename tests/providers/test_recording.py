@@ -210,5 +210,6 @@ def test_scenario_model_chooses_by_flags(loopback: ServerFactory, tmp_path: Path
         scenario_model("x", None, record_dir=tmp_path)
     with pytest.raises(UsageError, match="cannot be used together"):
         scenario_model("x", real, record_dir=tmp_path, replay_dir=tmp_path)
-    with pytest.raises(HistoryFormatError, match="no such file"):
+    # Nothing recorded for the scenario: it does not replay (failed, `replay_mismatch`), not the agent's error.
+    with pytest.raises(ReplayMismatch, match=r"no recording of scenario 'absent': .*absent.json does not exist"):
         scenario_model("absent", None, replay_dir=tmp_path)

@@ -224,7 +224,7 @@ def test_the_fixture_runs_with_the_sessions_options(pytester: pytest.Pytester) -
     after = pytester.runpytest_inprocess("-p", "no:cacheprovider")
 
     without.assert_outcomes(failed=1)
-    without.stdout.fnmatch_lines(["*golden file * is missing; run with --update-golden*"])
+    without.stdout.fnmatch_lines(["*golden file * is missing; run with --agentrig-update-golden*"])
     updating.assert_outcomes(passed=1)
     assert (pytester.path / "golden" / "greet.json").is_file()
     after.assert_outcomes(passed=1)

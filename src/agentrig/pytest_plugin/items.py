@@ -54,8 +54,8 @@ class ScenarioFile(pytest.File):
             yield ScenarioItem.from_parent(self, name=loaded.name, loaded=located)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:  # pyright: ignore[reportIncompatibleMethodOverride]
-        if isinstance(excinfo.value, AgentrigError):
-            return excinfo.value.message  # `file:line: field: message`, no traceback
+        if isinstance(excinfo.value, AgentrigError):  # `file:line: field: message`, no traceback
+            return excinfo.value.message.replace("agentrig run --update-golden", "pytest --agentrig-update-golden")
         return super().repr_failure(excinfo)
 
 
@@ -116,9 +116,9 @@ class ScenarioItem(pytest.Item):
         if entry["status"] == "skipped":
             pytest.skip(_skip_reason(entry))
         if entry["status"] in ("failed", "error"):
-            from agentrig.testing.failures import failure_text
+            from agentrig.testing.failures import PYTEST_UPDATE_GOLDEN, failure_text
 
-            raise ScenarioFailure(failure_text(entry))
+            raise ScenarioFailure(failure_text(entry, update_golden=PYTEST_UPDATE_GOLDEN))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, ScenarioFailure):

@@ -141,9 +141,13 @@ class PluginState:
             from dataclasses import replace
 
             from agentrig.runtime.suite.single import ScenarioSession
+            from agentrig.testing.failures import PYTEST_UPDATE_GOLDEN
             from agentrig.testing.scenarios import ScenarioRunner
 
-            self._test_runner = ScenarioRunner(session=ScenarioSession(replace(self.options, out_dir=None)))
+            self._test_runner = ScenarioRunner(
+                session=ScenarioSession(replace(self.options, out_dir=None)),
+                update_golden_option=PYTEST_UPDATE_GOLDEN,
+            )
         return self._test_runner
 
     def _engine(self) -> Any:

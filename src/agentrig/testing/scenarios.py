@@ -82,6 +82,8 @@ class ScenarioRun:
     """Each turn: its output, and the error it ended with (`run.turns[0].error.kind == "rate_limit"`)."""
     report: dict[str, Any] = field(default_factory=dict[str, Any], repr=False)
     """The scenario's report.json entry."""
+    update_golden: str = field(default="update_golden=True", repr=False)
+    """How its runner writes goldens, for `assert_passed`'s message (the fixture: `--agentrig-update-golden`)."""
 
     @property
     def passed(self) -> bool:
@@ -97,7 +99,7 @@ class ScenarioRun:
         if self.status in ("failed", "error"):
             from agentrig.testing.failures import failure_text
 
-            raise AssertionError(failure_text(self.report))
+            raise AssertionError(failure_text(self.report, update_golden=self.update_golden))
 
 
 def load_scenario(
@@ -150,7 +152,7 @@ def _names_a_file(text: str) -> bool:
     return "\n" not in text and text.endswith((".yaml", ".yml"))
 
 
-def _as_run(result: ScenarioResult, report: dict[str, Any]) -> ScenarioRun:
+def _as_run(result: ScenarioResult, report: dict[str, Any], update_golden: str) -> ScenarioRun:
     last = result.turns[-1] if result.turns else None
     return ScenarioRun(
         name=result.name,
@@ -174,6 +176,7 @@ def _as_run(result: ScenarioResult, report: dict[str, Any]) -> ScenarioRun:
             for turn in result.turns
         ),
         report=report,
+        update_golden=update_golden,
     )
 
 
@@ -191,7 +194,11 @@ class ScenarioRunner:
         record_dir: Path | None = None,
         replay_dir: Path | None = None,
         session: ScenarioSession | None = None,
+        update_golden_option: str = "update_golden=True",
     ) -> None:
+        self.update_golden = update_golden_option
+        """How a failure tells its reader to write goldens (`run_scenario(update_golden=True)`, or the plugin's
+        `--agentrig-update-golden` for the fixture's runner)."""
         if session is None:
             from agentrig.runtime.suite.options import RunOptions
             from agentrig.runtime.suite.single import ScenarioSession
@@ -253,7 +260,7 @@ class ScenarioRunner:
         from agentrig.runtime.history.redaction import redact_json
         from agentrig.runtime.suite.reports import scenario_json
 
-        return _as_run(result, redact_json(scenario_json(result)))
+        return _as_run(result, redact_json(scenario_json(result)), self.update_golden)
 
     def close(self) -> None:
         self._session.close()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from agentrig.runtime.history.canonical import JsonValue
 from agentrig.runtime.history.run_records import Check
 from agentrig.scenarios.model import ModelInputCheck
 
@@ -39,12 +40,22 @@ def common_input_checks(
                 actual=message_count,
             )
         )
+    # A failure shows what the model read (every text of its input, in order; the ones holding what it must not
+    # read), not a bare `false`; a pass keeps `true`, so report.json does not repeat the conversation per check.
     for wanted in expect.contains_text:
         found = any(wanted in text for text in texts)
-        checks.append(Check(name=f"{prefix}.contains_text", passed=found, expected=wanted, actual=found))
+        seen: JsonValue = True if found else list(texts)
+        checks.append(Check(name=f"{prefix}.contains_text", passed=found, expected=wanted, actual=seen))
     for unwanted in expect.not_contains_text:
-        found = any(unwanted in text for text in texts)
-        checks.append(Check(name=f"{prefix}.not_contains_text", passed=not found, expected=unwanted, actual=found))
+        holding: list[JsonValue] = [text for text in texts if unwanted in text]
+        checks.append(
+            Check(
+                name=f"{prefix}.not_contains_text",
+                passed=not holding,
+                expected=unwanted,
+                actual=holding if holding else False,
+            )
+        )
     for wanted in _as_texts(expect.instructions_contain):
         checks.append(
             Check(name=f"{prefix}.instructions_contain", passed=wanted in instructions, expected=wanted,

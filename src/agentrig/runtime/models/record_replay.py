@@ -333,12 +333,16 @@ def scenario_model(
     """The model one scenario runs with under `--record DIR` / `--replay DIR` (`model` unchanged without them).
 
     `--replay` needs no model (the recording answers); `--record` needs the real one. A scenario without a
-    recording raises `HistoryFormatError` naming the missing file.
+    recording raises `ReplayMismatch` naming the missing file (the scenario fails, `replay_mismatch`).
     """
     if record_dir is not None and replay_dir is not None:
         raise UsageError("--record and --replay cannot be used together")
     if replay_dir is not None:
-        return replay_model(recording_path(replay_dir, scenario))
+        recording = recording_path(replay_dir, scenario)
+        if not recording.exists():  # nothing recorded: the scenario does not replay (failed), not the agent's error
+            raise ReplayMismatch(f"no recording of scenario '{scenario}': {recording} does not exist (a recording run"
+                                 " writes it)")  # fmt: skip
+        return replay_model(recording)
     if record_dir is not None:
         if model is None:
             raise UsageError("--record needs --model: the real model whose answers are recorded")
