@@ -19,6 +19,7 @@ support_agent = Agent("openai:gpt-4o", instructions="Be brief.")  # the provider
 """
 
 TEST_MODULE = """\
+import asyncio
 import os
 
 from pydantic_ai.models.test import TestModel
@@ -27,7 +28,8 @@ from {module} import support_agent
 
 
 def test_the_agent_runs_offline():
-    result = support_agent.run_sync("hi", model=TestModel(custom_output_text="hello"))
+    # asyncio.run, not run_sync: pydantic-ai's run_sync leaves its event loop open, in the outer test process too.
+    result = asyncio.run(support_agent.run("hi", model=TestModel(custom_output_text="hello")))
     assert result.output == "hello"
     assert os.environ.get("OPENAI_API_KEY") == {key!r}  # the placeholder is gone; a real key stays
 """

@@ -2,10 +2,10 @@
 
     pytest scenarios/                      # every scenario under scenarios/ as an item, `scenarios/f.yaml::name`
     pytest -n auto -m smoke --lf           # pytest-xdist, tags as markers, last-failed: pytest's own features
-    pytest --agentrig-out agentrig-out     # the folders and report files `agentrig run --out` writes
+    pytest --agentrig-out=agentrig-out     # the folders and report files `agentrig run --out` writes
 
-Thin, like `cli/`: options in, and each item runs through `runtime.suite.single.ScenarioSession`, the path
-`agentrig run` takes (`scenario_run.run_one_in_loop`). Which YAML is collected: files under the `agentrig_scenarios`
+Thin, like `cli/`: options in, and each item runs through `runtime.suite.single.ScenarioSession.run_watched`, the
+watched lane `agentrig run -j 1` runs every scenario on (`sequential.run_sequentially`). Which YAML is collected: files under the `agentrig_scenarios`
 ini paths (default `scenarios`, `agentrig run`'s default) by the loader's discovery rules, and files named on the
 command line; no other YAML is opened. Importing this module loads only pytest and the standard library: it is
 loaded by every pytest session of a project where agentrig is installed. docs/pytest.md is the user's guide.
