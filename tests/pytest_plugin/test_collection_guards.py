@@ -62,6 +62,9 @@ def test_the_equals_form_and_a_directory_inside_the_project_run_every_scenario(p
 
 def test_a_session_asked_for_scenarios_that_collected_none_is_a_usage_error(pytester: pytest.Pytester) -> None:
     write(pytester, PROJECT)
+    earlier = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--agentrig-out=out")
+    earlier.assert_outcomes(passed=2, failed=1)
+    earlier_report = (pytester.path / "out" / "report.json").read_bytes()
     pytester.makeini("[pytest]\nagentrig_scenarios = evals\n")  # a folder that was renamed: nothing is there
 
     configured = pytester.runpytest_inprocess("-p", "no:cacheprovider")
@@ -74,6 +77,7 @@ def test_a_session_asked_for_scenarios_that_collected_none_is_a_usage_error(pyte
     )  # fmt: skip
     assert given_out.ret == pytest.ExitCode.USAGE_ERROR
     given_out.stderr.fnmatch_lines(["ERROR: agentrig: this session was asked for scenarios (given --agentrig-out)*"])
+    assert (pytester.path / "out" / "report.json").read_bytes() == earlier_report  # stopped before touching it
 
 
 def test_a_session_that_was_not_asked_for_scenarios_or_deselected_them_is_not_an_error(

@@ -6,8 +6,9 @@ its report files and its signals, for a run whose scenarios pytest schedules.
 - While scenario items run, SIGTERM stops the session as Ctrl-C does (`stop_signals.StopSignals`, in the main
   process): pytest's own KeyboardInterrupt path runs (teardown, `--junitxml`), the reports say
   `"interrupted": true`, and the exit code is 143 (Ctrl-C keeps pytest's own code, 2).
-- Before the first scenario writes into `--agentrig-out`, the earlier run's report.json is replaced by an
-  interrupted one (`reports.mark_run_started`): a session killed outright leaves no earlier green report.
+- Once the session has scenarios to run, and before the first writes into `--agentrig-out`, the earlier run's
+  report.json is replaced by an interrupted one (`reports.mark_run_started`): a session killed outright leaves no
+  earlier green report, and one that stops before (a usage or collection error) leaves the earlier reports alone.
 
 Under pytest-xdist the controller holds this (its workers' entries come with their test reports) and learns which
 scenarios exist from the workers' collections (`pytest_xdist_node_collection_finished`).
@@ -44,6 +45,8 @@ class RunReport:
         """pytest node id -> (path, name, tags) of every scenario item the session collected."""
         self.earlier_folders: frozenset[str] = frozenset()
         self.started = time.perf_counter()
+        self.writing = False
+        """The session started writing into `out_dir` (`mark_started`): its reports must be written."""
         self._signals: StopSignals | None = None
 
     # ------------------------------------------------------------------------------------ the scenarios
@@ -88,8 +91,10 @@ class RunReport:
             self.earlier_folders = prepare_run_out_dir(self.out_dir)
 
     def mark_started(self) -> None:
-        """Replace the earlier run's reports by an interrupted one, before any scenario writes into `out_dir`."""
-        if self.out_dir is not None:
+        """Replace the earlier run's reports by an interrupted one, before any scenario writes into `out_dir`
+        (once the session has scenarios to run: a usage error before that leaves the earlier reports alone)."""
+        if self.out_dir is not None and not self.writing:
+            self.writing = True
             from agentrig.runtime.checks.outcome import SuiteResult
             from agentrig.runtime.suite.reports import mark_run_started
 
@@ -99,7 +104,7 @@ class RunReport:
         """report.json, junit.xml and summary.md of every collected scenario; the folders of any others removed."""
         if self._signals is not None:
             self._signals.protect()  # a signal now is held: the reports are written whole
-        if self.out_dir is None:
+        if self.out_dir is None or not self.writing:  # no scenario ran: nothing of an earlier run was touched
             return
         from agentrig.runtime.suite.reports import entries_report, write_report_files
         from agentrig.runtime.suite.scenario_files import remove_scenario_folders

@@ -177,8 +177,6 @@ class PluginState:
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.report.started = time.perf_counter()
-        if not is_xdist_worker(session.config):
-            self.report.mark_started()  # before pytest-xdist starts its workers (its own sessionstart)
         from _pytest.junitxml import xml_key  # the LogXML object (record_testsuite_property uses it the same way)
 
         xml = session.config.stash.get(xml_key, None)
@@ -224,6 +222,7 @@ class PluginState:
             return
         if not is_xdist_worker(session.config):
             self.report.hold_signals()
+            self._start_writing()
         # pydantic-ai loads now, not inside the first scenario's time (--durations would blame that scenario).
         try:
             self.session()
@@ -241,8 +240,15 @@ class PluginState:
             found = self._scenario_nodeid(nodeid)
             if found is not None:
                 self.report.collect(nodeid, *found)
-        if self.report.collected:
+        if self.report.collected and not self.config.option.collectonly:
             self.report.hold_signals()
+            self._start_writing()  # the workers run nothing before every one has collected
+
+    def _start_writing(self) -> None:
+        try:
+            self.report.mark_started()
+        except AgentrigError as error:
+            raise pytest.UsageError(_pytest_names(error.message)) from None
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
