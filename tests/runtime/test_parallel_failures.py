@@ -1,7 +1,7 @@
 """A batch of parallel tool calls that fail gives one history, whatever the timing: the first failing call in call
-order fails the turn, the calls before it keep their results, the calls after it are interrupted (pydantic-ai's
-`parallel_ordered_events` and `cleanup.drop_answers_after_failed_call`). Runs on every pinned version: the outcome
-is the same on all of them, so a golden on it holds."""
+order fails the turn, the calls before it keep their results, the calls after it are interrupted
+(`pydantic_ai_engine.held_failures`, `cleanup.drop_answers_from_failed_call`). Runs on every pinned version: the
+outcome is the same on all of them, so a golden on it holds."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import random
 import time
 from pathlib import Path
 
+import pytest
 from pydantic_ai import Agent
 
 from agentrig.runtime.engine.pydantic_ai_engine.agent_loading import AgentCache
@@ -54,6 +55,7 @@ RACING_AGENT = _racing_agent()
 
 PARALLEL_FAILURES = """
 name: parallel-failures
+stream: STREAM
 turns:
   - user: Do all four.
     model:
@@ -67,16 +69,17 @@ turns:
 """
 
 
-def _run(tmp_path: Path) -> ScenarioExecution:
-    loaded = load_yaml(tmp_path, PARALLEL_FAILURES)
+def _run(tmp_path: Path, stream: bool) -> ScenarioExecution:
+    loaded = load_yaml(tmp_path, PARALLEL_FAILURES.replace("STREAM", str(stream).lower()))
     return asyncio.run(execute_scenario(loaded, cache=AgentCache(), agent=RACING_AGENT))
 
 
-def test_a_failing_parallel_batch_gives_the_same_history_on_every_run(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
+def test_a_failing_parallel_batch_gives_the_same_history_on_every_run(tmp_path: Path, stream: bool) -> None:
     histories: set[bytes] = set()
     outcomes: set[tuple[tuple[str, str], ...]] = set()
     for _ in range(30):
-        execution = _run(tmp_path)
+        execution = _run(tmp_path, stream)
         assert_invariants(execution)
         histories.add(dumps_history(execution.session.messages))
         outcomes.add(
@@ -89,7 +92,7 @@ def test_a_failing_parallel_batch_gives_the_same_history_on_every_run(tmp_path: 
     assert len(histories) == 1
     assert len(outcomes) == 1, outcomes
 
-    execution = _run(tmp_path)
+    execution = _run(tmp_path, stream)
     (turn,) = execution.turns
     assert turn.error is not None
     assert turn.error.message == "tool 'second' (call c2) raised RuntimeError: second broke"

@@ -35,7 +35,7 @@ __all__ = [
     "close_unanswered_calls",
     "common_prefix_length",
     "dangling_tool_calls",
-    "drop_answers_after_failed_call",
+    "drop_answers_from_failed_call",
     "drop_trailing_request",
     "merge_consecutive_requests",
     "orphaned_tool_answers",
@@ -329,27 +329,25 @@ def close_unanswered_calls(history: History, *, failed_call_id: str | None = Non
     return result
 
 
-def drop_answers_after_failed_call(history: History, failed_call_id: str) -> list[Message]:
-    """The history with the answers of the calls listed after `failed_call_id` in its response removed, so that
-    closing the run (`close_unanswered_calls`) marks them interrupted.
+def drop_answers_from_failed_call(history: History, failed_call_id: str) -> list[Message]:
+    """The history without the answers of `failed_call_id` and of the calls listed after it in its response, so
+    that closing the run (`close_unanswered_calls`) marks it failed and them interrupted.
 
-    When one call of a parallel batch fails, the run ends there, and which of its siblings had finished by then
-    is timing, and version: pydantic-ai 2.68 keeps the return of every sibling that finished (2.38 only of those
-    settled before the failure). The engine settles a batch in call order (pydantic-ai's
-    `parallel_ordered_events`), so the failing call is always the first failure in call order and every call
-    before it has its answer; the calls after it are interrupted, whatever they did. The same scenario then
-    gives the same history on every run and every version (a golden on it holds)."""
-    later: set[str] = set()
+    When one call of a parallel batch fails, what its siblings did by then is timing, and version: the engine
+    lets the batch finish and ends the run with the first failing call in call order (`held_failures`); the calls
+    before it keep their answers, the calls after it are interrupted whatever they did. The same scenario then
+    gives the same history on every run and every pinned version (a golden on it holds)."""
+    dropped: set[str] = set()
     for message in history:
         ids = [call.tool_call_id for call in message.tool_calls] if message.kind == "response" else []
         if failed_call_id in ids:
-            later = set(ids[ids.index(failed_call_id) + 1 :])
+            dropped = set(ids[ids.index(failed_call_id) :])
             break
-    if not later:
+    if not dropped:
         return list(history)
     return [
-        message.with_parts(part for part in message.parts if answered_tool_call_id(part) not in later)
-        if message.kind == "request" and answered_ids(message) & later
+        message.with_parts(part for part in message.parts if answered_tool_call_id(part) not in dropped)
+        if message.kind == "request" and answered_ids(message) & dropped
         else message
         for message in history
     ]
