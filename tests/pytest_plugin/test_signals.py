@@ -140,3 +140,18 @@ def test_pytest_timeout_ends_a_blocked_scenario_as_a_timeout(tmp_path: Path) -> 
     found = statuses(project / "out")
     assert found.pop("m-hung") == ("failed", "Timeout (>2.0s) from pytest-timeout: the scenario was abandoned")
     assert found == {"a-healthy": ("passed", ""), "z-healthy": ("passed", "")}
+
+
+def test_an_agent_calling_os_exit_errors_its_scenario_not_the_session(tmp_path: Path) -> None:
+    project = _project(tmp_path, timeout=None)
+    exits = _BLOCKING.replace("time.sleep(3600)", "import os; os._exit(0)")
+    (project / "blocking.py").write_text(exits, encoding="utf-8")
+
+    code, output = finish(_start_pytest(project))
+
+    assert code == 1, output  # never 0: the agent's exit code is not pytest's
+    assert "error agent_error (raised while running the scenario" in output
+    assert "the agent called os._exit(0)" in output
+    found = statuses(project / "out")
+    assert found.pop("m-hung") == ("error", "the agent called os._exit(0)")
+    assert found == {"a-healthy": ("passed", ""), "z-healthy": ("passed", "")}
