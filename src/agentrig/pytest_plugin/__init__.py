@@ -5,7 +5,7 @@
     pytest --agentrig-out=agentrig-out     # the folders and report files `agentrig run --out` writes
 
 Thin, like `cli/`: options in, and each item runs through `runtime.suite.single.ScenarioSession.run_watched`, the
-watched lane `agentrig run -j 1` runs every scenario on (`sequential.run_sequentially`). Which YAML is collected:
+watched lane `agentrig run -j 1` runs every scenario on (`sequential.FedLane`). Which YAML is collected:
 files under the `agentrig_scenarios` ini paths (default `scenarios`, `agentrig run`'s default) by the loader's
 discovery rules, and files named on the command line; no other YAML is opened. Importing this module loads only
 pytest and the standard library: it is loaded by every pytest session of a project where agentrig is installed.
