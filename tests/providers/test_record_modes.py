@@ -124,7 +124,7 @@ def test_once_replays_what_exists_and_records_what_is_missing(
     assert (recordings / "second.json").is_file()
 
 
-def test_none_without_a_recording_is_that_scenarios_error(
+def test_none_without_a_recording_fails_that_scenario(
     loopback: ServerFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     scenarios, recordings = _write(tmp_path), tmp_path / "recordings"
@@ -133,9 +133,10 @@ def test_none_without_a_recording_is_that_scenarios_error(
         capsys, str(scenarios), "--out", str(tmp_path / "o"), "--model", "openai:gpt-4o", "--record-mode", "none",
         "--record", str(recordings),
     )  # fmt: skip
-    assert code == 3, out + err
-    message = _report(tmp_path / "o")["scenarios"][0]["error"]["message"]
-    assert "no recording of this scenario" in message
+    assert code == 1, out + err  # the scenario does not replay: failed, not an error of the agent or provider
+    scenario = _report(tmp_path / "o")["scenarios"][0]
+    assert (scenario["status"], scenario["error"]["kind"]) == ("failed", "replay_mismatch")
+    assert "no recording of this scenario" in scenario["error"]["message"]
 
 
 def test_new_episodes_replays_the_recorded_requests_and_records_the_new_ones(

@@ -192,7 +192,7 @@ def test_bad_recording_files(tmp_path: Path, content: bytes, message: str) -> No
 
 
 def test_missing_recording(tmp_path: Path) -> None:
-    with pytest.raises(HistoryFormatError, match="no recording of this scenario"):
+    with pytest.raises(ReplayMismatch, match="no recording of this scenario"):
         replay_model(tmp_path / "absent.json")
 
 
@@ -213,7 +213,8 @@ def test_scenario_model_chooses_by_mode(loopback: ServerFactory, tmp_path: Path)
     assert isinstance(scenario_model("list-files", real, setup=RecordSetup("all", tmp_path)), RecordingModel)
     with pytest.raises(UsageError, match="needs --model"):
         scenario_model("x", None, setup=RecordSetup("all", tmp_path))
-    with pytest.raises(HistoryFormatError, match="no recording of this scenario"):
+    # Nothing recorded for the scenario: it does not replay (failed, `replay_mismatch`), not the agent's error.
+    with pytest.raises(ReplayMismatch, match=r"no recording of this scenario: .*absent.json does not exist"):
         scenario_model("absent", None, setup=RecordSetup("none", tmp_path))
 
 

@@ -104,3 +104,43 @@ def test_tags_are_registered_markers_and_pytest_own_marker_names_are_not_applied
     skip_tagged.assert_outcomes(passed=1, deselected=1)
     by_keyword.assert_outcomes(passed=1, deselected=1)
     by_name.assert_outcomes(passed=1, deselected=1)
+
+
+ACTS_ON_VCR = """\
+import pytest
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "vcr(cassette): record HTTP into a cassette (as pytest-recording)")
+
+
+def pytest_runtest_setup(item):
+    marker = item.get_closest_marker("vcr")
+    if marker is not None and not marker.args:
+        raise TypeError("vcr marker must name a cassette")
+"""
+
+
+def test_a_tag_named_after_another_plugins_or_a_conftests_marker_is_no_marker(pytester: pytest.Pytester) -> None:
+    pytest.importorskip("pytest_timeout")  # it registers `timeout` and reads its argument from every item
+    write(
+        pytester,
+        {
+            "scenarios/a.yaml": scenario("tagged", tags="timeout, vcr, smoke, fresh"),
+            "conftest.py": ACTS_ON_VCR,
+        },
+    )
+    pytester.makeini("[pytest]\nmarkers =\n    smoke: the quick checks (the user's own label)\n")
+
+    plain = pytester.runpytest_inprocess("--strict-markers", "-p", "no:cacheprovider")
+    by_user_marker = pytester.runpytest_inprocess("--strict-markers", "-p", "no:cacheprovider", "-m", "smoke")
+    by_new_tag = pytester.runpytest_inprocess("--strict-markers", "-p", "no:cacheprovider", "-m", "fresh")
+    by_foreign = pytester.runpytest_inprocess("--strict-markers", "-p", "no:cacheprovider", "-m", "timeout or vcr")
+    by_keyword = pytester.runpytest_inprocess("-p", "no:cacheprovider", "-k", "timeout and vcr")
+
+    plain.assert_outcomes(passed=1)  # pytest-timeout and the conftest never see a marker without its argument
+    assert "INTERNALERROR" not in plain.stdout.str()
+    by_user_marker.assert_outcomes(passed=1)
+    by_new_tag.assert_outcomes(passed=1)
+    by_foreign.assert_outcomes(deselected=1)
+    by_keyword.assert_outcomes(passed=1)

@@ -231,3 +231,69 @@ def test_an_agent_calling_sys_exit_in_a_tool_errors_its_scenario_and_the_next_st
     result.stdout.fnmatch_lines(
         ["ERROR a-exits (scenarios/a.yaml)", "  error agent_error (*): the agent called sys.exit(4)"]
     )
+
+
+ENV_AGENT = """\
+import os
+
+from pydantic_ai import Agent
+
+agent = Agent(None)
+
+
+@agent.tool_plain
+def read_env() -> str:
+    return os.environ.get("FROM_FIXTURE", "unset")
+"""
+
+SEES_THE_FIXTURE = """\
+name: sees-the-fixture
+agent: env_agent:agent
+turns:
+  - user: hi
+    model:
+      - tool_calls: [{id: c1, name: read_env}]
+      - text: done
+        expect_input: {contains_text: ["set by the fixture"]}
+"""
+
+AUTOUSE_CONFTEST = """\
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def environment(monkeypatch, request):
+    log = request.config.rootpath / "fixture.log"
+    if request.config.getoption("--fail-setup", default=False):
+        raise RuntimeError("the database is down")
+    monkeypatch.setenv("FROM_FIXTURE", "set by the fixture")
+    with log.open("a") as handle:
+        handle.write(f"setup {request.node.name}\\n")
+    yield
+    with log.open("a") as handle:
+        handle.write(f"teardown {request.node.name}\\n")
+
+
+def pytest_addoption(parser):
+    parser.addoption("--fail-setup", action="store_true")
+"""
+
+
+def test_autouse_fixtures_of_conftest_files_run_around_each_scenario(pytester: pytest.Pytester) -> None:
+    write(
+        pytester,
+        {"scenarios/a.yaml": SEES_THE_FIXTURE, "env_agent.py": ENV_AGENT, "conftest.py": AUTOUSE_CONFTEST},
+    )
+
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    failing = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--fail-setup", "--agentrig-out", "out")
+
+    result.assert_outcomes(passed=1)  # the tool read what the fixture set, and the model saw it
+    log = (pytester.path / "fixture.log").read_text(encoding="utf-8")
+    assert log == "setup sees-the-fixture\nteardown sees-the-fixture\n"
+    failing.assert_outcomes(errors=1)
+    report = jsonio.loads((pytester.path / "out" / "report.json").read_bytes())
+    assert isinstance(report, dict)
+    (entry,) = report["scenarios"]
+    assert (entry["status"], entry["error"]["kind"]) == ("error", "agent_error")
+    assert entry["error"]["message"] == "its pytest setup failed: RuntimeError: the database is down"

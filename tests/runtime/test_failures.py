@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from pydantic_ai.exceptions import (
     ModelAPIError,
@@ -19,6 +21,8 @@ from agentrig.runtime.models.stops import (
     ScriptExhausted,
     ScriptMismatch,
 )
+from agentrig.runtime.suite.scenario_run import failure
+from tests.runtime.engine_helpers import load_yaml
 
 
 @pytest.mark.parametrize(
@@ -104,3 +108,26 @@ def test_a_response_body_cut_off_by_the_http_client_is_a_connection_error() -> N
     error = classify(RemoteProtocolError("peer closed connection without sending complete message body"))
     assert error.kind == "connection"
     assert error.message.startswith("connection lost: RemoteProtocolError")
+
+
+class Failed(BaseException):
+    """Stands for pytest's `Failed`, which pytest-timeout's signal method raises into the test it ends."""
+
+
+@pytest.mark.parametrize(
+    ("error", "status", "kind"),
+    [
+        (ValueError("boom"), "error", "agent_error"),
+        (Failed("Timeout (>1.0s) from pytest-timeout."), "failed", "timeout"),
+        (Failed("something else failed the test"), "error", "agent_error"),
+    ],
+    ids=["agent", "pytest-timeout", "another-failure"],
+)
+def test_a_scenario_that_raised_is_classified_by_what_raised(
+    tmp_path: Path, error: BaseException, status: str, kind: str
+) -> None:
+    loaded = load_yaml(tmp_path, "name: x\nsystem_prompt: terse\nturns: [{user: hi, model: [{text: hello}]}]\n")
+
+    result = failure(loaded, error, started=0.0)
+
+    assert (result.status, result.error.kind if result.error else None) == (status, kind)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import yaml  # noqa: F401  # pyright: ignore[reportUnusedImport]  # shared by pytester's inner sessions
+import yaml  # also shared by pytester's inner sessions
 from pydantic_ai import Agent, RunContext
 
 from agentrig.errors import ScenarioError
@@ -129,6 +129,78 @@ def test_the_agent_can_be_named_as_module_attribute_and_the_run_awaited() -> Non
     assert_tool_calls_in_order(run, ("balance", {"customer": "john"}))
 
 
+def john_bank() -> Bank:
+    """Deps a scenario names as `deps: module:attribute`."""
+    return Bank({"john": 12.5})
+
+
+BALANCE_FILE = """\
+name: balance-from-file
+turns:
+  - user: What is John's balance?
+    model:
+      - tool_calls: [{id: c1, name: balance, args: {customer: john}}]
+      - text: John has $12.50.
+        expect_input: {contains_text: ["$12.50"]}
+"""
+
+
+def test_a_scenario_file_given_an_agent_object_is_checked_against_that_agent(tmp_path: Path) -> None:
+    file = tmp_path / "balance.yaml"
+    file.write_text(BALANCE_FILE, encoding="utf-8")
+
+    run = run_scenario(file, agent=bank_agent, deps=Bank({"john": 12.5}))
+
+    run.assert_passed()  # `balance` is the given agent's tool, as with the same YAML given as text
+    with pytest.raises(ScenarioError, match="the agent has no tool 'balance'"):
+        run_scenario(file)  # no agent given: the file is self-contained, and has no such YAML tool
+
+
+def test_deps_a_scenario_names_are_built_for_the_agent_object() -> None:
+    named_deps = {**BALANCE, "deps": f"{__name__}:john_bank"}
+
+    run = run_scenario(named_deps, agent=bank_agent)
+    as_text = run_scenario(yaml.safe_dump(named_deps), agent=bank_agent)
+
+    run.assert_passed()
+    as_text.assert_passed()
+    with pytest.raises(ScenarioError, match="deps are for the agent named in `agent`"):
+        run_scenario(named_deps)  # without an agent, a scenario's deps have no agent to go to
+
+
+def test_run_scenario_in_an_async_test_says_to_await_run_scenario_async() -> None:
+    async def in_an_async_test() -> None:
+        run_scenario(BALANCE, agent=bank_agent, deps=Bank({"john": 12.5}))
+
+    with pytest.raises(RuntimeError, match=r"inside a running event loop .*`await run_scenario_async\(\.\.\.\)`"):
+        asyncio.run(in_an_async_test())
+
+
+def test_an_expected_error_is_typed_on_its_turn() -> None:
+    run = run_scenario(
+        """
+        name: limited
+        system_prompt: You are terse.
+        turns:
+          - user: hi
+            model:
+              - error: {kind: rate_limit, message: "429 Too Many Requests"}
+            expect:
+              error: {kind: rate_limit}
+          - user: again
+            model: [{text: fine}]
+        """
+    )
+
+    run.assert_passed()
+    assert run.error is None  # expected: the scenario passed
+    first, second = run.turns
+    assert first.error is not None
+    assert (first.error.kind, first.index, first.output) == ("rate_limit", 0, None)
+    assert "429 Too Many Requests" in first.error.message
+    assert (second.error, second.output, second.prompt) == (None, "fine", "again")
+
+
 def test_the_fixture_runs_with_the_sessions_options(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         test_mine="""
@@ -152,7 +224,7 @@ def test_the_fixture_runs_with_the_sessions_options(pytester: pytest.Pytester) -
     after = pytester.runpytest_inprocess("-p", "no:cacheprovider")
 
     without.assert_outcomes(failed=1)
-    without.stdout.fnmatch_lines(["*golden file * is missing; run with --update-golden*"])
+    without.stdout.fnmatch_lines(["*golden file * is missing; run with --agentrig-update-golden*"])
     updating.assert_outcomes(passed=1)
     assert (pytester.path / "golden" / "greet.json").is_file()
     after.assert_outcomes(passed=1)

@@ -2,13 +2,14 @@
 
     pytest scenarios/                      # every scenario under scenarios/ as an item, `scenarios/f.yaml::name`
     pytest -n auto -m smoke --lf           # pytest-xdist, tags as markers, last-failed: pytest's own features
-    pytest --agentrig-out agentrig-out     # the folders and report files `agentrig run --out` writes
+    pytest --agentrig-out=agentrig-out     # the folders and report files `agentrig run --out` writes
 
-Thin, like `cli/`: options in, and each item runs through `runtime.suite.single.ScenarioSession`, the path
-`agentrig run` takes (`scenario_run.run_one_in_loop`). Which YAML is collected: files under the `agentrig_scenarios`
-ini paths (default `scenarios`, `agentrig run`'s default) by the loader's discovery rules, and files named on the
-command line; no other YAML is opened. Importing this module loads only pytest and the standard library: it is
-loaded by every pytest session of a project where agentrig is installed. docs/pytest.md is the user's guide.
+Thin, like `cli/`: options in, and each item runs through `runtime.suite.single.ScenarioSession.run_watched`, the
+watched lane `agentrig run -j 1` runs every scenario on (`sequential.FedLane`). Which YAML is collected:
+files under the `agentrig_scenarios` ini paths (default `scenarios`, `agentrig run`'s default) by the loader's
+discovery rules, and files named on the command line; no other YAML is opened. Importing this module loads only
+pytest and the standard library: it is loaded by every pytest session of a project where agentrig is installed.
+docs/pytest.md is the user's guide.
 """
 
 from __future__ import annotations
@@ -52,6 +53,13 @@ is the older name of `all`."""
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("agentrig", "agentrig scenarios (docs/pytest.md)")
     parser.addini(
+        "agentrig_placeholder_keys",
+        "Import test modules and conftest.py files with placeholder provider API keys (those unset), as agentrig"
+        " imports agent modules for a scripted run; removed once collection ends.",
+        type="bool",
+        default=False,
+    )
+    parser.addini(
         "agentrig_scenarios",
         "Paths (relative to the rootdir) whose *.yaml / *.yml files are agentrig scenarios.",
         type="args",
@@ -88,6 +96,30 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add_provider_options(group)  # --agentrig-max-concurrency, --agentrig-rpm, ... (docs/providers.md)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    # The first hook that sees the plugin's options parsed, before any conftest is imported from a wrong rootdir.
+    from agentrig.pytest_plugin.guards import check_path_options
+    from agentrig.pytest_plugin.offline_keys import set_placeholder_keys
+
+    check_path_options(early_config)
+    set_placeholder_keys(early_config)  # before the project's conftest.py files and test modules are imported
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> None:
+    from agentrig.pytest_plugin.offline_keys import lift_placeholder_keys
+
+    lift_placeholder_keys(session.config)  # collection is over: the tests run with the environment as it was
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    from agentrig.pytest_plugin.offline_keys import lift_placeholder_keys
+
+    lift_placeholder_keys(config)
+
+
+@pytest.hookimpl(tryfirst=True)  # before other plugins register their markers (`markers.TagMarkers`)
 def pytest_configure(config: pytest.Config) -> None:
     state = PluginState.from_config(config)
     config.stash[STATE_KEY] = state
@@ -99,6 +131,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "agentrig: an agentrig scenario (added to every scenario item)")
     if not is_xdist_worker(config):
         state.prepare_out_dir()  # before any worker starts writing into it
+        state.warn_about_unreached_roots()
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> ScenarioFile | None:

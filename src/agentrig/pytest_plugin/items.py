@@ -8,24 +8,18 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
+import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _pytest.fixtures import TopRequest  # as pytest's doctest items: fixtures for a non-function item
 
 from agentrig.errors import AgentrigError
 from agentrig.pytest_plugin.state import STATE_KEY, PluginState
 
 __all__ = ["ScenarioFailure", "ScenarioFile", "ScenarioItem"]
-
-BEHAVING_MARKERS = frozenset({"skip", "skipif", "xfail", "parametrize", "usefixtures", "filterwarnings"})
-"""pytest's own markers, which do something to a test: a scenario tag with one of these names is no marker (`-k`
-still matches it), or tagging a scenario `skip` would skip it."""
-
-_MARKER_NAME = re.compile(r"^[A-Za-z_][\w.+\-]*$")
-"""A tag that can be a marker: a name `-m` expressions accept and `markers` ini lines can register."""
 
 
 class ScenarioFailure(Exception):
@@ -56,11 +50,12 @@ class ScenarioFile(pytest.File):
             # Named rootdir-relative in reports (as the item's id); its files (goldens, histories) are resolved as
             # `agentrig run` resolves them, from the file's folder as the command line reached it.
             located = dataclasses.replace(loaded, path=reported)
+            state.collected_count += 1
             yield ScenarioItem.from_parent(self, name=loaded.name, loaded=located)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:  # pyright: ignore[reportIncompatibleMethodOverride]
-        if isinstance(excinfo.value, AgentrigError):
-            return excinfo.value.message  # `file:line: field: message`, no traceback
+        if isinstance(excinfo.value, AgentrigError):  # `file:line: field: message`, no traceback
+            return excinfo.value.message.replace("agentrig run --update-golden", "pytest --agentrig-update-golden")
         return super().repr_failure(excinfo)
 
 
@@ -86,27 +81,44 @@ class ScenarioItem(pytest.Item):
         self.add_marker("agentrig")
         for tag in loaded.tags:
             self.extra_keyword_matches.add(tag)  # `-k tag`, whatever the tag is
-            if _marker_tag(tag, state):
+            if state.tag_markers.is_marker(tag):
                 self.add_marker(tag)
+        # Fixtures, as pytest's own doctest items have them (a non-function item: `getfixtureinfo(func=None)`): the
+        # autouse fixtures of conftest.py files and plugins that apply here run around the scenario.
+        self.obj = None
+        manager = self.session._fixturemanager  # pyright: ignore[reportPrivateUsage]
+        self._fixtureinfo = manager.getfixtureinfo(node=self, func=None, cls=None)
+        self.fixturenames = self._fixtureinfo.names_closure
+        self.funcargs: dict[str, object] = {}
+        self._request = TopRequest(self, _ispytest=True)  # pyright: ignore[reportArgumentType]
+
+    def setup(self) -> None:
+        self._request._fillfixtures()  # pyright: ignore[reportPrivateUsage]
 
     def runtest(self) -> None:
         from agentrig.runtime.history.redaction import redact_json
         from agentrig.runtime.suite.reports import scenario_json
 
         state = self.config.stash[STATE_KEY]
+        started = time.perf_counter()
         try:
-            result = state.session().run(self.loaded)
+            # On a watched lane, as `agentrig run` runs it: bounded by its timeout, stopped by Ctrl-C and SIGTERM.
+            result = state.session().run_watched(self.loaded)
         except AgentrigError as error:  # e.g. a provider that cannot be built: the item's error, in one line
             raise ScenarioFailure(error.message) from None
+        except pytest.fail.Exception as failed:  # pytest-timeout's signal method: raised into the watching thread
+            if PYTEST_TIMEOUT_MESSAGE not in str(failed):
+                raise
+            result = _timed_out(self.loaded, str(failed), started)
         entry: dict[str, Any] = redact_json(scenario_json(result))
         self.agentrig_entry = entry
         self.user_properties.extend(_properties(entry, state))
         if entry["status"] == "skipped":
             pytest.skip(_skip_reason(entry))
         if entry["status"] in ("failed", "error"):
-            from agentrig.testing.failures import failure_text
+            from agentrig.testing.failures import PYTEST_UPDATE_GOLDEN, failure_text
 
-            raise ScenarioFailure(failure_text(entry))
+            raise ScenarioFailure(failure_text(entry, update_golden=PYTEST_UPDATE_GOLDEN))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, ScenarioFailure):
@@ -117,14 +129,24 @@ class ScenarioItem(pytest.Item):
         return self.path, self.loaded.line - 1, f"scenario {self.name}"
 
 
-def _marker_tag(tag: str, state: PluginState) -> bool:
-    """Register `tag` as a marker (so `--strict-markers` accepts it) unless it is one of pytest's own."""
-    if tag in BEHAVING_MARKERS or not _MARKER_NAME.match(tag) or tag in ("and", "or", "not", "True", "False", "None"):
-        return False
-    registered = {line.split(":")[0].split("(")[0].strip() for line in state.config.getini("markers")}
-    if tag not in registered:
-        state.config.addinivalue_line("markers", f"{tag}: agentrig scenario tag")
-    return True
+PYTEST_TIMEOUT_MESSAGE = "from pytest-timeout"
+"""In the failure pytest-timeout raises when a test outlives its timeout (2.x: `Timeout (>5.0s) from
+pytest-timeout.`)."""
+
+
+def _timed_out(loaded: Any, message: str, started: float) -> Any:
+    """The result of a scenario pytest-timeout ended: failed, a `timeout` (the scenario was left, as past its own
+    `settings.timeout`), never the agent's error."""
+    from agentrig.runtime.history.run_records import RunError, ScenarioResult
+
+    return ScenarioResult(
+        name=loaded.name,
+        path=loaded.path.as_posix(),
+        tags=loaded.tags,
+        status="failed",
+        error=RunError(kind="timeout", message=f"{message.rstrip('.')}: the scenario was abandoned"),
+        duration_s=time.perf_counter() - started,
+    )
 
 
 def _properties(entry: Mapping[str, Any], state: PluginState) -> list[tuple[str, object]]:

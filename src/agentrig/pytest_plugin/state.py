@@ -10,18 +10,18 @@ from __future__ import annotations
 
 import gc
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from agentrig.errors import AgentrigError
+from agentrig.errors import EXIT_TERMINATED, AgentrigError
+from agentrig.pytest_plugin.markers import TagMarkers
 from agentrig.pytest_plugin.provider_options import provider_options, turn_timeout, worker_limiter_address
+from agentrig.pytest_plugin.run_report import RunReport
 from agentrig.runtime.reports.report_shape import installed_pydantic_ai_version
 
 if TYPE_CHECKING:
-    from agentrig.runtime.history.owned_folder import OwnedFolder
     from agentrig.runtime.suite.options import RunOptions
     from agentrig.runtime.suite.single import ScenarioSession
     from agentrig.testing.scenarios import ScenarioRunner
@@ -58,13 +58,18 @@ class PluginState:
         self.engine = str(option("agentrig_engine"))
         self.options = self._run_options(here)
         self.pydantic_ai_version = installed_pydantic_ai_version()
+        self.tag_markers = TagMarkers(config)
+        """Which scenario tags become markers (only names no other plugin or conftest registered)."""
         self.names: dict[str, str] = {}
         """Scenario name -> `file:line` where it is first collected (names are unique across a run, as in `run`)."""
-        self.entries: list[dict[str, Any]] = []
-        """Report entries of the scenarios that ran (on the controller: from every worker)."""
-        self.out_folder: OwnedFolder | None = None
-        """The --agentrig-out folder, claimed by the controller before any worker writes into it."""
-        self.started = time.perf_counter()
+        self.report = RunReport(self.out_dir, model=self.options.model)
+        """The scenarios, their entries and the session's signals (on the controller: of every worker)."""
+        self.collected_count = 0
+        """Scenario items collected in this process, before -k and -m deselect any."""
+        self.worker_counts: list[int] = []
+        """Under pytest-xdist, on the controller: each finished worker's `collected_count`."""
+        self.problem: str | None = None
+        """Why the session is a usage error, decided only once the workers ended (pytest-xdist)."""
         self._session: ScenarioSession | None = None
         self._test_runner: ScenarioRunner | None = None
         self._frozen = False
@@ -143,9 +148,13 @@ class PluginState:
             from dataclasses import replace
 
             from agentrig.runtime.suite.single import ScenarioSession
+            from agentrig.testing.failures import PYTEST_UPDATE_GOLDEN
             from agentrig.testing.scenarios import ScenarioRunner
 
-            self._test_runner = ScenarioRunner(session=ScenarioSession(replace(self.options, out_dir=None)))
+            self._test_runner = ScenarioRunner(
+                session=ScenarioSession(replace(self.options, out_dir=None)),
+                update_golden_option=PYTEST_UPDATE_GOLDEN,
+            )
         return self._test_runner
 
     def _engine(self) -> Any:
@@ -158,62 +167,70 @@ class PluginState:
     # ---------------------------------------------------------------------------------------- reports
 
     def prepare_out_dir(self) -> None:
-        if self.out_dir is None:
-            return
-        from agentrig.runtime.suite.reports import prepare_run_out_dir
-
         try:
-            self.out_folder = prepare_run_out_dir(self.out_dir)
+            self.report.prepare()
         except AgentrigError as error:
             raise pytest.UsageError(_pytest_names(error.message)) from None
 
-    def write_reports(self, *, interrupted: bool) -> None:
-        """report.json, junit.xml and summary.md of the scenarios that ran; the folders of any others removed."""
-        if self.out_dir is None:
-            return
-        from agentrig.runtime.suite.reports import entries_report, write_report_files
-
-        report = entries_report(
-            self.entries,
-            duration_s=time.perf_counter() - self.started,
-            model=self.options.model,
-            interrupted=interrupted,
-        )
-        write_report_files(self.out_dir, report, owner=self.out_folder)
-        if self.out_folder is not None:
-            self.out_folder.finish()  # what an earlier run left and this one did not write again
-
-    def golden_lines(self) -> Iterator[str]:
-        """`golden written: PATH` / `golden updated: PATH` for each golden this run wrote, and a count line."""
-        written = unchanged = 0
-        for entry in sorted(self.entries, key=lambda entry: entry["id"]):
-            for check in entry["checks"]:
-                if check["name"] != "scenario: golden" or not check["passed"]:
-                    continue
-                detail = str(check.get("detail") or "")
-                if detail.startswith(("golden written", "golden updated")):
-                    written += 1
-                    yield detail
-                else:
-                    unchanged += 1
-        yield f"golden files: {written} written or updated, {unchanged} unchanged"
+    def _scenario_nodeid(self, nodeid: str) -> tuple[str, str] | None:
+        """(path, name) when `nodeid` (a worker's, under pytest-xdist) is a scenario item of this session."""
+        path, separator, name = nodeid.partition("::")
+        if not separator or not path.endswith((".yaml", ".yml")) or not self.collects(self.config.rootpath / path):
+            return None
+        return path, name
 
     # ---------------------------------------------------------------------------------------- hooks
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        self.started = time.perf_counter()
+        self.report.started = time.perf_counter()
         from _pytest.junitxml import xml_key  # the LogXML object (record_testsuite_property uses it the same way)
 
         xml = session.config.stash.get(xml_key, None)
         if xml is not None and self.pydantic_ai_version is not None:
             xml.add_global_property("pydantic_ai_version", self.pydantic_ai_version)
 
+    def warn_about_unreached_roots(self) -> None:
+        from agentrig.pytest_plugin.guards import AgentrigConfigWarning, unreached_roots
+
+        for root in unreached_roots(self.config, self.roots):
+            testpaths = " ".join(self.config.getini("testpaths"))
+            warning = AgentrigConfigWarning(
+                f"agentrig_scenarios path {root} is not under testpaths ({testpaths}): pytest collects none of"
+                " its scenarios; add it to testpaths, name it on the command line, or set"
+                " `agentrig_scenarios =` (empty) to say the plugin should collect none"
+            )
+            try:
+                self.config.issue_config_time_warning(warning, stacklevel=2)
+            except AgentrigConfigWarning:  # `filterwarnings = error`: the user's policy, said in one line (exit 4)
+                raise pytest.UsageError(f"{type(warning).__name__}: {warning}") from None
+
+    def _nothing_collected(self) -> str | None:
+        """The error line of a session asked for scenarios that collected none, or None."""
+        from agentrig.pytest_plugin.guards import asked_for_scenarios, nothing_collected
+
+        why = asked_for_scenarios(self.config, self.roots)
+        return None if why is None else nothing_collected(self.config, self.roots, why)
+
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        # pydantic-ai loads now, not inside the first scenario's time (--durations would blame that scenario).
-        if session.config.option.collectonly or not any(
-            getattr(item, "agentrig_scenario", False) for item in session.items
-        ):
+        if is_xdist_worker(session.config):
+            session.config.workeroutput["agentrig_collected"] = self.collected_count  # pyright: ignore[reportAttributeAccessIssue]
+        elif self.collected_count == 0:
+            problem = self._nothing_collected()
+            if problem is not None:
+                raise pytest.UsageError(problem)
+        scenarios = [item for item in session.items if getattr(item, "agentrig_scenario", False)]
+        if not scenarios:
             return
+        for item in scenarios:
+            loaded = item.loaded  # pyright: ignore[reportAttributeAccessIssue]
+            self.report.collect(item.nodeid, loaded.path.as_posix(), loaded.name, loaded.tags)
+        if session.config.option.collectonly:
+            return
+        if not is_xdist_worker(session.config):
+            self.report.hold_signals()
+            self._start_writing()
+        # pydantic-ai loads now, not inside the first scenario's time (--durations would blame that scenario).
         try:
             self.session()
         except AgentrigError as error:
@@ -223,24 +240,66 @@ class PluginState:
         gc.freeze()
         self._frozen = True
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        """The controller learns the scenarios from its workers' collections (it collects nothing itself)."""
+        for nodeid in ids:
+            found = self._scenario_nodeid(nodeid)
+            if found is not None:
+                self.report.collect(nodeid, *found)
+        if self.report.collected and not self.config.option.collectonly:
+            self.report.hold_signals()
+            self._start_writing()  # the workers run nothing before every one has collected
+
+    def _start_writing(self) -> None:
+        try:
+            self.report.mark_started()
+        except AgentrigError as error:
+            raise pytest.UsageError(_pytest_names(error.message)) from None
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """A pytest-xdist worker ended: how many scenario items it collected (before -k and -m)."""
+        output = getattr(node, "workeroutput", None) or {}
+        self.worker_counts.append(int(output.get("agentrig_collected", 0)))
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         entry = getattr(report, "agentrig_entry", None)
         if entry is not None and report.when == "call":
-            self.entries.append(entry)
+            self.report.add(report.nodeid, entry)
+        elif report.when == "setup" and report.failed:
+            crash = getattr(report.longrepr, "reprcrash", None)  # `RuntimeError: the database is down`
+            lines = [line for line in report.longreprtext.splitlines() if line.strip()]
+            cause = getattr(crash, "message", None) or (lines[-1] if lines else "an error")
+            self.report.setup_failed(report.nodeid, f"its pytest setup failed: {cause.splitlines()[0]}")
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        if not is_xdist_worker(session.config):
-            self.write_reports(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
+        if is_xdist_worker(session.config):
+            return
+        if self.worker_counts and not any(self.worker_counts) and exitstatus in (0, 1, 5):
+            # Under pytest-xdist only the workers collect: the check the controller could not make before the run.
+            self.problem = self._nothing_collected()
+            if self.problem is not None:
+                session.exitstatus = pytest.ExitCode.USAGE_ERROR
+        try:
+            self.report.write(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
+        finally:
+            if self.report.stopped_by_sigterm():
+                session.exitstatus = EXIT_TERMINATED  # as `agentrig run` (docs/exit-codes.md); Ctrl-C keeps pytest's 2
+            self.report.release_signals()
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.update_golden and self.entries:
+        if self.problem is not None:
+            terminalreporter.write_line(f"ERROR: {self.problem}", red=True)
+        if self.update_golden and self.report.entries:
             terminalreporter.section("agentrig goldens")
-            for line in self.golden_lines():
+            for line in self.report.golden_lines():
                 terminalreporter.write_line(line)
-        if self.out_dir is not None and self.entries:
+        if self.out_dir is not None and self.report.entries:
             terminalreporter.write_line(f"agentrig reports: {self.out_dir}/ (report.json, junit.xml, summary.md)")
 
     def pytest_unconfigure(self) -> None:
+        self.report.release_signals()
         if self._frozen:
             gc.unfreeze()
         if self._session is not None:

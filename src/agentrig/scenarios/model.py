@@ -19,6 +19,7 @@ silently ignored setting. The models live in one module per concern and are all 
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from typing import Annotated, Any
 
 from pydantic import Field, model_validator
@@ -132,12 +133,15 @@ class Scenario(_Strict):
             raise ValueError(
                 "tools are declared by the agent named in `agent`; YAML tools are for self-contained agents"
             )
-        if self.deps is not None and self.agent is None:
+        if self.deps is not None and self.agent is None and not AGENT_OBJECT_GIVEN.get():
             raise ValueError("deps are for the agent named in `agent`; a self-contained agent has none")
         if self.agent is not None and self.output is not None:
             raise ValueError("the agent named in `agent` has its own output type and validators; `output` is for a"
                              " self-contained agent")  # fmt: skip
         return self
 
+
+AGENT_OBJECT_GIVEN: ContextVar[bool] = ContextVar("agentrig_agent_object_given", default=False)
+"""True while `agentrig.testing` loads a scenario for an `Agent` object it was given: `deps` need no `agent:`."""
 
 ScenarioFile = Annotated[Scenario | list[Scenario], Field(description="One scenario, or a list of scenarios")]

@@ -116,6 +116,7 @@ def assert_tool_called(
 ) -> ToolCall:
     """Assert a call to `name` was made (with `args` among its arguments, or equal to them with `exact`), `times`
     times when given; returns the first matching call."""
+    __tracebackhide__ = True  # a failure points at the test's line, not at agentrig's
     calls = tool_calls(messages)
     matching = [call for call in calls if call.name == name and _args_match(call, args, exact=exact)]
     wanted = _describe(name, args, exact=exact)
@@ -128,6 +129,7 @@ def assert_tool_called(
 
 def assert_tool_not_called(messages: Any, name: str) -> None:
     """Assert no call to `name` was made."""
+    __tracebackhide__ = True  # a failure points at the test's line, not at agentrig's
     calls = tool_calls(messages)
     if any(call.name == name for call in calls):
         raise AssertionError(f"expected no call to {name!r}\n{_calls_made(calls)}")
@@ -140,6 +142,7 @@ ExpectedCall = str | tuple[str, Mapping[str, Any]]
 def assert_tool_calls_in_order(messages: Any, *expected: ExpectedCall, exact: bool = False) -> list[ToolCall]:
     """Assert these calls were made in this order; other calls may come between them, unless `exact` (then the
     calls are exactly these, nothing before, between or after). Returns the matched calls."""
+    __tracebackhide__ = True  # a failure points at the test's line, not at agentrig's
     calls = tool_calls(messages)
     wanted = [(item, None) if isinstance(item, str) else (item[0], item[1]) for item in expected]
     listing = ", ".join(_describe(name, args, exact=False) for name, args in wanted)
@@ -171,6 +174,7 @@ def assert_tool_calls_in_order(messages: Any, *expected: ExpectedCall, exact: bo
 def assert_no_unknown_tools(messages: Any, known: Iterable[str] | None = None) -> None:
     """Assert no call named a tool the agent lacks: pydantic-ai answered none with "Unknown tool name", and, with
     `known`, every call names one of these tools (output tools `final_result*` always count as known)."""
+    __tracebackhide__ = True  # a failure points at the test's line, not at agentrig's
     history = canonical_messages(messages)
     calls = tool_calls(history)
     problems = [
@@ -215,6 +219,7 @@ def assert_usage(usage: Any, **bounds: Bound) -> Usage:
     """Assert the run's usage is within bounds, per field: `requests`, `tool_calls`, `input_tokens`,
     `output_tokens`, `cache_read_tokens`, `total_tokens`. `usage` is a pydantic-ai `RunUsage` or `AgentRunResult`,
     a `ScenarioRun` or an agentrig `Usage`. Returns the normalized usage."""
+    __tracebackhide__ = True  # a failure points at the test's line, not at agentrig's
     normalized = _usage_of(usage)
     unknown = sorted(set(bounds) - set(_USAGE_FIELDS))
     if unknown:

@@ -8,6 +8,7 @@ agent object with deps objects, through the runtime `agentrig run` uses (`runtim
 
 from __future__ import annotations
 
+import asyncio
 import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -22,13 +23,40 @@ if TYPE_CHECKING:
     from agentrig.runtime.suite.single import ScenarioSession
     from agentrig.scenarios.loader import LoadedScenario
 
-__all__ = ["NOT_GIVEN", "ScenarioRun", "ScenarioRunner", "load_scenario", "run_scenario", "run_scenario_async"]
+__all__ = [
+    "NOT_GIVEN",
+    "ScenarioRun",
+    "ScenarioRunner",
+    "TurnRun",
+    "load_scenario",
+    "run_scenario",
+    "run_scenario_async",
+]
 
 NOT_GIVEN: Any = object()
 """`deps=` not given: the scenario's own `deps` (or none)."""
 
 INLINE_NAME = "<inline>"
 """How an inline scenario's file is named in messages (it has none)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnRun:
+    """What one turn of the scenario did."""
+
+    index: int
+    """0-based turn number."""
+    prompt: str | None
+    output: str | None
+    """The turn's output as text (a structured output as its JSON text); None when the turn ended in an error."""
+    output_json: JsonValue
+    """The turn's structured output as JSON data (None for a text output)."""
+    error: RunError | None
+    """The error the turn ended with, expected by the scenario (`expect.error`) or not: `error.kind`,
+    `error.message`."""
+    interrupted: bool
+    """The turn was aborted or timed out (its history ends with an `[INTERRUPTED]` response)."""
+    usage: Usage
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -49,9 +77,13 @@ class ScenarioRun:
     checks: tuple[Check, ...]
     """Every check of the scenario's expectations, passed or not."""
     error: RunError | None = None
-    """The error that made the scenario fail or error, if any."""
+    """The error that made the scenario fail or error, if any (an error the scenario expected is in `turns`)."""
+    turns: tuple[TurnRun, ...] = ()
+    """Each turn: its output, and the error it ended with (`run.turns[0].error.kind == "rate_limit"`)."""
     report: dict[str, Any] = field(default_factory=dict[str, Any], repr=False)
     """The scenario's report.json entry."""
+    update_golden: str = field(default="update_golden=True", repr=False)
+    """How its runner writes goldens, for `assert_passed`'s message (the fixture: `--agentrig-update-golden`)."""
 
     @property
     def passed(self) -> bool:
@@ -63,10 +95,11 @@ class ScenarioRun:
 
     def assert_passed(self) -> None:
         """Raise an `AssertionError` reading like `agentrig run`'s failure (checks, expected, actual, diffs)."""
+        __tracebackhide__ = True  # the test's own line is the frame to show, not this one
         if self.status in ("failed", "error"):
             from agentrig.testing.failures import failure_text
 
-            raise AssertionError(failure_text(self.report))
+            raise AssertionError(failure_text(self.report, update_golden=self.update_golden))
 
 
 def load_scenario(
@@ -81,22 +114,32 @@ def load_scenario(
     an initial history) are resolved against `base_dir` (default: the current directory)."""
     import yaml
 
-    from agentrig.scenarios.loader import iter_scenarios, load_scenario_text
+    from agentrig.scenarios.loader import discover, load_scenario_file, load_scenario_text
+    from agentrig.scenarios.model import AGENT_OBJECT_GIVEN
     from agentrig.scenarios.tool_names import unknown_tool_call_errors
 
-    if isinstance(scenario, Path) or (isinstance(scenario, str) and _names_a_file(scenario)):
-        found = list(iter_scenarios([Path(scenario)]))
-    else:
-        # A YAML string in a test is usually indented with the code around it.
-        text = (
-            textwrap.dedent(scenario) if isinstance(scenario, str) else yaml.safe_dump(dict(scenario), sort_keys=False)
-        )
-        found = load_scenario_text(text, base_dir / INLINE_NAME if base_dir is not None else Path(INLINE_NAME))
-        if not agent_given:  # a self-contained agent: its tools are the YAML's, known now (as a file's are)
-            for loaded in found:
-                errors = unknown_tool_call_errors(loaded.scenario, path=loaded.path, node=loaded.node)
-                if errors:
-                    raise errors[0]
+    # Given an agent, the scenario is not self-contained, whatever form it comes in: its `deps:` are for that
+    # agent, and its scripted calls name that agent's tools (known once it runs), not YAML ones.
+    token = AGENT_OBJECT_GIVEN.set(agent_given)
+    try:
+        if isinstance(scenario, Path) or (isinstance(scenario, str) and _names_a_file(scenario)):
+            found = [loaded for path in discover([Path(scenario)]) for loaded in load_scenario_file(path)]
+        else:
+            # A YAML string in a test is usually indented with the code around it.
+            text = (
+                textwrap.dedent(scenario)
+                if isinstance(scenario, str)
+                else yaml.safe_dump(dict(scenario), sort_keys=False)
+            )
+            found = load_scenario_text(text, base_dir / INLINE_NAME if base_dir is not None else Path(INLINE_NAME))
+    finally:
+        AGENT_OBJECT_GIVEN.reset(token)
+    if not agent_given:  # a self-contained agent: its tools are the YAML's, known now (as `agentrig run` checks)
+        for loaded in found:
+            prefix = (loaded.index,) if loaded.in_list else ()
+            errors = unknown_tool_call_errors(loaded.scenario, path=loaded.path, node=loaded.node, prefix=prefix)
+            if errors:
+                raise errors[0]
     chosen = [loaded for loaded in found if name is None or loaded.name == name]
     if len(chosen) != 1:
         names = [loaded.name for loaded in found]
@@ -109,7 +152,7 @@ def _names_a_file(text: str) -> bool:
     return "\n" not in text and text.endswith((".yaml", ".yml"))
 
 
-def _as_run(result: ScenarioResult, report: dict[str, Any]) -> ScenarioRun:
+def _as_run(result: ScenarioResult, report: dict[str, Any], update_golden: str) -> ScenarioRun:
     last = result.turns[-1] if result.turns else None
     return ScenarioRun(
         name=result.name,
@@ -120,7 +163,20 @@ def _as_run(result: ScenarioResult, report: dict[str, Any]) -> ScenarioRun:
         usage=result.usage,
         checks=result.checks,
         error=result.error,
+        turns=tuple(
+            TurnRun(
+                index=turn.index,
+                prompt=turn.prompt,
+                output=turn.output,
+                output_json=turn.output_json,
+                error=turn.error,
+                interrupted=turn.interrupted,
+                usage=turn.usage,
+            )
+            for turn in result.turns
+        ),
         report=report,
+        update_golden=update_golden,
     )
 
 
@@ -138,7 +194,11 @@ class ScenarioRunner:
         record_dir: Path | None = None,
         replay_dir: Path | None = None,
         session: ScenarioSession | None = None,
+        update_golden_option: str = "update_golden=True",
     ) -> None:
+        self.update_golden = update_golden_option
+        """How a failure tells its reader to write goldens (`run_scenario(update_golden=True)`, or the plugin's
+        `--agentrig-update-golden` for the fixture's runner)."""
         if session is None:
             from agentrig.runtime.suite.options import RunOptions
             from agentrig.runtime.suite.single import ScenarioSession
@@ -178,6 +238,8 @@ class ScenarioRunner:
         base_dir: Path | None = None,
     ) -> ScenarioRun:
         """Run one scenario (see `run_scenario`)."""
+        __tracebackhide__ = True
+        _outside_a_running_loop()
         loaded, execute = self._prepared(scenario, agent, deps, name, base_dir)
         return self._finish(self._session.run(loaded, execute=execute))
 
@@ -198,10 +260,24 @@ class ScenarioRunner:
         from agentrig.runtime.history.redaction import redact_json
         from agentrig.runtime.suite.reports import scenario_json
 
-        return _as_run(result, redact_json(scenario_json(result)))
+        return _as_run(result, redact_json(scenario_json(result)), self.update_golden)
 
     def close(self) -> None:
         self._session.close()
+
+
+def _outside_a_running_loop() -> None:
+    """A `RuntimeError` saying what to call instead when called from a running event loop (an async test)."""
+    __tracebackhide__ = True
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    raise RuntimeError(
+        "run_scenario() and ScenarioRunner.run() cannot be called inside a running event loop (an async test, or"
+        " code an event loop runs): there, `await run_scenario_async(...)`"
+        " (or `await agentrig_scenario.run_async(...)`)"
+    )
 
 
 def _with_agent_spec(loaded: LoadedScenario, spec: str) -> LoadedScenario:
@@ -231,6 +307,8 @@ def run_scenario(
     tools; its model is replaced by the scenario's script, or by `model` (`provider:name`, a real model).
     `deps`: the deps object for its runs (default: the scenario's `deps:`). Call from a test function or a
     fixture; from an async test, use `run_scenario_async`."""
+    __tracebackhide__ = True
+    _outside_a_running_loop()
     runner = ScenarioRunner(model=model, stream=stream, update_golden=update_golden)
     try:
         return runner.run(scenario, agent=agent, deps=deps, name=name, base_dir=base_dir)

@@ -35,6 +35,7 @@ __all__ = [
     "close_unanswered_calls",
     "common_prefix_length",
     "dangling_tool_calls",
+    "drop_answers_from_failed_call",
     "drop_trailing_request",
     "merge_consecutive_requests",
     "orphaned_tool_answers",
@@ -326,6 +327,30 @@ def close_unanswered_calls(history: History, *, failed_call_id: str | None = Non
         else:
             result.append(Message.request(*closing))
     return result
+
+
+def drop_answers_from_failed_call(history: History, failed_call_id: str) -> list[Message]:
+    """The history without the answers of `failed_call_id` and of the calls listed after it in its response, so
+    that closing the run (`close_unanswered_calls`) marks it failed and them interrupted.
+
+    When one call of a parallel batch fails, what its siblings did by then is timing, and version: the engine
+    lets the batch finish and ends the run with the first failing call in call order (`held_failures`); the calls
+    before it keep their answers, the calls after it are interrupted whatever they did. The same scenario then
+    gives the same history on every run and every pinned version (a golden on it holds)."""
+    dropped: set[str] = set()
+    for message in history:
+        ids = [call.tool_call_id for call in message.tool_calls] if message.kind == "response" else []
+        if failed_call_id in ids:
+            dropped = set(ids[ids.index(failed_call_id) :])
+            break
+    if not dropped:
+        return list(history)
+    return [
+        message.with_parts(part for part in message.parts if answered_tool_call_id(part) not in dropped)
+        if message.kind == "request" and answered_ids(message) & dropped
+        else message
+        for message in history
+    ]
 
 
 def common_prefix_length(first: History, second: History) -> int:

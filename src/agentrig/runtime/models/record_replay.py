@@ -388,10 +388,11 @@ def _lines(document: Mapping[str, Any]) -> list[str]:
 
 
 def read_exchanges(path: Path) -> tuple[str, list[Exchange]]:
-    """(the model the recording names, its exchanges); a missing or malformed file is a `HistoryFormatError`."""
+    """(the model the recording names, its exchanges); a malformed file is a `HistoryFormatError`. A missing one is a
+    `ReplayMismatch`: the scenario does not replay (failed, `replay_mismatch`), which is no error of the agent's."""
     if not path.exists():
-        raise HistoryFormatError(
-            "no recording of this scenario (record it with --record-mode once or new_episodes)", path=path
+        raise ReplayMismatch(
+            f"no recording of this scenario: {path} does not exist (record it with --record-mode once or new_episodes)"
         )
     data = jsonio.read_json_file(path)
     exchanges: list[Exchange] = []

@@ -14,11 +14,16 @@ and `-j N` isolates such agents (a worker that dies errors its scenario only).
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Generator
 from contextlib import contextmanager
 from typing import NoReturn
 
-__all__ = ["ProcessExitCalled", "intercepted_process_exit"]
+__all__ = ["PYTEST_TIMEOUT_THREAD", "ProcessExitCalled", "intercepted_process_exit"]
+
+PYTEST_TIMEOUT_THREAD = "pytest_timeout "
+"""How pytest-timeout names the timer thread of its `thread` method (2.x), which dumps every stack and calls
+`os._exit(1)` when a test outlives its timeout: that exit is the user's choice of ending pytest, not an agent's."""
 
 
 class ProcessExitCalled(BaseException):
@@ -38,6 +43,8 @@ def intercepted_process_exit() -> Generator[None]:
     def scenario_exit(code: int) -> NoReturn:
         if os.getpid() != pid:  # a forked child of the agent's own: it really exits
             real_exit(code)
+        if threading.current_thread().name.startswith(PYTEST_TIMEOUT_THREAD):
+            real_exit(code)  # pytest-timeout's `thread` method ending a pytest run that outlived its timeout
         raise ProcessExitCalled(code)
 
     os._exit = scenario_exit

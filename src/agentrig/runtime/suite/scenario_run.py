@@ -17,13 +17,14 @@ from agentrig.runtime.checks.event_checks import check_events
 from agentrig.runtime.checks.expectations import check_scenario
 from agentrig.runtime.checks.outcome import scenario_status, unexpected_error
 from agentrig.runtime.history.canonical import Message
-from agentrig.runtime.history.run_records import RunError, ScenarioResult
+from agentrig.runtime.history.run_records import RunError, RunErrorKind, ScenarioResult
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.models import chain
 from agentrig.runtime.models.attempt_log import AttemptLog, recording_attempts
 from agentrig.runtime.models.pricing import SCRIPTED_COST
 from agentrig.runtime.models.record_modes import record_setup
 from agentrig.runtime.models.request_policy import using_scenario_settings
+from agentrig.runtime.models.stops import RunStopped
 from agentrig.runtime.models.timeouts import timeout_flag
 from agentrig.runtime.suite.options import ExecuteScenario, ExecutionLike, RunOptions
 from agentrig.runtime.suite.process_exit import ProcessExitCalled
@@ -295,16 +296,32 @@ def failed_result(
     return write_finished(Finished(failure(loaded, error, started=started)), options)
 
 
+PYTEST_TIMEOUT_MESSAGE = "from pytest-timeout"
+"""In the failure pytest-timeout's `signal` method raises into a test that outlived its timeout (2.x)."""
+
+
+def _failure_kind(error: BaseException) -> RunErrorKind:
+    """What a scenario whose run raised `error` failed of: a stop agentrig made (a missing recording is a
+    `replay_mismatch`), pytest-timeout ending the test it runs in (`timeout`), else the agent's own error."""
+    if isinstance(error, RunStopped):
+        return error.kind
+    if type(error).__name__ == "Failed" and PYTEST_TIMEOUT_MESSAGE in str(error):
+        return "timeout"
+    return "agent_error"
+
+
 def failure(loaded: LoadedScenario, error: BaseException, *, started: float) -> ScenarioResult:
-    """The `error` result of a scenario whose run raised `error`."""
-    message = error.message if isinstance(error, AgentrigError) else _describe(error)
+    """The result of a scenario whose run raised `error`: `error` status for the agent's own error (it could not
+    run), `failed` for a stop with a kind of its own (as a turn ending in it would be)."""
+    message = error.message if isinstance(error, AgentrigError | RunStopped) else _describe(error)
     scenario = loaded.scenario
+    kind = _failure_kind(error)
     return ScenarioResult(
         name=scenario.name,
         path=loaded.path.as_posix(),
         tags=scenario.tags,
-        status="error",
-        error=RunError(kind="agent_error", message=message.splitlines()[0] if message else type(error).__name__),
+        status="error" if kind == "agent_error" else "failed",
+        error=RunError(kind=kind, message=message.splitlines()[0] if message else type(error).__name__),
         duration_s=time.perf_counter() - started,
     )
 

@@ -37,7 +37,7 @@ import itertools
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,7 +57,7 @@ from agentrig.runtime.suite.scenario_run import (
 )
 from agentrig.scenarios.loader import LoadedScenario
 
-__all__ = ["BLOCKED_GRACE_S", "WIND_DOWN_S", "run_sequentially", "scenario_budget"]
+__all__ = ["BLOCKED_GRACE_S", "WIND_DOWN_S", "FedLane", "run_sequentially", "scenario_budget"]
 
 BLOCKED_GRACE_S = 2.0
 """Side by side, a scenario's deadline is kept inside the loop; the watcher leaves the lane only this long after it,
@@ -141,8 +141,11 @@ class _Lane:
         execute: Any,
         record: Record,
         may_start: MayStart | None = None,
+        ready: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.pending = pending
+        self.ready = ready
+        """Awaited in the lane's loop before it takes each scenario: a fed lane waits there for the next one."""
         self.options = options
         self.model = model
         self.execute = execute
@@ -213,6 +216,8 @@ class _Lane:
     async def _drive(self) -> None:
         options = self.options
         while True:
+            if self.ready is not None:
+                await self.ready()
             with self.lock:
                 flight = self._take()
             if flight is None:
@@ -311,11 +316,12 @@ class _Lane:
         return flights
 
 
-def _watch(lane: _Lane, options: RunOptions, record: Record) -> bool:
-    """Wait for `lane` to end or for its scenario's deadline; True when no new lane is needed."""
+def _watch(lane: _Lane, options: RunOptions, record: Record, until: Callable[[], bool] = lambda: False) -> bool:
+    """Wait for `lane` to end (or `until()`, checked when `lane.changed`) or for its scenario's deadline; True when
+    no new lane is needed."""
     grace = 0.0 if options.width == 1 else BLOCKED_GRACE_S
     try:
-        while not lane.ended.is_set():
+        while not lane.ended.is_set() and not until():
             lane.changed.clear()
             with lane.lock:
                 deadlines = [flight for flight in lane.in_flight.values() if flight.deadline is not None]
@@ -328,7 +334,7 @@ def _watch(lane: _Lane, options: RunOptions, record: Record) -> bool:
                     return False
             with stop_signals.waiting():
                 lane.changed.wait(remaining)
-    except KeyboardInterrupt:
+    except BaseException:  # Ctrl-C, SIGTERM, or what another signal handler raised here (pytest-timeout's failure)
         _wind_down(lane)
         raise
     if lane.escaped is not None:
@@ -382,6 +388,87 @@ def _wind_down(lane: _Lane) -> None:
         pass
     finally:
         lane.abandon()
+
+
+class FedLane:
+    """One lane kept across scenarios handed over one at a time (`run`), for a front end that schedules them itself
+    (the pytest plugin's items, `single.ScenarioSession.run_watched`): each is watched as `run_sequentially` watches
+    its own (deadline, Ctrl-C and SIGTERM, `os._exit`), without a thread and an event loop per scenario (a thread
+    per scenario cost 0.6 ms, a tenth of a scripted scenario). A lane that had to be left is replaced by the next
+    `run`; `close` ends the lane."""
+
+    def __init__(self, options: RunOptions, *, model: Any, execute: ExecuteScenario | None) -> None:
+        self.options = options
+        self.model = model
+        self.execute = execute
+        self.queue: deque[LoadedScenario] = deque()
+        self.closed = False
+        self._lane: _Lane | None = None
+        self._wake = _Wake(self)
+        self._result: ScenarioResult | None = None
+
+    def run(self, loaded: LoadedScenario) -> ScenarioResult:
+        """Run `loaded` on the lane and return its result (a `timeout` failure when it had to be abandoned)."""
+        lane = self._lane
+        if lane is None or lane.abandoned or lane.ended.is_set():
+            self._wake = _Wake(self)  # of the new lane's loop
+            lane = self._lane = _Lane(
+                _Pending(_Feed(self.queue)), self.options, model=self.model, execute=self.execute,
+                record=self._record, ready=self._wake.wait,
+            )  # fmt: skip
+        self._result = None
+        with intercepted_process_exit():  # before the lane can take the scenario
+            self.queue.append(loaded)
+            self._wake.poke(lane)
+            _watch(lane, self.options, self._record, until=lambda: self._result is not None)
+        if self._result is None:
+            raise RuntimeError("the scenario lane ended without a result")  # cannot happen: every end records one
+        return self._result
+
+    def close(self) -> None:
+        """End the lane (it takes no scenario after this)."""
+        self.closed = True
+        if self._lane is not None:
+            self._wake.poke(self._lane)
+
+    def _record(self, item: LoadedScenario, result: ScenarioResult) -> None:
+        self._result = result
+        if self._lane is not None:
+            self._lane.changed.set()
+
+
+class _Wake:
+    """How a fed lane, waiting in its own loop for the next scenario, is woken from the calling thread."""
+
+    def __init__(self, fed: FedLane) -> None:
+        self.fed = fed
+        self.event: asyncio.Event | None = None
+
+    async def wait(self) -> None:
+        while not self.fed.queue and not self.fed.closed:
+            self.event = self.event or asyncio.Event()  # made in the lane's loop, its first time here
+            self.event.clear()
+            await self.event.wait()
+
+    def poke(self, lane: _Lane) -> None:
+        def wake() -> None:
+            if self.event is not None:
+                self.event.set()
+
+        with contextlib.suppress(RuntimeError):  # its loop is closed: the lane ended, the next run makes another
+            lane._loop.call_soon_threadsafe(wake)  # pyright: ignore[reportPrivateUsage]
+
+
+class _Feed(Iterator[LoadedScenario]):
+    """What a fed lane takes: the scenario handed over, or nothing (the lane ends)."""
+
+    def __init__(self, queue: deque[LoadedScenario]) -> None:
+        self.queue = queue
+
+    def __next__(self) -> LoadedScenario:
+        if not self.queue:
+            raise StopIteration
+        return self.queue.popleft()
 
 
 def _quiet_about_agent_generators(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:

@@ -25,6 +25,7 @@ from agentrig.runtime.suite.options import ExecuteScenario, RunOptions
 from agentrig.runtime.suite.run_limiter import session_limiter
 from agentrig.runtime.suite.runner import check_recording_dirs, checked_options, live_model_name
 from agentrig.runtime.suite.scenario_run import engine_for, failed_result, run_one_in_loop
+from agentrig.runtime.suite.sequential import FedLane
 from agentrig.scenarios.loader import LoadedScenario
 
 __all__ = ["ScenarioSession", "with_agent"]
@@ -57,6 +58,8 @@ class ScenarioSession:
         check_recording_dirs(self.options)
         self._execute = engine_for(execute)
         self._runner: asyncio.Runner | None = None
+        self._lanes: dict[int, FedLane] = {}
+        """The watched lane of each engine items ran on (`run_watched`), kept from one scenario to the next."""
 
     def run(self, loaded: LoadedScenario, *, execute: ExecuteScenario | None = None) -> ScenarioResult:
         """Run, check and (with `options.out_dir`) write one scenario; `execute` replaces the session's engine for
@@ -72,6 +75,22 @@ class ScenarioSession:
             self.close()
             return failed_result(loaded, error, started=started, options=self.options)
 
+    def run_watched(self, loaded: LoadedScenario, *, execute: ExecuteScenario | None = None) -> ScenarioResult:
+        """`run`, on a watched lane as `agentrig run -j 1` runs each scenario (`sequential.FedLane`): the scenario
+        runs in a thread of its own, with an event loop of its own (both kept for the next scenario), while the
+        calling (main) thread watches it. So `settings.timeout` bounds the whole scenario (abandoned past
+        `sequential.scenario_budget`, a `timeout` failure, even when it blocks its loop), Ctrl-C and SIGTERM reach
+        the caller at once (the scenario is cancelled, given `sequential.WIND_DOWN_S`, and KeyboardInterrupt
+        propagates), and `os._exit` is the scenario's error. Any other exception raised into the watching thread
+        (a signal handler's) also leaves the scenario and propagates. For the pytest plugin's items;
+        `agentrig.testing` uses `run` (the agent then runs in the caller's thread, where a test's deps objects
+        were made). `execute` replaces the session's engine for it."""
+        engine = execute or self._execute
+        lane = self._lanes.get(id(engine))
+        if lane is None:
+            lane = self._lanes[id(engine)] = FedLane(self.options, model=self._model, execute=engine)
+        return lane.run(loaded)
+
     async def run_async(self, loaded: LoadedScenario, *, execute: ExecuteScenario | None = None) -> ScenarioResult:
         """`run` inside the caller's running event loop (an async test)."""
         started = time.perf_counter()
@@ -86,3 +105,6 @@ class ScenarioSession:
         if self._runner is not None:
             runner, self._runner = self._runner, None
             runner.close()
+        for lane in self._lanes.values():
+            lane.close()
+        self._lanes.clear()

@@ -17,6 +17,8 @@ How a run ends, and what is kept:
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Collection
+from dataclasses import replace
 from typing import Any
 
 from pydantic_ai import Agent, DeferredToolRequests, RunCancelled, capture_run_messages
@@ -35,11 +37,13 @@ from agentrig.runtime.engine.pydantic_ai_engine.deferred import (
     last_instructions,
     misanswered_approvals,
 )
+from agentrig.runtime.engine.pydantic_ai_engine.held_failures import HeldFailures
 from agentrig.runtime.engine.pydantic_ai_engine.run_failures import tool_failure, unscripted_model_error
 from agentrig.runtime.engine.pydantic_ai_engine.session_conversion import SessionConversion
 from agentrig.runtime.engine.pydantic_ai_engine.turn_control import TurnControl
 from agentrig.runtime.engine.seam import Attempt, AttemptRequest, CompactedInput, TurnObserver
-from agentrig.runtime.history.canonical import Message
+from agentrig.runtime.history.canonical import Message, ToolReturnPart
+from agentrig.runtime.history.cleanup import drop_answers_from_failed_call
 from agentrig.runtime.history.run_records import RunError
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.models import chain, pydantic_ai_compat
@@ -94,7 +98,8 @@ class PydanticAIEngine:
             timer = asyncio.get_running_loop().call_later(settings.timeout, lambda: control.stop("timeout"))
         retries: Any = self.agent.run_retries
         turn = self._turn = TurnControl(request, control, streamed=self.streams)
-        capabilities = [*self.agent.run_capabilities, *turn.capabilities()]
+        held = HeldFailures()  # a failing tool call ends the run once its batch is done (`held_failures`)
+        capabilities = [*self.agent.run_capabilities, *turn.capabilities(), held]
         with capture_run_messages() as captured, open_run_control(control):
             try:
                 async with self.agent.agent.iter(
@@ -106,17 +111,17 @@ class PydanticAIEngine:
                     deferred_tool_results=deferred_tool_results(request.deferred_results),
                     cancellation_token=control.token,
                     retries=retries,
-                    capabilities=capabilities or None,
+                    capabilities=capabilities,
                 ) as run:
-                    stopped, pending_request = await self._drive(run, observer)
-                    return self._finished(run, stopped, pending_request, estimated)
+                    stopped, pending_request = await self._drive(run, observer, held)
+                    return self._finished(run, stopped, pending_request, estimated, held)
             except RunCancelled as cancelled:
-                attempt = self._cancelled(cancelled, control, settings, estimated, len(request.history))
+                attempt = held.unheld(self._cancelled(cancelled, control, settings, estimated, len(request.history)))
                 attempt.steering = turn.deliveries(list(cancelled.new_messages()))
                 attempt.cancellation = turn.snapshot(cancelled) if control.reason == "abort" else None
                 return attempt
             except (KeyboardInterrupt, asyncio.CancelledError) as external:  # Ctrl-C: save, then re-raise
-                attempt = self._interrupted(external, list(captured), len(request.history), estimated)
+                attempt = held.unheld(self._interrupted(external, list(captured), len(request.history), estimated))
                 attempt.steering = turn.deliveries(list(captured)[len(request.history) :])
                 return attempt
             except UsageLimitExceeded as error:  # a token limit: the response that crossed it is kept
@@ -129,14 +134,25 @@ class PydanticAIEngine:
                     timer.cancel()
 
     def _finished(
-        self, run: AgentRun[Any, Any], stopped: RunStopped | None, pending_request: ModelRequest | None, estimated: bool
+        self,
+        run: AgentRun[Any, Any],
+        stopped: RunStopped | None,
+        pending_request: ModelRequest | None,
+        estimated: bool,
+        held: HeldFailures,
     ) -> Attempt:
-        """A run that ended normally, or that the observer stopped (with the request it was about to send)."""
+        """A run that ended normally, or that the observer stopped (with the request it was about to send), or that
+        stopped after a batch in which a tool call failed."""
         messages = list(run.all_messages())
         first_new = len(messages) - len(run.new_messages())  # pydantic-ai's own count of the input
+        usage = Usage.from_object(pydantic_ai_compat.run_usage(run), estimated=estimated)
+        if held.failures:  # the batch's results, then the run's end: the failed calls' placeholders are dropped
+            native = _native_dump(messages, first_new)  # pydantic-ai's own record holds no placeholder
+            if pending_request is not None and (not messages or messages[-1] is not pending_request):
+                messages.append(pending_request)
+            return self._held_failure(messages, held, usage, native)
         if pending_request is not None and (not messages or messages[-1] is not pending_request):
             messages.append(pending_request)
-        usage = Usage.from_object(pydantic_ai_compat.run_usage(run), estimated=estimated)
         native = _native_dump(messages, first_new)
         if stopped is not None:
             return Attempt(
@@ -156,6 +172,23 @@ class PydanticAIEngine:
             instructions=last_instructions(messages),
             native_dump=native,
             steering=self._turn.deliveries(messages[first_new:]) if self._turn is not None else (),
+        )
+
+    def _held_failure(self, messages: list[ModelMessage], held: HeldFailures, usage: Usage, native: bytes) -> Attempt:
+        """A batch in which a tool call failed: the first failing call in call order fails the turn."""
+        canonical = self._conversion.to_canonical(messages)
+        failed_call_id, run_error = held.first_in_call_order(canonical)
+        kept = drop_answers_from_failed_call(canonical, failed_call_id)
+        return Attempt(
+            messages=kept,
+            # pydantic-ai counted the calls that returned (not the held ones): less those the history drops.
+            usage=replace(
+                usage, tool_calls=usage.tool_calls - _successes(canonical, but=held.failures.keys()) + _successes(kept)
+            ),
+            error=run_error,
+            failed_call_id=failed_call_id,
+            instructions=last_instructions(messages),
+            native_dump=native,
         )
 
     def _interrupted(
@@ -189,9 +222,15 @@ class PydanticAIEngine:
             failed_call_id, run_error = raised_by_tool.tool_call_id, raised_by_tool.error
         else:
             run_error = unscripted_model_error(error) or run_error
+        canonical = self._conversion.to_canonical(messages)
+        usage = _responses_usage(messages[input_count:], estimated=estimated)
+        if failed_call_id is not None:  # the calls after the failed one are interrupted, on every version
+            kept = drop_answers_from_failed_call(canonical, failed_call_id)
+            usage = replace(usage, tool_calls=usage.tool_calls - _successes(canonical) + _successes(kept))
+            canonical = kept
         return Attempt(
-            messages=self._conversion.to_canonical(messages),
-            usage=_responses_usage(messages[input_count:], estimated=estimated),
+            messages=canonical,
+            usage=usage,
             error=run_error,
             failed_call_id=failed_call_id,
             instructions=last_instructions(messages),
@@ -200,14 +239,17 @@ class PydanticAIEngine:
         )
 
     async def _drive(
-        self, run: AgentRun[Any, Any], observer: TurnObserver
+        self, run: AgentRun[Any, Any], observer: TurnObserver, held: HeldFailures
     ) -> tuple[RunStopped | None, ModelRequest | None]:
         """Walk the run node by node, reporting to `observer`; returns why it stopped early (or None) and the
-        request that was about to be sent then (it is not in `all_messages()` until its node runs)."""
+        request that was about to be sent then (it is not in `all_messages()` until its node runs). A batch with
+        a failed tool call stops the run before its results are sent (`held`)."""
         turn = self._turn
         async for node in run:
             observer.on_node()
             if Agent.is_model_request_node(node):
+                if held.failures:
+                    return None, node.request
                 if turn is not None and turn.before_request_node(run, node.request):
                     continue  # cancelled before the request is sent: the next step raises RunCancelled
                 stopped = observer.on_model_request(one_message(node.request))
@@ -265,6 +307,16 @@ def _called_ids(messages: list[ModelMessage]) -> set[str]:
     return {
         p.tool_call_id for m in messages if isinstance(m, ModelResponse) for p in m.parts if p.part_kind == "tool-call"
     }
+
+
+def _successes(messages: list[Message], *, but: Collection[str] = ()) -> int:
+    """How many calls of `messages` returned successfully (the calls `but` names aside)."""
+    return sum(
+        1
+        for message in messages
+        for part in message.parts
+        if isinstance(part, ToolReturnPart) and part.outcome == "success" and part.tool_call_id not in but
+    )
 
 
 def _native_dump(messages: list[ModelMessage], start: int) -> bytes:

@@ -33,6 +33,7 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.run import AgentRun
 
+from agentrig.runtime.engine.pydantic_ai_engine.held_failures import HeldFailures
 from agentrig.runtime.engine.pydantic_ai_engine.plain import PydanticAIEngine, one_message
 from agentrig.runtime.engine.seam import Attempt, AttemptRequest, TurnObserver
 from agentrig.runtime.history.events import StreamDelta, StreamListener
@@ -120,7 +121,7 @@ class PydanticAIStreamedEngine(PydanticAIEngine):
         return attempt
 
     async def _drive(
-        self, run: AgentRun[Any, Any], observer: TurnObserver
+        self, run: AgentRun[Any, Any], observer: TurnObserver, held: HeldFailures
     ) -> tuple[RunStopped | None, ModelRequest | None]:
         listener = observer if isinstance(observer, StreamListener) else None
         turn = self._turn
@@ -128,6 +129,8 @@ class PydanticAIStreamedEngine(PydanticAIEngine):
         while not Agent.is_end_node(node):
             observer.on_node()
             if Agent.is_model_request_node(node):
+                if held.failures:  # a tool call of the last batch failed: the run ends here (`held_failures`)
+                    return None, node.request
                 if turn is not None and turn.before_request_node(run, node.request):
                     node = await run.next(node)  # cancelled before the request is sent: raises RunCancelled
                     continue
