@@ -103,7 +103,7 @@ def test_a_scenario_with_no_recording_fails_as_a_replay_mismatch(pytester: pytes
     )
 
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["FAIL never-recorded (scenarios/a.yaml)", "  error replay_mismatch: no recording *"])
+    result.stdout.fnmatch_lines(["FAIL never-recorded (scenarios/a.yaml)", "  cause replay_mismatch: no recording *"])
     report = jsonio.loads((pytester.path / "out" / "report.json").read_bytes())
     assert isinstance(report, dict)
     (entry,) = report["scenarios"]

@@ -136,7 +136,7 @@ def test_pytest_timeout_ends_a_blocked_scenario_as_a_timeout(tmp_path: Path) -> 
     code, output = finish(_start_pytest(project, "--timeout", "2", "--timeout-method", "signal"))
 
     assert code == 1, output
-    assert "error timeout: Timeout (>2.0s) from pytest-timeout: the scenario was abandoned" in output
+    assert "cause timeout: Timeout (>2.0s) from pytest-timeout: the scenario was abandoned" in output
     found = statuses(project / "out")
     assert found.pop("m-hung") == ("failed", "Timeout (>2.0s) from pytest-timeout: the scenario was abandoned")
     assert found == {"a-healthy": ("passed", ""), "z-healthy": ("passed", "")}

@@ -173,7 +173,10 @@ class _Lane:
         if self.options.width > 1:  # side by side: a scenario cancels only the tasks it started itself
             loop.set_task_factory(scenario_task_factory)  # pyright: ignore[reportArgumentType]
         try:
-            drive = self._drive() if self.options.width == 1 else self._drive_side_by_side()
+            # A fed lane (`FedLane`) is handed one scenario at a time by its front end: it runs them one after
+            # another whatever the width (side by side, it would end the moment its feed was empty).
+            one_at_a_time = self.options.width == 1 or self.ready is not None
+            drive = self._drive() if one_at_a_time else self._drive_side_by_side()
             self._task = loop.create_task(drive)
             loop.run_until_complete(self._task)
         except asyncio.CancelledError:  # the watcher cancelled the lane (Ctrl-C, or it was abandoned)
