@@ -4,17 +4,25 @@ from __future__ import annotations
 
 import asyncio
 from importlib.metadata import version
+from typing import Any
 
 import pytest
+from pydantic_ai import Agent, CancellationToken, RunCancelled
+from pydantic_ai.capabilities import Hooks
 from pydantic_ai.messages import (
+    ModelMessage,
     ModelMessagesTypeAdapter,
     ModelRequest,
     ModelResponse,
+    TextPart,
     ToolCallPart,
     ToolReturnPart,
     UserPromptPart,
 )
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.usage import RequestUsage
 
+from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.models import pydantic_ai_compat as compat
 from tests.runtime.history_scenarios import parts_of, run_tools_and_retries, tools_and_retries_agent
 
@@ -98,3 +106,35 @@ def test_retry_part_builders_make_the_installed_shape() -> None:
     dumped = ModelMessagesTypeAdapter.dump_json([ModelRequest(parts=[tool_retry, output_retry])])
     loaded = ModelMessagesTypeAdapter.validate_json(dumped)
     assert tuple(part.part_kind for part in loaded[0].parts) == expected_kinds
+
+
+def test_a_held_response_is_counted_once_whatever_the_installed_version_counted() -> None:
+    """A real run cancelled while a `wrap_model_request` hook holds the model's answer (a plain cut's hook): the
+    run's usage plus `uncounted_held_response` is that answer's usage and one request. pydantic-ai 2.38 counted none
+    of it, 2.68 its tokens only; a pin in between may do either."""
+    token = CancellationToken()
+    uncounted: list[Usage] = []
+
+    async def hold(ctx: Any, *, request_context: Any, handler: Any) -> Any:
+        before = Usage.from_object(ctx.usage)
+        response = await handler(request_context)
+        after = Usage.from_object(ctx.usage)
+        uncounted.append(compat.uncounted_held_response(response, before=before, after=after))
+        token.cancel()
+        await asyncio.Event().wait()  # never returns: the cancellation wakes it
+        return response
+
+    def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        usage = RequestUsage(input_tokens=50, output_tokens=8, cache_read_tokens=5)
+        return ModelResponse(parts=[TextPart("One two three")], usage=usage)
+
+    async def go() -> RunCancelled:
+        agent = Agent(FunctionModel(answer))
+        with pytest.raises(RunCancelled) as caught:
+            await agent.run("go", cancellation_token=token, capabilities=[Hooks(model_request=hold)])
+        return caught.value
+
+    cancelled = asyncio.run(go())
+    total = Usage.from_object(compat.run_usage(cancelled)) + uncounted[0]
+    assert (total.requests, total.input_tokens, total.output_tokens, total.cache_read_tokens) == (1, 50, 8, 5)
+    assert uncounted[0].input_tokens in (0, 50)  # either the version counted the tokens, or none of them

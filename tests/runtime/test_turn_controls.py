@@ -1,7 +1,7 @@
 """The host's actions during a turn, run for real on the installed pydantic-ai (CI runs this file on every pinned
 version): the shipped compatibility scenarios plain and streamed, and what their checks catch when the runtime
 misbehaves (steering delivered twice, steering lost after a cancellation, a host chain resumed too early, a
-missing extra, a point that never occurs)."""
+missing extra, a point that never occurs); a turn cut mid-response counts the same usage plain or streamed."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from agentrig.runtime.history.run_records import ScenarioResult, TurnRecord
 from agentrig.runtime.history.turn_controls import SteeringDelivery
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.suite.runner import RunOptions, run_suite
+from tests.runtime.engine_helpers import execute, load_yaml
 
 REPO = Path(__file__).resolve().parents[2]
 COMPAT = REPO / "scenarios" / "compatibility"
@@ -124,3 +125,53 @@ def test_per_version_placement_without_a_matching_version_fails(tmp_path: Path) 
     path.write_text(text, encoding="utf-8")
     result = run(path)
     assert "no when_pydantic_ai matches pydantic-ai" in failing(result)["turn 1: steering[0].stored"]
+
+
+CUT = """
+name: cut
+tools:
+  bash:
+    parameters: {{type: object, properties: {{command: {{type: string}}}}}}
+    results:
+      - return: a.txt
+turns:
+  - user: List and explain.
+    cancel: {{during_response: {request}, after_chunks: {chunks}}}
+    model:
+      - tool_calls: [{{id: tc_1, name: bash, args: {{command: ls}}}}]
+        usage: {{input_tokens: 30, output_tokens: 5}}
+      - text: "One two three four."
+        chunks: ["One ", "two ", "three ", "four."]
+        usage: {{input_tokens: 50, output_tokens: 8, cache_read_tokens: 4}}
+    expect:
+      interrupted: true
+"""
+
+
+@pytest.mark.parametrize(
+    ("request_number", "chunks", "expected"),
+    [
+        (2, 2, (2, 1, 80, 13, 4)),  # the cut response counts: one request and its usage
+        (2, 4, (2, 1, 80, 13, 4)),  # every chunk arrived, the response never ended
+        (1, 1, (1, 0, 30, 5, 0)),  # a response of tool calls cut after its first chunk
+        (2, 0, (1, 1, 30, 5, 0)),  # nothing of the second response arrived: the model was never asked
+        (1, 0, (0, 0, 0, 0, 0)),
+    ],
+)
+def test_a_cut_turns_usage_is_the_same_plain_or_streamed(
+    tmp_path: Path, request_number: int, chunks: int, expected: tuple[int, ...]
+) -> None:
+    loaded = load_yaml(tmp_path, CUT.format(request=request_number, chunks=chunks))
+    for stream in (False, True):
+        execution = execute(replace(loaded, scenario=loaded.scenario.model_copy(update={"stream": stream})))
+        turn = execution.turns[0]
+        usage = turn.usage
+        got = (usage.requests, usage.tool_calls, usage.input_tokens, usage.output_tokens, usage.cache_read_tokens)
+        assert got == expected, f"stream={stream}"
+        snapshot = turn.cancellation
+        assert snapshot is not None
+        assert (snapshot.requests, snapshot.input_tokens, snapshot.output_tokens) == (
+            expected[0],
+            expected[2],
+            expected[3],
+        ), f"stream={stream}"

@@ -71,8 +71,9 @@ class CancellationExpectation(Strict):
     """The snapshot keeps a partial response with this text (a streamed run; skipped with the reason on a plain
     run, whose request never returns)."""
     requests: int | None = Field(default=None, ge=0)
-    """`RunCancelled.usage.requests`: model requests answered before the cancellation."""
+    """`RunCancelled.usage.requests`: model requests answered, in whole or in part, before the cancellation (a
+    response cut by `during_response` counts, plain or streamed, on every version: docs/streaming.md)."""
     input_tokens: int | None = Field(default=None, ge=0)
-    """`RunCancelled.usage.input_tokens`."""
+    """`RunCancelled.usage.input_tokens` (a cut response's tokens included, on every version)."""
     output_tokens: int | None = Field(default=None, ge=0)
-    """`RunCancelled.usage.output_tokens`."""
+    """`RunCancelled.usage.output_tokens` (a cut response's tokens included, on every version)."""

@@ -51,10 +51,11 @@ class CancelPoint(Strict):
     """The turn's Nth model request is never sent."""
     during_response: int | None = Field(default=None, ge=1)
     """The answer to the turn's Nth model request is cut off after `after_chunks` streamed chunks (a plain run
-    never receives it; the partial text is kept in `[INTERRUPTED]` either way)."""
+    never receives it; the partial text is kept in `[INTERRUPTED]` either way). The cut request counts in the
+    turn's usage as one request with the step's usage, plain or streamed (docs/streaming.md)."""
     after_chunks: int = Field(default=0, ge=0)
     """With `during_response`: how many chunks of the response arrive first (the step's deltas, as `--stream`
-    sends them)."""
+    sends them). 0: none, the model is never asked and the request counts nothing."""
     during_call: str | None = None
     """While the tool running this call works: the other calls of the same response finish first, this one
     never does."""

@@ -22,7 +22,9 @@ os.environ.setdefault("PYDANTIC_AI_NO_BANNER", "1")
 
 from pydantic_ai import Agent
 from pydantic_ai import messages as _messages
-from pydantic_ai.messages import ModelMessage
+from pydantic_ai.messages import ModelMessage, ModelResponse
+
+from agentrig.runtime.history.usage import Usage
 
 __all__ = [
     "HAS_PUBLIC_REPAIR_MESSAGES",
@@ -40,6 +42,7 @@ __all__ = [
     "run_usage",
     "supports_run_kwarg",
     "tool_retry_part",
+    "uncounted_held_response",
 ]
 
 RetryShape: TypeAlias = Literal["retry-prompt", "retried"]
@@ -170,3 +173,32 @@ def keep_over_limit_response(messages: list[ModelMessage], response: Any) -> lis
     ):
         return messages  # nothing was lost: no response, or the limit was checked before a request
     return [*messages, replace(response, state="interrupted")]
+
+
+def uncounted_held_response(response: ModelResponse, *, before: Usage, after: Usage) -> Usage:
+    """What a cancelled run's usage lacks of a response a `wrap_model_request` hook held: agentrig's plain
+    `during_response` cut, whose hook receives the model's whole response, keeps the text of its first chunks and
+    never hands it on (`before`/`after`: the run's usage just before and after the hook's handler call).
+
+    The tokens: pydantic-ai 2.38 adds a response's usage to the run's only once the hooks hand the response back
+    (`ModelRequestNode._make_request`, then `_finish_handling`), so a cancellation inside the hook loses it; 2.68
+    adds it at the provider boundary (`_HandlerState.record`), before any hook sees the response. What the run's
+    usage did not gain while the handler ran is added, so both count the tokens the 2.68 way (read from the usage,
+    not from the version number: a release between the two pins may do either).
+    The request: no version counts it (a step counts when its response enters the history, which a held response
+    never does). It is counted as 2.68 counts a streamed response cut after its first chunk
+    (`_commit_interrupted_response`), so a cut turn has the same usage plain or streamed.
+    """
+    reported = Usage.from_object(response.usage)
+
+    def missing(name: str) -> int:
+        gained = getattr(after, name) - getattr(before, name)
+        return max(0, getattr(reported, name) - gained)
+
+    return Usage(
+        requests=1,
+        input_tokens=missing("input_tokens"),
+        output_tokens=missing("output_tokens"),
+        cache_read_tokens=missing("cache_read_tokens"),
+        cache_write_tokens=missing("cache_write_tokens"),
+    )

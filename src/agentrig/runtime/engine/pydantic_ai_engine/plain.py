@@ -8,7 +8,8 @@ How a run ends, and what is kept:
 - normally: `all_messages()`, the output and the run's usage;
 - stopped by the observer (max iterations, repeated empty responses): the messages so far, plus the request
   that was about to be sent (it is not in `all_messages()` until its node runs);
-- `RunCancelled` (abort step, timeout): pydantic-ai's own snapshot of the cancelled run;
+- `RunCancelled` (abort step, timeout, a cancel point): pydantic-ai's own snapshot of the cancelled run, plus
+  the response a plain `during_response` cut held (`TurnControl.held_usage`);
 - Ctrl-C or task cancellation: the snapshot, and the exception is re-raised after the turn is saved;
 - any other exception: the messages `capture_run_messages` saw, and the error classified by
   `failures.classify` (failed runs carry no run usage, so it is summed from their responses).
@@ -117,6 +118,7 @@ class PydanticAIEngine:
                     return self._finished(run, stopped, pending_request, estimated, held)
             except RunCancelled as cancelled:
                 attempt = held.unheld(self._cancelled(cancelled, control, settings, estimated, len(request.history)))
+                attempt.usage = attempt.usage + turn.held_usage  # a plain `during_response` cut's response
                 attempt.steering = turn.deliveries(list(cancelled.new_messages()))
                 attempt.cancellation = turn.snapshot(cancelled) if control.reason == "abort" else None
                 return attempt

@@ -99,6 +99,7 @@ class PydanticAIStreamedEngine(PydanticAIEngine):
         self._partial_text = None
         attempt = await super().attempt(request, observer)
         partial = "".join(self._partial_text or ())
+        cut_with_content = False
         if (attempt.error is not None or attempt.interrupted) and self._partial_text is not None:
             # The stream broke off mid-response (a dropped connection, or a timeout or abort while it streamed):
             # keep what had arrived, as an abort keeps its partial text. pydantic-ai keeps the broken-off
@@ -108,16 +109,21 @@ class PydanticAIStreamedEngine(PydanticAIEngine):
             attempt.partial_text = attempt.partial_text or partial
             added = attempt.messages[len(request.history) :]
             if added and added[-1].kind == "response" and added[-1].state == "interrupted":
+                cut_with_content = bool(added[-1].parts)
                 attempt.messages = attempt.messages[:-1]
         if attempt.error is not None or attempt.interrupted:
             # A streamed request that failed or was cancelled before its response is counted as a request by
             # some versions (2.38 on a cancel) and leaves an empty `interrupted` response in others (a refused
-            # stream; cleanup drops it). A plain run counts only the requests that were answered: so do this,
-            # so that a script's usage is the same streamed or not, on every version.
+            # stream; cleanup drops it). Only the requests that were answered count, in whole or in part (a
+            # response cut after its first chunk, now the `[INTERRUPTED]` one, as 2.68 and a plain run's cut
+            # count it), so that a script's usage is the same streamed or not, on every version.
             added = attempt.messages[len(request.history) :]
             answered = sum(1 for m in added if m.kind == "response" and (m.parts or m.state != "interrupted"))
+            answered += cut_with_content
             if attempt.usage.requests > answered:
                 attempt.usage = replace(attempt.usage, requests=answered)
+            if attempt.cancellation is not None and attempt.cancellation.requests > answered:
+                attempt.cancellation = replace(attempt.cancellation, requests=answered)  # the same run's count
         return attempt
 
     async def _drive(

@@ -11,8 +11,9 @@ Everything goes through pydantic-ai's public run control (every pinned version, 
   turn's first request.
 - cancellation: through the run's `CancellationToken` (`RunControl.stop`): before the Nth `ModelRequestNode`
   runs, after K chunks of the Nth response (a plain run receives the whole response, keeps the text of its
-  first K chunks and never hands it on), or while a given tool runs (once the other calls of its response
-  have finished).
+  first K chunks and never hands it on; with K = 0 neither run asks the model), or while a given tool runs (once
+  the other calls of its response have finished). A response cut after its first chunk counts as one request
+  with its usage, plain or streamed, on every version (`held_usage`).
 
 Where pydantic-ai keeps a steering message in its own history differs by version (content enqueued from a
 tool is a request of its own on 2.38, part of the tool-return request on 2.68; `AgentRun.enqueue` is a request
@@ -32,6 +33,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse
 
 from agentrig.runtime.engine.seam import AttemptRequest
 from agentrig.runtime.history.turn_controls import CancellationSnapshot, SteeringDelivery
+from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.models import pydantic_ai_compat
 from agentrig.runtime.models.conversion import to_canonical
 from agentrig.runtime.models.run_control import RunControl
@@ -82,6 +84,7 @@ class TurnControl:
         self._batch: frozenset[str] = frozenset()
         self._finished: set[str] = set()
         self._batch_changed = asyncio.Event()
+        self._held = Usage()
 
     @property
     def active(self) -> bool:
@@ -93,6 +96,12 @@ class TurnControl:
         if not self.active:
             return []
         return [Hooks(model_request=self._wrap_model_request, tool_execute=self._wrap_tool_execute)]
+
+    @property
+    def held_usage(self) -> Usage:
+        """What the cancelled run's usage lacks of the response a plain `during_response` cut held (zero when none
+        was held): the request, and on some versions its tokens (`pydantic_ai_compat.uncounted_held_response`)."""
+        return self._held
 
     # --- called by the engine's drive loop ---
 
@@ -148,16 +157,26 @@ class TurnControl:
         self._requests_sent += 1
         number = self._requests_sent
         point = self._cancel
+        cut = point if point is not None and point.during_response == number and not self._streamed else None
+        before = Usage.from_object(ctx.usage)
         try:
+            if cut is not None and cut.after_chunks == 0:
+                # Cut before the first chunk: a streamed run is cut as the stream is handed over, before the
+                # model's first chunk is pulled, so the scripted step never runs (2.38 and 2.68); a plain run does
+                # not ask the model either, and neither counts anything of this request.
+                self._control.stop("abort", partial_text="", where=f"during model response {number}")
+                await asyncio.Event().wait()  # never answers: the cancellation wakes this await
             response = await handler(request_context)
         finally:
             # Counted once the request went out: 2.68 adds queued messages to the request inside the handler
             # (2.38 before the hook runs), so only then does `messages` hold what the model was sent.
             self._count_input(request_context.messages, number)
-        if point is not None and point.during_response == number and not self._streamed:
+        if cut is not None:
             chunking = answered_text_chunks.get()  # a scripted step's explicit chunks, as a stream sends them
-            deltas = list(response_deltas(response.parts, text_chunks=chunking))[: point.after_chunks]
+            deltas = list(response_deltas(response.parts, text_chunks=chunking))[: cut.after_chunks]
             partial = "".join(delta for delta in deltas if isinstance(delta, str))
+            after = Usage.from_object(ctx.usage)
+            self._held = pydantic_ai_compat.uncounted_held_response(response, before=before, after=after)
             self._control.stop("abort", partial_text=partial, where=f"during model response {number}")
             await asyncio.Event().wait()  # never answers: the cancellation wakes this await
         return response
@@ -217,7 +236,7 @@ class TurnControl:
         """The snapshot of a run this control cancelled (None when something else stopped it)."""
         if self._cancel is None:
             return None
-        usage = pydantic_ai_compat.run_usage(cancelled)
+        usage = Usage.from_object(pydantic_ai_compat.run_usage(cancelled)) + self._held
         return CancellationSnapshot(
             messages=tuple(to_canonical(list(cancelled.new_messages()))),
             requests=usage.requests,
