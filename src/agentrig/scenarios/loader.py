@@ -279,11 +279,7 @@ def _error_at(node: Node, path: Path, message: str, prefix: tuple[PathElement, .
 def _check_referenced_files(
     scenario: Scenario, node: Node, path: Path, prefix: tuple[PathElement, ...]
 ) -> tuple[list[ScenarioError], list[ScenarioWarning]]:
-    required = {
-        ("system_prompt_file",): scenario.system_prompt_file,
-        ("context_file",): scenario.context_file,
-        ("initial_history",): scenario.initial_history,
-    }
+    required = scenario.referenced_files()
     errors: list[ScenarioError] = []
     for field_path, name in required.items():
         if name is not None and not (path.parent / name).is_file():

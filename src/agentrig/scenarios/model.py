@@ -19,9 +19,12 @@ from agentrig.scenarios.composition_model import Composition
 from agentrig.scenarios.control_expectations import ControlExpectations
 from agentrig.scenarios.event_model import EventExpectations
 from agentrig.scenarios.provider_settings import ProviderSettings as ProviderSettings  # re-exported, as ToolResult
+from agentrig.scenarios.settings_model import CompactionSettings as CompactionSettings  # re-exported, as ToolResult
+from agentrig.scenarios.settings_model import Settings
 from agentrig.scenarios.tool_model import ToolResult as ToolResult  # re-exported: the format's models, one place
 from agentrig.scenarios.tool_model import ToolSpec
 from agentrig.scenarios.turn_controls import TurnControls
+from agentrig.scenarios.ui_model import UiAnswerExpectation, UiEventsGolden, UiRequest
 
 JsonValue = Any
 
@@ -79,7 +82,12 @@ class ModelInputCheck(_Strict):
     no_system_prompt_from_history: bool = False
     """No system prompt came from the stored history (only the agent's own may appear, in the first request)."""
     no_dangling_tool_calls: bool = False
-    """Every tool call the model sees has a return or retry before the next request."""
+    """Every tool call the model sees has a return or retry before the next request (a return pydantic-ai
+    synthesized for a dangling call does not count: see `synthesized_returns`)."""
+    synthesized_returns: tuple[str, ...] | None = None
+    """Exactly these calls (tool_call_ids, in call order) reached the model answered only by a return pydantic-ai
+    synthesized itself: its public history cleanup closes a dangling call as `interrupted` (`[]`: none). With
+    `settings.prepare_history: false` this proves pydantic-ai's own cleanup."""
     message_count: int | None = None
     """Exactly this many messages were sent."""
     contains_text: tuple[str, ...] = ()
@@ -307,6 +315,8 @@ class TurnExpectations(ControlExpectations):
     """The turn was aborted and ended with an `[INTERRUPTED]` response."""
     compaction: CompactionExpectation | None = None
     """Checks on the compaction outcome."""
+    ui: UiAnswerExpectation | None = None
+    """Checks on the answer to a UI turn (`ui:`): its HTTP status and its encoded events."""
 
 
 InvariantName = Literal[
@@ -328,6 +338,9 @@ class ScenarioExpectations(TurnExpectations):
     """Path (relative to the scenario file) of the golden canonical history, compared exactly."""
     events: EventExpectations = Field(default_factory=EventExpectations)
     """Checks on the event log (docs/events.md); its built-in rules run unless `rules: none`."""
+    ui_events: UiEventsGolden | None = None
+    """Every UI turn's answer compared with a golden file (ids and timestamps masked), with the fields that differ
+    between versions stated."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -367,6 +380,9 @@ class Turn(TurnControls):
     `ApprovalRequired`), by tool_call_id (continue without a prompt): `true` approves (the real tool runs),
     `false` denies with pydantic-ai's default message, `{deny: message}` denies with that message,
     `{args: {...}}` approves with replaced arguments (which the tool must accept: see `args`)."""
+    ui: UiRequest | None = None
+    """The turn arrives as one request of a UI protocol (AG-UI, Vercel AI) to pydantic-ai's adapter, which reads
+    the conversation from it and encodes the run as events (see `UiRequest`); no `user` then."""
     expect: TurnExpectations = Field(default_factory=TurnExpectations)
     """What must hold after this turn."""
 
@@ -374,6 +390,11 @@ class Turn(TurnControls):
     def _resume_has_no_prompt(self) -> Turn:
         if self.approvals is not None and self.user is not None:
             raise ValueError("a turn with approvals continues the deferred calls: it takes no user prompt")
+        if self.ui is not None:
+            others = [name for name in ("user", "deferred_results", "approvals", "cancel") if getattr(self, name)]
+            others += ["steer"] if self.steer else []
+            if others:
+                raise ValueError(f"a ui turn takes its conversation from the request: no {', '.join(others)}")
         return self
 
 
@@ -386,61 +407,6 @@ class SubAgentScript(_Strict):
 
 
 _AGENT_SPEC = r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$"
-
-
-class CompactionSettings(_Strict):
-    """Context compaction for long sessions (see docs/compaction.md)."""
-
-    context_window: int = Field(ge=1)
-    """The model's context window in tokens (`max_tokens` of the controller)."""
-    reserve: int = Field(default=0, ge=0)
-    """Tokens kept free for the model's answer."""
-    keep_recent: int = Field(default=0, ge=0)
-    """Tokens of recent history never summarized."""
-
-    @model_validator(mode="after")
-    def _leaves_room(self) -> CompactionSettings:
-        # The threshold is context_window - reserve - keep_recent: it must leave room for a history.
-        if self.context_window <= self.reserve + self.keep_recent:
-            raise ValueError(
-                f"context_window ({self.context_window}) must exceed reserve ({self.reserve}) + keep_recent "
-                f"({self.keep_recent})"
-            )
-        return self
-
-
-class Settings(_Strict):
-    """Run settings that change behaviour."""
-
-    max_iterations: int = Field(default=20, ge=1)
-    """Model requests per turn before the run is stopped."""
-    tool_retries: int = Field(default=1, ge=0)
-    """Retries allowed per tool (pydantic-ai's default is 1). Given for a user's agent, it replaces the agent's
-    own budget for the scenario's runs (`retries=` of the run); a tool's own `retries=` still wins."""
-    output_retries: int = Field(default=1, ge=0)
-    """Retries allowed when the output fails validation; given for a user's agent, it replaces the agent's own."""
-    timeout: float | None = Field(default=None, gt=0)
-    """Seconds per turn before the run is interrupted (a `timeout` error). It bounds the whole scenario too: past a
-    timeout per turn plus one more (at least 5 s) for its agent and deps, a scenario that blocks is abandoned."""
-    request_limit: int | None = Field(default=None, ge=1)
-    """pydantic-ai `UsageLimits.request_limit`: model requests per turn before a `usage_limit` error."""
-    tool_calls_limit: int | None = Field(default=None, ge=0)
-    """pydantic-ai `UsageLimits.tool_calls_limit`: tool calls per turn before a `usage_limit` error."""
-    input_tokens_limit: int | None = Field(default=None, ge=0)
-    """pydantic-ai `UsageLimits.input_tokens_limit`."""
-    output_tokens_limit: int | None = Field(default=None, ge=0)
-    """pydantic-ai `UsageLimits.output_tokens_limit`."""
-    total_tokens_limit: int | None = Field(default=None, ge=0)
-    """pydantic-ai `UsageLimits.total_tokens_limit`."""
-    prune_keep_recent_tool_outputs: int | None = Field(default=None, ge=0)
-    """Prune the content of all but the N most recent tool returns before each request."""
-    compaction: CompactionSettings | None = None
-    """Compact the history when it nears the context window. Omitted: no compaction."""
-    pass_rate: float | None = Field(default=None, ge=0, le=1)
-    """The fraction of its runs under `agentrig run --repeat N` the scenario must pass, 0 to 1 (omitted: `--pass-rate`,
-    else 1, every run). A real model is not deterministic: `pass_rate: 0.8` with `--repeat 10` accepts 2 failures."""
-    provider: ProviderSettings | None = None
-    """Retries and the request timeout against a real model (`--model`); omitted: the flags of `agentrig run`."""
 
 
 class Scenario(Composition):
@@ -482,6 +448,18 @@ class Scenario(Composition):
     """The conversation, one user request per turn, run in order on one session."""
     expect: ScenarioExpectations = Field(default_factory=ScenarioExpectations)
     """What must hold after the last turn."""
+
+    def referenced_files(self) -> dict[tuple[str | int, ...], str | None]:
+        """The files the scenario names, by field path (each must exist next to the scenario file)."""
+        files: dict[tuple[str | int, ...], str | None] = {
+            ("system_prompt_file",): self.system_prompt_file,
+            ("context_file",): self.context_file,
+            ("initial_history",): self.initial_history,
+        }
+        for index, turn in enumerate(self.turns):
+            if turn.ui is not None and turn.ui.input_file is not None:
+                files["turns", index, "ui", "input_file"] = turn.ui.input_file
+        return files
 
     @model_validator(mode="after")
     def _prompt_sources(self) -> Scenario:

@@ -22,6 +22,7 @@ __all__ = [
     "InvariantChecker",
     "canonical_golden_bytes",
     "check_golden",
+    "check_golden_bytes",
     "check_invariant_expectations",
     "rebuild_registry",
     "strip_run_ids",
@@ -172,8 +173,11 @@ def _describe_violation(prefix: str, violation: Any, offset: int | None = 0) -> 
 
 def check_golden(path: Path, history: Sequence[Message], *, update: bool) -> Check:
     """Compare the final history with the golden file byte for byte; with `update`, rewrite it (atomically)."""
-    name = "scenario: golden"
-    actual = canonical_golden_bytes(history)
+    return check_golden_bytes(path, canonical_golden_bytes(history), update=update, name="scenario: golden")
+
+
+def check_golden_bytes(path: Path, actual: bytes, *, update: bool, name: str, what: str = "history") -> Check:
+    """Compare `actual` with the golden file at `path` byte for byte; with `update`, rewrite it (atomically)."""
     existing = path.read_bytes() if path.is_file() else None
     if update:
         if existing == actual:
@@ -209,6 +213,6 @@ def check_golden(path: Path, history: Sequence[Message], *, update: bool) -> Che
         name=name,
         passed=False,
         expected=str(path),
-        actual="a different history (diff below)",
+        actual=f"a different {what} (diff below)",
         detail=detail + "(run with --update-golden to accept)",
     )

@@ -38,6 +38,7 @@ from agentrig.runtime.engine.pydantic_ai_engine.deferred import (
 from agentrig.runtime.engine.pydantic_ai_engine.run_failures import tool_failure, unscripted_model_error
 from agentrig.runtime.engine.pydantic_ai_engine.session_conversion import SessionConversion
 from agentrig.runtime.engine.pydantic_ai_engine.turn_control import TurnControl
+from agentrig.runtime.engine.pydantic_ai_engine.ui_turn import UiTurn
 from agentrig.runtime.engine.seam import Attempt, AttemptRequest, CompactedInput, TurnObserver
 from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.run_records import RunError
@@ -95,18 +96,26 @@ class PydanticAIEngine:
         retries: Any = self.agent.run_retries
         turn = self._turn = TurnControl(request, control, streamed=self.streams)
         capabilities = [*self.agent.run_capabilities, *turn.capabilities()]
+        options: dict[str, Any] = {"deferred_tool_results": deferred_tool_results(request.deferred_results)}
+        ui = request.protocol_request
+        if isinstance(ui, UiTurn):  # a UI turn: the adapter's messages, and what it adds to a run (ui_turn.py)
+            history = ui.native_messages
+            capabilities += ui.capabilities()
+            options |= ui.run_options(self.agent)
+        else:
+            history = self._conversion.to_pydantic_ai(request.history)
         with capture_run_messages() as captured, open_run_control(control):
             try:
                 async with self.agent.agent.iter(
                     request.prompt,
-                    message_history=self._conversion.to_pydantic_ai(request.history),
+                    message_history=history,
                     model=model,
                     deps=self.agent.deps,
                     usage_limits=_usage_limits(settings),
-                    deferred_tool_results=deferred_tool_results(request.deferred_results),
                     cancellation_token=control.token,
                     retries=retries,
                     capabilities=capabilities or None,
+                    **options,
                 ) as run:
                     stopped, pending_request = await self._drive(run, observer)
                     return self._finished(run, stopped, pending_request, estimated)
