@@ -53,7 +53,7 @@ class UiRequest(Strict):
     body: str | None = None
     """The raw body text, sent as is: a request that is not valid JSON or not valid for the protocol."""
     content_type: str = "application/json"
-    """The request's `Content-Type` header (pydantic-ai 2.63+ answers 415 to anything but `application/json`)."""
+    """The request's `Content-Type` header (pydantic-ai 2.44+ answers 415 to anything but `application/json`)."""
     accept: str = "text/event-stream"
     """The request's `Accept` header: how the adapter encodes its events."""
 
@@ -155,8 +155,9 @@ class UiEventFields(Strict):
 
 
 class UiEventsGolden(Strict):
-    """The scenario's UI answers compared with a golden file: every UI turn's status and events, with the ids and
-    timestamps the adapter makes up masked (`<id-1>`, `<timestamp>`), identical on every pinned version."""
+    """The scenario's UI answers compared with a golden file: every UI turn's events, with the ids and timestamps
+    the adapter makes up masked (`<id-1>`, `<timestamp>`), identical on every pinned version (each turn's status is
+    checked by its `expect.ui.status`)."""
 
     golden: str
     """Path (relative to the scenario file) of the golden UI answers; `agentrig run --update-golden` writes it."""

@@ -8,8 +8,8 @@
 Differences between the pinned versions, all in the adapter's answer (none needs a branch here; the scenarios
 state them, `when_pydantic_ai`, and the compatibility page lists them):
 
-- `from_request` checks the `Content-Type` (a CSRF control) from 2.63: anything but `application/json` is a 415
-  (a Starlette `HTTPException`); up to 2.62 any content type is read.
+- `from_request` checks the `Content-Type` (a CSRF control) from 2.44: anything but `application/json` is a 415
+  (a Starlette `HTTPException`); up to 2.43 any content type is read.
 - AG-UI: `TEXT_MESSAGE_START` carries `role: assistant` from 2.63 (set by pydantic-ai); before, only where the
   installed `ag-ui-protocol` (< 1.0, its model's default) writes it. `RUN_STARTED` carries `protocolVersion` from
   2.63 with `ag-ui-protocol` 1.0; a tool result the model retried or that failed is followed by a
@@ -83,7 +83,7 @@ def http_request(body: bytes, *, content_type: str, accept: str) -> Any:
 
 async def refusal(cls: Any, request: Any, agent: Any) -> tuple[int, str, list[JsonValue]]:
     """(status, body, events) of what `cls.dispatch_request` answers a request `from_request` or the adapter's
-    reading of its messages refused: pydantic-ai's own answer (a 422 with the validation errors, 2.63+'s 415; a
+    reading of its messages refused: pydantic-ai's own answer (a 422 with the validation errors, 2.44+'s 415; a
     stream holding only an error event where the adapter defers the refusal to the stream), or a 500 with the
     exception when the adapter raises (Starlette's answer to an exception an endpoint raises). `model` is one that
     refuses to answer, so nothing runs even if this version got further than the reading did."""
