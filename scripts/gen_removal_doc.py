@@ -45,7 +45,9 @@ frameworks' differences, what it refuses and why, and the message format itself:
   `Agent`), scripted sub-agents and `deps:` (pydantic-ai `RunContext` features; a tinyagent tool is called with
   its arguments only), approvals (pydantic-ai's `ToolApproved` / `ToolDenied`; tinyagent has no approval step),
   the compatibility scenarios' steering and cancel points (pydantic-ai's `enqueue` and `CancellationToken`,
-  checked on its own history and `RunCancelled` snapshot), `capabilities` / `history_processors` and `requires`.
+  checked on its own history and `RunCancelled` snapshot), `capabilities` / `history_processors` and `requires`,
+  UI turns (pydantic-ai's AG-UI and Vercel AI adapters read the request and encode the answer), and
+  `settings.prepare_history: false` with `synthesized_returns` (what they prove is pydantic-ai's own history cleanup).
 """
 
 

@@ -36,6 +36,12 @@ REFUSED = {
     "history-processor-persisted": "`capabilities:` / `history_processors:`",
     "steering-from-tool": "steering",
     "steering-pending-after-cancel": "steering",
+    "history-cleanup-public": "`settings.prepare_history: false`",
+    "harness-tool-output-limits": "`requires: ['harness']`",
+    "ui-agui-frontend-tool": "UI requests (`ui: ag-ui`",
+    "ui-agui-tool-results": "UI requests (`ui: ag-ui`",
+    "ui-agui-refusals": "UI requests (`ui: ag-ui`",
+    "ui-vercel-tool-round-trip": "UI requests (`ui: vercel-ai`",
 }
 
 
