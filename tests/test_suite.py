@@ -55,7 +55,11 @@ def test_every_scenario_has_a_golden_and_explicit_usage() -> None:
                     assert step.usage is not None, f"{where}: scripted steps need explicit usage"
     goldens = {path.resolve() for path in SUITE.rglob("golden/*.json")}
     used = {path.resolve() for path in (item.golden_path() for item in loaded) if path is not None}
-    used |= {item.resolve(item.scenario.expect.ui_events.golden).resolve() for item in ui_scenarios(loaded)}
+    used |= {
+        item.resolve(golden.golden).resolve()
+        for item in ui_scenarios(loaded)
+        if (golden := item.scenario.expect.ui_events) is not None
+    }
     assert goldens == used, f"golden files no scenario uses: {sorted(goldens - used)}"
 
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
 from pydantic_ai import DeferredToolRequests
 from pydantic_ai.capabilities import AbstractCapability, ReinjectSystemPrompt
 from pydantic_ai.messages import ModelMessage
@@ -113,10 +114,10 @@ class UiTurn:
         if conversation_id is not None and pydantic_ai_compat.supports_run_kwarg("conversation_id"):
             options["conversation_id"] = conversation_id
         deps = handle.deps
-        if isinstance(deps, StateHandler) and self.adapter.state:
-            current = getattr(deps, "state", None)
-            state = self.adapter.state
-            deps.state = type(current).model_validate(state) if hasattr(current, "model_validate") else state
+        if isinstance(deps, StateHandler):  # as `run_stream_native` does: the client's state on the run's deps
+            raw_state: Any = self.adapter.state or {}
+            current: Any = deps.state
+            deps.state = type(current).model_validate(raw_state) if isinstance(current, BaseModel) else raw_state
         return options
 
     async def answer(self) -> UiExchange:
