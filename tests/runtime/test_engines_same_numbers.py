@@ -28,9 +28,15 @@ NOT_RUN = {
     "history-processor-persisted",
     "steering-from-tool",
     "steering-pending-after-cancel",
+    "history-cleanup-public",
+    "harness-tool-output-limits",
+    "ui-agui-frontend-tool",
+    "ui-agui-refusals",
+    "ui-agui-tool-results",
+    "ui-vercel-tool-round-trip",
 }
-"""Scenarios naming a user's own pydantic-ai agent, or using pydantic-ai's steering, cancel points or capabilities:
-tinyagent does not run them (docs/removal.md)."""
+"""Scenarios naming a user's own pydantic-ai agent, or using pydantic-ai's steering, cancel points, capabilities,
+extras, UI adapters or its own history cleanup: tinyagent does not run them (docs/removal.md)."""
 
 
 def _run(out: Path, execute: Any) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """UI turns run for real on the installed pydantic-ai and its adapters (CI runs this file on every pinned version):
 agentrig's answer is the adapter's own, what the checks catch when the adapter or the runtime misbehaves (a frontend
 tool's result dropped, a refusal nobody expected, a field a version does not state), a missing extra refused at the
-turn, and `settings.prepare_history: false` proving pydantic-ai's cleanup rather than agentrig's."""
+turn, and `settings.prepare_history: false` proving pydantic-ai's cleanup rather than agentrig's. Needs the UI
+adapter extras, as the shipped scenarios do (every nox session installs them: `pins()`)."""
 
 from __future__ import annotations
 
@@ -28,8 +29,6 @@ from agentrig.scenarios.ui_model import UiAnswerExpectation, UiEventFields, UiEv
 REPO = Path(__file__).resolve().parents[2]
 COMPAT = REPO / "scenarios" / "compatibility"
 FRONTEND_TOOL = COMPAT / "ui_agui_frontend_tool.yaml"
-
-pytest.importorskip("ag_ui", reason="the ag-ui extra is not installed (pydantic-ai-slim[ag-ui])")
 
 
 def run(path: Path, *, out: Path | None = None) -> ScenarioResult:
