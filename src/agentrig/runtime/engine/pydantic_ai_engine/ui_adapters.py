@@ -12,8 +12,9 @@ state them, `when_pydantic_ai`, and the compatibility page lists them):
   (a Starlette `HTTPException`); up to 2.43 any content type is read.
 - AG-UI: `TEXT_MESSAGE_START` carries `role: assistant` from 2.63 (set by pydantic-ai); before, only where the
   installed `ag-ui-protocol` (< 1.0, its model's default) writes it. `RUN_STARTED` carries `protocolVersion` from
-  2.63 with `ag-ui-protocol` 1.0; a tool result the model retried or that failed is followed by a
-  `REASONING_ENCRYPTED_VALUE` event from 2.63 (the outcome's carrier).
+  2.63 with `ag-ui-protocol` 1.0. 2.59 to 2.62 declare `ag-ui-protocol<1`, whose `RunAgentInput` also requires
+  `state`, `context`, `forwardedProps` and `tools` (a body without them is a 422 there). A server tool's failed or
+  retried result adds a `REASONING_ENCRYPTED_VALUE` event on 2.68 and not on 2.38 (no shipped scenario has one).
 - Vercel AI: `load_messages` keeps the tool calls of one assistant message in one response from 2.59 (one
   response per call on 2.38 and 2.40): the shipped scenario sends one call per message.
 
