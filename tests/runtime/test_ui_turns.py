@@ -170,3 +170,13 @@ def test_agentrigs_own_preparation_would_hide_pydantic_ais_cleanup(monkeypatch: 
     problems = failing(result)
     assert "turn 1, step 1: input.synthesized_returns" in problems
     assert "scenario: golden" in problems
+
+
+def test_every_answer_is_plain_data() -> None:
+    # Starlette's HTTPException and Response carry `HTTPStatus` members: an enum in a check's value cannot travel to
+    # pytest-xdist's controller (execnet serializes plain data only), so an answer holds plain ints and JSON.
+    result = run(Path("scenarios/compatibility/ui_agui_refusals.yaml"))
+    assert result.status == "passed", failing(result)
+    statuses = [turn.ui.status for turn in result.turns if turn.ui is not None]
+    assert len(statuses) == 4
+    assert all(type(status) is int for status in statuses), [type(status) for status in statuses]

@@ -102,7 +102,7 @@ async def refusal(cls: Any, request: Any, agent: Any) -> tuple[int, str, list[Js
             async for chunk in chunks:
                 events.extend(decode_event(chunk if isinstance(chunk, str) else bytes(chunk).decode("utf-8")))
     except HTTPException as error:
-        return error.status_code, str(error.detail), []
+        return int(error.status_code), str(error.detail), []  # an HTTPStatus member: a plain int travels anywhere
     except Exception as error:  # the adapter raised: the server answers 500, whatever the exception
         return SERVER_ERROR, f"{type(error).__name__}: {error}", []
     body: bytes = getattr(response, "body", b"")
