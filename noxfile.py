@@ -46,10 +46,18 @@ PRINT_VERSION = (
 
 RETRY_FORMAT_CHANGE = (2, 60)
 
+SCENARIO_EXTRAS = ("ag-ui", "ui")
+"""pydantic-ai-slim's UI adapter extras: the shipped scenarios with `requires: [ag-ui]` / `[vercel-ai]` need them."""
+HARNESS = "pydantic-ai-harness"
+"""Not pinned: each pydantic-ai pin resolves its own release (0.30 beside 2.38, 0.36 beside 2.68); the scenarios with
+`requires: [harness]` use only what every one of them has."""
+
 
 def pins(version: str) -> list[str]:
-    """The requirement strings that pin pydantic-ai (core, graph and the provider SDKs) to one version."""
-    requirements = [f"pydantic-ai-slim[openai,anthropic]=={version}", f"pydantic-graph=={version}"]
+    """The requirement strings that pin pydantic-ai (core, graph, the provider SDKs and the extras the shipped
+    scenarios need, so every pin runs them all: a missing extra would make them errors) to one version."""
+    extras = ",".join(("openai", "anthropic", *SCENARIO_EXTRAS))
+    requirements = [f"pydantic-ai-slim[{extras}]=={version}", f"pydantic-graph=={version}", HARNESS]
     if tuple(int(part) for part in version.split(".")[:2]) < RETRY_FORMAT_CHANGE:
         # pydantic-ai < 2.60 calls anthropic's BetaMessageParam(...), which anthropic 2.x turned into a Union
         # ("TypeError: Cannot instantiate typing.Union"); its own requirement, anthropic>=1.3.0, lets 2.x in.

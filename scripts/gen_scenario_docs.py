@@ -22,7 +22,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from agentrig.scenarios import control_expectations, event_model, model, turn_controls
+from agentrig.scenarios import control_expectations, event_model, model, turn_controls, ui_model
 from agentrig.scenarios.field_docs import field_docstrings
 
 DOCS_PATH = Path(__file__).resolve().parent.parent / "docs" / "scenarios.md"
@@ -361,7 +361,9 @@ turns:
 factory, by `module:attribute`) to every run; `history_processors` attaches functions as `ProcessHistory`.
 `expect_input` on each step checks what the model was sent after them. `requires` names the optional extras a
 scenario needs (`ag-ui`, `vercel-ai`, `harness`): where one is missing the scenario is refused with one line
-naming it (status `error`, exit code 3). The tinyagent engine refuses all three, with the reason.""",
+naming it (status `error`, exit code 3: the scenario did not run, so the run is not green; `nox` installs them
+all). `agentrig matrix` installs the extras its scenarios require in each version's environment. The tinyagent
+engine refuses all three, with the reason.""",
         yaml="""\
 name: capabilities-tour
 capabilities: ["myapp.policy:clear_old_tool_results"]
@@ -534,6 +536,80 @@ turns:
 """,
     ),
     Example(
+        title="A UI-protocol turn (AG-UI, Vercel AI)",
+        file_name="ui_turn.yaml",
+        explanation="""A turn with `ui:` is one request a frontend sends: an AG-UI `RunAgentInput` (thread, messages,
+frontend tools) or a Vercel AI SDK chat request, as `input` (a mapping, written as the protocol spells it),
+`input_file` (a JSON file) or `body` (raw text, for a malformed request). pydantic-ai's adapter reads it
+(`from_request`, `build_run_input`, `load_messages`), the agent runs on the conversation the request carries (it
+replaces the stored one, as the adapter hands the client's messages to the agent; agentrig's history preparation does
+not apply), AG-UI's frontend tools are the model's in that turn (a call to one pauses the run for the client), and
+the adapter's own event stream encodes the run (`transform_stream`, `encode_event`): the run always streams, as the
+adapter's does. A request the adapter refuses gets the answer its `dispatch_request` gives (a 422 with the validation
+errors, a 415 for another content type from pydantic-ai 2.44, a 500 when the adapter raises) and nothing runs.
+`expect.ui` checks a turn's status (200 unless it says otherwise, or per version with `when_pydantic_ai`) and its
+events in order (each a JSON subset of one event); `expect.ui_events` compares every UI turn's events with a golden
+file, the ids and timestamps the adapter makes up masked, and states the fields that differ between versions
+(the first variant whose `when_pydantic_ai` / `when_ag_ui_protocol` match holds them). Every answer is written to
+the scenario's `ui_answers.json`. The turn needs its protocol's extra (`requires` may list it; missing, the scenario
+is refused at the turn's `ui.protocol`); the tinyagent engine refuses UI turns.""",
+        yaml="""\
+name: ui-tour
+requires: [ag-ui]
+turns:
+  - ui:
+      protocol: ag-ui
+      input:
+        threadId: thread-1
+        runId: run-1
+        state: {}
+        context: []
+        forwardedProps: {}
+        messages: [{id: u1, role: user, content: Book a table.}]
+        tools: [{name: confirm, description: Ask the user., parameters: {type: object}}]
+    model:
+      - tool_calls: [{id: tc_1, name: confirm}]
+        usage: {input_tokens: 40, output_tokens: 8}
+    expect:
+      pending_calls: [tc_1]
+      ui:
+        events:
+          - {type: TOOL_CALL_START, toolCallId: tc_1, toolCallName: confirm}
+          - {type: RUN_FINISHED}
+  - ui: {protocol: ag-ui, body: "{not json"}
+    expect:
+      ui: {status: 422, body_contains: json_invalid}
+expect:
+  ui_events:
+    golden: golden/ui-tour.events.json
+    versions:
+      - {when_pydantic_ai: ">=2.63", when_ag_ui_protocol: ">=1.0",
+         fields: {RUN_STARTED: {protocolVersion: "1.0"}, TEXT_MESSAGE_START: {role: assistant}}}
+      - {when_ag_ui_protocol: "<1.0", fields: {TEXT_MESSAGE_START: {role: assistant}}}
+      - {when_pydantic_ai: "<2.63", fields: {}}
+""",
+    ),
+    Example(
+        title="pydantic-ai's own history cleanup",
+        file_name="public_cleanup.yaml",
+        explanation="""Before every run agentrig prepares the stored history (the loop contract: dangling calls and
+orphaned results removed, consecutive requests merged), so by default what the model receives shows agentrig's
+cleanup. `settings.prepare_history: false` hands the stored history to pydantic-ai as it is, and the scenario proves
+pydantic-ai's own: `synthesized_returns` names the calls that reached the model closed by a return pydantic-ai
+synthesized (`interrupted`), `not_contains_text` an orphaned result it dropped. The tinyagent engine refuses both.""",
+        yaml="""\
+name: public-cleanup-tour
+initial_history: histories/interrupted.json
+settings: {prepare_history: false}
+turns:
+  - user: Go on.
+    model:
+      - text: Going on.
+        usage: {input_tokens: 30, output_tokens: 3}
+        expect_input: {synthesized_returns: [], not_contains_text: [stale]}
+""",
+    ),
+    Example(
         title="Settings",
         file_name="settings.yaml",
         explanation="""`settings` changes how the run behaves: iteration and usage limits, retries, a per-turn timeout,
@@ -637,6 +713,10 @@ REFERENCE_GROUPS: tuple[tuple[str, tuple[type[BaseModel], ...]], ...] = (
         model.ToolCallMatcher, model.UsageExpectation, model.Bounds, model.ErrorExpectation,
         model.CompactionExpectation, control_expectations.SteeringExpectation,
         control_expectations.StoredPlacementWhen, control_expectations.CancellationExpectation,
+    )),
+    ("UI turns", (
+        ui_model.UiRequest, ui_model.UiAnswerExpectation, ui_model.UiStatusWhen, ui_model.UiEventsGolden,
+        ui_model.UiEventFields,
     )),
     ("Event log checks (docs/events.md)", (
         event_model.EventExpectations, event_model.EventMatcher, event_model.EventCount,

@@ -11,7 +11,7 @@ import pytest
 from agentrig.runtime.reports.report_files import describe_check
 from agentrig.runtime.suite.reports import scenario_json
 from agentrig.runtime.suite.runner import RunOptions, SuiteResult, run_suite
-from agentrig.scenarios.loader import load_paths
+from agentrig.scenarios.loader import LoadedScenario, load_paths
 
 REPO = Path(__file__).resolve().parent.parent
 SUITE = REPO / "scenarios"
@@ -55,7 +55,22 @@ def test_every_scenario_has_a_golden_and_explicit_usage() -> None:
                     assert step.usage is not None, f"{where}: scripted steps need explicit usage"
     goldens = {path.resolve() for path in SUITE.rglob("golden/*.json")}
     used = {path.resolve() for path in (item.golden_path() for item in loaded) if path is not None}
+    used |= {
+        item.resolve(golden.golden).resolve()
+        for item in ui_scenarios(loaded)
+        if (golden := item.scenario.expect.ui_events) is not None
+    }
     assert goldens == used, f"golden files no scenario uses: {sorted(goldens - used)}"
+
+
+def ui_scenarios(loaded: list[LoadedScenario]) -> list[LoadedScenario]:
+    """The scenarios with UI turns, each with its golden of the adapter's events (`expect.ui_events`)."""
+    with_ui = [item for item in loaded if any(turn.ui is not None for turn in item.scenario.turns)]
+    for item in with_ui:
+        golden = item.scenario.expect.ui_events
+        assert golden is not None, f"{item.id}: UI turns and no expect.ui_events golden"
+        assert item.resolve(golden.golden).is_file(), f"{item.id}: {golden.golden} missing"
+    return with_ui
 
 
 def test_the_tutorial_example_passes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

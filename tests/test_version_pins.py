@@ -61,7 +61,7 @@ def test_tox_has_one_env_per_pin_installing_exactly_that_pin() -> None:
     assert set(tox["env"]) == {f"py-pai{version}" for version in PINNED}
     for version in PINNED:
         deps = tox["env"][f"py-pai{version}"]["deps"]
-        assert deps[:2] == [f"pydantic-ai-slim[openai,anthropic]=={version}", f"pydantic-graph=={version}"]
+        assert deps[:2] == [f"pydantic-ai-slim[openai,anthropic,ag-ui,ui]=={version}", f"pydantic-graph=={version}"]
         assert deps == load_noxfile().pins(version), "tox installs what the nox compat session installs"
     assert tox["env_run_base"]["runner"] == "uv-venv-runner"
     assert tox["env_run_base"]["set_env"]["UV_PYTHON_DOWNLOADS"] == "never"

@@ -2,7 +2,7 @@
 
 Evidence boundary: these are import checks plus the published dependency metadata of the installed core, not
 integration with sessions, authorization or streaming. Each import check is skipped, with the reason, when its
-extra is not installed (the default dev venv has none of them); the metadata checks always run.
+extra is not installed (the nox sessions install them all: `pins()`); the metadata checks always run.
 """
 
 from __future__ import annotations

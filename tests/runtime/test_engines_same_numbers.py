@@ -32,9 +32,16 @@ NOT_RUN = {
     "structured-output-prompted",
     "structured-output-tool",
     "user-documents",
+    "history-cleanup-public",
+    "harness-tool-output-limits",
+    "ui-agui-frontend-tool",
+    "ui-agui-refusals",
+    "ui-agui-tool-results",
+    "ui-vercel-tool-round-trip",
 }
-"""Scenarios naming a user's own pydantic-ai agent, or using pydantic-ai's steering, cancel points or capabilities,
-structured output or attachments other than images: tinyagent does not run them (docs/removal.md)."""
+"""Scenarios naming a user's own pydantic-ai agent, or using pydantic-ai's steering, cancel points, capabilities,
+extras, UI adapters or its own history cleanup, structured output or attachments other than images: tinyagent does
+not run them (docs/removal.md)."""
 
 
 def _run(out: Path, execute: Any) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from agentrig.runtime.matrix.environments import (
     probe_python,
     run_matrix,
 )
+from agentrig.runtime.matrix.extras import scenario_extras
 from agentrig.runtime.matrix.report import REPORT_FORMAT, build_report
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -415,12 +416,27 @@ def no_real_builds(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: 
     monkeypatch.setattr(matrix_module, "find_uv", lambda: str(guard))
 
 
-def spec_for(tmp_path: Path, version: str) -> EnvironmentSpec:
+def spec_for(tmp_path: Path, version: str, *, extras: tuple[str, ...] = ()) -> EnvironmentSpec:
     """The spec run_matrix computes for this interpreter and no project."""
     python, python_version = probe_python(sys.executable)
     return environment_spec(
-        version, python=python, python_version=python_version, env_root=tmp_path / "envs", project=None
+        version, python=python, python_version=python_version, env_root=tmp_path / "envs", project=None, extras=extras
     )
+
+
+def test_the_environments_install_the_extras_the_scenarios_need(tmp_path: Path) -> None:
+    # The shipped suite has UI turns (ag-ui, vercel-ai) and harness scenarios: every version's environment gets
+    # pydantic-ai-slim's adapter extras on the pin and pydantic-ai-harness unpinned, in the one install call.
+    extras = scenario_extras([REPO_ROOT / "scenarios"])
+    assert extras == ("ag-ui", "harness", "vercel-ai")
+    spec = spec_for(tmp_path, "2.38.0", extras=extras)
+    assert spec.install_args[-3:] == (
+        "pydantic-ai-slim[ag-ui,ui]==2.38.0",
+        "pydantic-graph==2.38.0",
+        "pydantic-ai-harness",
+    )
+    plain = spec_for(tmp_path, "2.38.0", extras=scenario_extras([REPO_ROOT / "scenarios" / "text_answer.yaml"]))
+    assert plain.install_args[-2:] == ("pydantic-ai-slim==2.38.0", "pydantic-graph==2.38.0")
 
 
 def test_an_environment_that_holds_the_pin_is_reused(tmp_path: Path) -> None:
@@ -455,8 +471,9 @@ def test_a_directory_that_is_not_an_environment_is_never_deleted(tmp_path: Path)
 
 
 def test_run_matrix_runs_each_version_in_its_environment_and_reports_progress(tmp_path: Path) -> None:
-    fake_environment(spec_for(tmp_path, "2.38.0"), {"a": "passed", "b": "passed"})
-    fake_environment(spec_for(tmp_path, "2.60.0"), {"a": "passed", "b": "failed"})
+    extras = scenario_extras([Path("scenarios")])  # the environments install what the shipped scenarios require
+    fake_environment(spec_for(tmp_path, "2.38.0", extras=extras), {"a": "passed", "b": "passed"})
+    fake_environment(spec_for(tmp_path, "2.60.0", extras=extras), {"a": "passed", "b": "failed"})
     lines: list[str] = []
     options = MatrixOptions(
         paths=(Path("scenarios"),), versions=("2.38.0", "2.60.0"), out=tmp_path / "out", env_root=tmp_path / "envs"

@@ -40,6 +40,12 @@ REFUSED = {
     "structured-output-prompted": "a structured output",
     "structured-output-tool": "a structured output",
     "user-documents": "attachments other than images",
+    "history-cleanup-public": "`settings.prepare_history: false`",
+    "harness-tool-output-limits": "`requires: ['harness']`",
+    "ui-agui-frontend-tool": "UI requests (`ui: ag-ui`",
+    "ui-agui-tool-results": "UI requests (`ui: ag-ui`",
+    "ui-agui-refusals": "UI requests (`ui: ag-ui`",
+    "ui-vercel-tool-round-trip": "UI requests (`ui: vercel-ai`",
 }
 NOT_RUN = OWN_AGENT | set(REFUSED)
 

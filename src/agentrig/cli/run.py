@@ -332,7 +332,7 @@ def _golden_lines(scenarios: Iterable[Mapping[str, Any]]) -> list[str]:
     unchanged = 0
     for scenario in scenarios:
         for check in scenario["checks"]:
-            if check["name"] != "scenario: golden" or not check["passed"]:
+            if check["name"] not in ("scenario: golden", "scenario: ui_events golden") or not check["passed"]:
                 continue
             detail = str(check.get("detail") or "")
             if detail.startswith(("golden written", "golden updated")):

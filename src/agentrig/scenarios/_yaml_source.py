@@ -269,3 +269,19 @@ def format_field_path(field_path: Sequence[PathElement]) -> str:
         else:
             text += f".{element}" if text else element
     return text
+
+
+def ui_field_lines(root: Node) -> dict[str, int]:
+    """The line of each field of each turn's `ui:` mapping, by field path (`turns[0].ui.protocol`): what a run names
+    in an error once the scenario is detached from its YAML (the turn's extra missing, its request file unreadable)."""
+    turns = find_node(root, ("turns",))
+    lines: dict[str, int] = {}
+    if not turns.found or not isinstance(turns.node, SequenceNode):
+        return lines
+    for index in range(len(turns.node.value)):
+        ui = find_node(turns.node, (index, "ui"))
+        if ui.found and isinstance(ui.node, MappingNode):
+            for key_node, value_node in ui.node.value:
+                if isinstance(key_node, ScalarNode):
+                    lines[format_field_path(("turns", index, "ui", str(key_node.value)))] = node_position(value_node)[0]
+    return lines

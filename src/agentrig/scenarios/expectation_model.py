@@ -11,6 +11,7 @@ from agentrig.scenarios._strict import JsonValue
 from agentrig.scenarios._strict import Strict as _Strict
 from agentrig.scenarios.control_expectations import CancellationExpectation, SteeringExpectation
 from agentrig.scenarios.event_model import EventExpectations
+from agentrig.scenarios.ui_model import UiAnswerExpectation, UiEventsGolden
 
 __all__ = [
     "Bounds",
@@ -190,6 +191,8 @@ class TurnExpectations(_Strict):
     pending_calls: tuple[str, ...] | None = None
     """The calls still waiting for the host after this turn, in call order (the first is the one handed over
     next); `[]`: none."""
+    ui: UiAnswerExpectation | None = None
+    """Checks on the answer to a UI turn (`ui:`): its HTTP status and its encoded events."""
 
 
 InvariantName = Literal[
@@ -211,3 +214,6 @@ class ScenarioExpectations(TurnExpectations):
     """Path (relative to the scenario file) of the golden canonical history, compared exactly."""
     events: EventExpectations = Field(default_factory=EventExpectations)
     """Checks on the event log (docs/events.md); its built-in rules run unless `rules: none`."""
+    ui_events: UiEventsGolden | None = None
+    """Every UI turn's answer compared with a golden file (ids and timestamps masked), with the fields that differ
+    between versions stated."""

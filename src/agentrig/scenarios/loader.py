@@ -32,6 +32,7 @@ from agentrig.scenarios._yaml_source import (
     format_field_path,
     node_position,
     parse_yaml,
+    ui_field_lines,
 )
 from agentrig.scenarios.model import Scenario
 from agentrig.scenarios.referenced_files import ScenarioWarning, check_referenced_files
@@ -80,7 +81,8 @@ class LoadedScenario:
     node: Node | None = field(default=None, compare=False, repr=False)
     """The scenario's YAML node, for `line_of` (None when built without a file or `detached`)."""
     top_level_lines: Mapping[str, int] = field(default_factory=dict, compare=False, repr=False)
-    """Line of each top-level field's value, kept by `detached` so `line_of(key)` still answers without the node."""
+    """Line of each top-level field's value (and of each UI turn's `ui` fields, by field path), kept by `detached` so
+    `line_of` still answers for them without the node."""
 
     def detached(self) -> LoadedScenario:
         """This scenario without its YAML node: small to pickle, so `-j` workers get the scenario itself
@@ -92,6 +94,7 @@ class LoadedScenario:
             for key_node, value_node in self.node.value:  # the last equal key wins, as in `find_node`
                 if isinstance(key_node, ScalarNode):
                     lines[str(key_node.value)] = node_position(value_node)[0]
+        lines.update(ui_field_lines(self.node))  # a UI turn's errors at run time name its line
         return replace(self, node=None, top_level_lines=lines)
 
     @property
@@ -116,9 +119,7 @@ class LoadedScenario:
     def line_of(self, *field_path: PathElement) -> int:
         """The line of a field in the file (e.g. `line_of("turns", 1, "expect")`); the nearest ancestor's if absent."""
         if self.node is None:
-            if len(field_path) == 1:
-                return self.top_level_lines.get(str(field_path[0]), self.line)
-            return self.line
+            return self.top_level_lines.get(format_field_path(field_path), self.line)
         return node_position(find_node(self.node, field_path).node)[0]
 
     def declares(self, *field_path: PathElement) -> bool:

@@ -48,11 +48,14 @@ class ScenarioWarning:
 def check_referenced_files(
     scenario: Scenario, node: Node, path: Path, prefix: tuple[PathElement, ...]
 ) -> tuple[list[ScenarioError], list[ScenarioWarning]]:
-    required = {
+    required: dict[tuple[PathElement, ...], str | None] = {
         ("system_prompt_file",): scenario.system_prompt_file,
         ("context_file",): scenario.context_file,
         ("initial_history",): scenario.initial_history,
     }
+    for index, turn in enumerate(scenario.turns):  # a UI turn's request body, read from a file
+        if turn.ui is not None and turn.ui.input_file is not None:
+            required["turns", index, "ui", "input_file"] = turn.ui.input_file
     errors: list[ScenarioError] = []
     for field_path, name in required.items():
         if name is not None and not (path.parent / name).is_file():

@@ -58,6 +58,13 @@ class Settings(_Strict):
     """Prune the content of all but the N most recent tool returns before each request."""
     compaction: CompactionSettings | None = None
     """Compact the history when it nears the context window. Omitted: no compaction."""
+    prepare_history: bool = True
+    """agentrig's own history preparation before each run (the loop contract's step 3: dangling calls and
+    orphaned results removed, consecutive requests merged, a trailing request dropped, old tool outputs pruned).
+    `false` hands the stored history to pydantic-ai as it is, so a scenario proves what pydantic-ai's own run
+    pipeline does with a damaged history (its public cleanup closes dangling calls as interrupted and drops
+    orphaned results); `expect_input` shows what the model received. What a turn stores is still finalized
+    (an interrupted turn's `[INTERRUPTED]`, calls an error left open closed)."""
     pass_rate: float | None = Field(default=None, ge=0, le=1)
     """The fraction of its runs under `agentrig run --repeat N` the scenario must pass, 0 to 1 (omitted: `--pass-rate`,
     else 1, every run). A real model is not deterministic: `pass_rate: 0.8` with `--repeat 10` accepts 2 failures."""

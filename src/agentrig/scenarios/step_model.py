@@ -109,7 +109,12 @@ class ModelInputCheck(_Strict):
     no_system_prompt_from_history: bool = False
     """No system prompt came from the stored history (only the agent's own may appear, in the first request)."""
     no_dangling_tool_calls: bool = False
-    """Every tool call the model sees has a return or retry before the next request."""
+    """Every tool call the model sees has a return or retry before the next request (a return pydantic-ai
+    synthesized for a dangling call does not count: see `synthesized_returns`)."""
+    synthesized_returns: tuple[str, ...] | None = None
+    """Exactly these calls (tool_call_ids, in call order) reached the model answered only by a return pydantic-ai
+    synthesized itself: its public history cleanup closes a dangling call as `interrupted` (`[]`: none). With
+    `settings.prepare_history: false` this proves pydantic-ai's own cleanup."""
     message_count: int | None = None
     """Exactly this many messages were sent."""
     contains_text: tuple[str, ...] = ()

@@ -20,6 +20,7 @@ from yaml.nodes import Node
 from agentrig.errors import ScenarioError
 from agentrig.scenarios._yaml_source import find_node, format_field_path, node_position
 from agentrig.scenarios.model import Scenario, ScriptedToolCall, ToolCallsExpectation
+from agentrig.scenarios.ui_model import frontend_tool_names
 
 __all__ = ["ScriptedCall", "did_you_mean", "expects_call", "scripted_calls", "unknown_tool_call_errors"]
 
@@ -82,6 +83,10 @@ def unknown_tool_call_errors(
     for scripted in scripted_calls(scenario):
         call = scripted.call
         if call.name in known or expects_call(scenario, tool_name=call.name, tool_call_id=call.id):
+            continue
+        request = scenario.turns[int(scripted.field_path[1])].ui
+        frontend = frontend_tool_names(request, path.parent) if request is not None else frozenset[str]()
+        if frontend is None or call.name in frontend:  # a UI turn's frontend tools are the agent's in that turn
             continue
         field_path = (*prefix, *scripted.field_path, "name")
         line = column = None

@@ -10,6 +10,7 @@ from agentrig.scenarios.content_model import Attachment, UserMessage
 from agentrig.scenarios.expectation_model import TurnExpectations
 from agentrig.scenarios.step_model import ModelStep
 from agentrig.scenarios.turn_controls import CancelPoint, SteeringMessage, check_turn_points
+from agentrig.scenarios.ui_model import UiRequest
 
 __all__ = ["ApprovalDecision", "SubAgentScript", "Turn"]
 
@@ -47,6 +48,9 @@ class Turn(_Strict):
     `ApprovalRequired`), by tool_call_id (continue without a prompt): `true` approves (the real tool runs),
     `false` denies with pydantic-ai's default message, `{deny: message}` denies with that message,
     `{args: {...}}` approves with replaced arguments (which the tool must accept: see `args`)."""
+    ui: UiRequest | None = None
+    """The turn arrives as one request of a UI protocol (AG-UI, Vercel AI) to pydantic-ai's adapter, which reads
+    the conversation from it and encodes the run as events (see `UiRequest`); no `user` then."""
     steer: tuple[SteeringMessage, ...] = ()
     """Steering messages the host enqueues during this turn (see `SteeringMessage`); each is checked to reach
     the model exactly once."""
@@ -61,6 +65,11 @@ class Turn(_Strict):
             raise ValueError("a turn with approvals continues the deferred calls: it takes no user prompt")
         if isinstance(self.user, tuple) and not self.user:
             raise ValueError("user: an empty list sends nothing; give text or attachments, or leave user out")
+        if self.ui is not None:
+            others = [name for name in ("user", "deferred_results", "approvals", "cancel") if getattr(self, name)]
+            others += ["steer"] if self.steer else []
+            if others:
+                raise ValueError(f"a ui turn takes its conversation from the request: no {', '.join(others)}")
         check_turn_points(self.model, self.steer, self.cancel)
         return self
 

@@ -28,6 +28,7 @@ from agentrig.runtime.checks.history_checks import (
 )
 from agentrig.runtime.checks.output_checks import check_structured_output
 from agentrig.runtime.checks.tool_call_checks import check_tool_calls
+from agentrig.runtime.checks.ui_checks import ui_golden_checks, ui_turn_checks
 from agentrig.runtime.checks.unknown_tool_checks import SubAgentHistory, unknown_tool_checks
 from agentrig.runtime.history.canonical import JsonValue, Message
 from agentrig.runtime.history.run_records import Check, TurnRecord
@@ -226,6 +227,7 @@ def check_turn(
         checks.extend(_check_compaction(expect.compaction, turn, label))
     checks.extend(steering_delivery_checks(turn, label))
     checks.extend(control_checks(expect, turn, label))
+    checks.extend(ui_turn_checks(expect.ui, turn, label))
     for model_check in turn.model_input_checks:
         # The engine names them `turn N, step M: ...`; add the label only when the name lacks it.
         name = model_check.name if model_check.name.startswith(label) else f"{label}: {model_check.name}"
@@ -283,6 +285,12 @@ def check_scenario(
             checks.append(check_golden(golden_path, history, update=update_golden))
         else:
             checks.append(skip_check("scenario: golden", str(golden_path)))
+    if expect.ui_events is not None:
+        ui_path = source.resolve(expect.ui_events.golden)
+        if scripted:
+            checks.extend(ui_golden_checks(expect.ui_events, turns, ui_path, update=update_golden))
+        else:
+            checks.append(skip_check("scenario: ui_events golden", str(ui_path)))
     return checks
 
 
@@ -302,6 +310,8 @@ def _check_final_state(expect: ScenarioExpectations, turns: Sequence[TurnRecord]
         checks.extend(check_tool_calls(expect.tool_calls, calls, statuses, label, scripted=scripted))
     if expect.usage is not None:
         checks.extend(_check_usage(expect.usage, Usage.total(t.usage for t in turns), label, scripted=scripted))
+    if expect.ui is not None and last is not None:
+        checks.extend(ui_turn_checks(expect.ui, last, label))
     if expect.error is not None and last is not None:
         checks.extend(_check_error(expect.error, last, label, scripted=scripted))
     if expect.interrupted is not None:

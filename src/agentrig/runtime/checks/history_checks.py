@@ -24,6 +24,7 @@ __all__ = [
     "InvariantChecker",
     "canonical_golden_bytes",
     "check_golden",
+    "check_golden_bytes",
     "check_invariant_expectations",
     "rebuild_registry",
     "strip_run_ids",
@@ -182,8 +183,11 @@ def _golden_bytes(path: Path) -> bytes | None:
 
 def check_golden(path: Path, history: Sequence[Message], *, update: bool) -> Check:
     """Compare the final history with the golden file byte for byte; with `update`, rewrite it (atomically)."""
-    name = "scenario: golden"
-    actual = canonical_golden_bytes(history)
+    return check_golden_bytes(path, canonical_golden_bytes(history), update=update, name="scenario: golden")
+
+
+def check_golden_bytes(path: Path, actual: bytes, *, update: bool, name: str, what: str = "history") -> Check:
+    """Compare `actual` with the golden file at `path` byte for byte; with `update`, rewrite it (atomically)."""
     try:
         existing = _golden_bytes(path)
     except InputFileError as error:  # over the limit: neither compared nor replaced
@@ -224,6 +228,6 @@ def check_golden(path: Path, history: Sequence[Message], *, update: bool) -> Che
         name=name,
         passed=False,
         expected=str(path),
-        actual="a different history (diff below)",
+        actual=f"a different {what} (diff below)",
         detail=detail + "(run with --update-golden to accept)",
     )

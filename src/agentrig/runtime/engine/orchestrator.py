@@ -45,7 +45,7 @@ from agentrig.runtime.engine.compaction.controller import estimate_tokens
 from agentrig.runtime.engine.compaction.model_input import compacted_input
 from agentrig.runtime.engine.host_queue import HostQueue
 from agentrig.runtime.engine.pydantic_ai_engine.structured_output import recorded_output
-from agentrig.runtime.engine.seam import Attempt, AttemptRequest, CompactedInput, Engine
+from agentrig.runtime.engine.seam import Attempt, AttemptRequest, CompactedInput, Engine, ProtocolRequest
 from agentrig.runtime.history.canonical import (
     Message,
     Part,
@@ -179,11 +179,13 @@ class RequestOrchestrator:
         deferred_results: Mapping[str, Any] | None = None,
         steering: Sequence[SteeringMessage] = (),
         cancel: CancelPoint | None = None,
+        protocol_request: ProtocolRequest | None = None,
     ) -> TurnRecord:
         """One request: the user's prompt (text, or text and attachments; None to continue pending/deferred
         calls) -> its TurnRecord.
 
-        `steering` and `cancel` are the host's actions during the run (`host_queue` keeps what carries over)."""
+        `steering` and `cancel` are the host's actions during the run (`host_queue` keeps what carries over). A
+        `protocol_request` (a UI turn) brings its own conversation: it replaces the stored history, unprepared."""
         started = time.perf_counter()
         self.runtime.reset(uuid.uuid4().hex[:8], describe_prompt(prompt))
         if deferred_results is not None and prompt is None:
@@ -193,7 +195,14 @@ class RequestOrchestrator:
             deferred_results = all_results
         carried = self.host.carried_steering()
         self._resumed_call_ids = frozenset(deferred_results or ())
-        history, tail = self._prepared_history(resume=deferred_results is not None)
+        if protocol_request is not None:
+            history, tail = list(protocol_request.history), []
+            # The request's last message may answer calls an earlier turn left with the client (its frontend tools):
+            # the run reports it as its first request, and the registry settles those calls then.
+            answers = history[-1].parts if history and history[-1].kind == "request" else ()
+            self._resumed_call_ids = frozenset(i for i in map(answered_tool_call_id, answers) if i is not None)
+        else:
+            history, tail = self._prepared_history(resume=deferred_results is not None)
         full_input = [*history, *tail]
         # The compactor judges what the model would be sent: the history plus the new prompt's request.
         next_request = [Message.request(prompt_part(prompt))] if prompt is not None else []
@@ -211,6 +220,7 @@ class RequestOrchestrator:
             steering=(*carried, *steering),
             carried_steering=len(carried),
             cancel=cancel,
+            protocol_request=protocol_request,
         )
         attempt = await self.engine.attempt(request, self)
         if attempt.error is not None and attempt.error.kind == "context_length" and self.compactor is not None:
@@ -243,6 +253,8 @@ class RequestOrchestrator:
         """
         keep = self.settings.prune_keep_recent_tool_outputs
         stored = self.session.messages
+        if not self.settings.prepare_history:
+            return list(stored), []  # `settings.prepare_history: false`: the framework's own cleanup gets it as is
         if resume:
             head, tail = split_at_last_response(stored)
             prepared = prepare_history(head, prune_keep_recent=keep, keep_pending_tool_calls=True)
@@ -412,6 +424,11 @@ class RequestOrchestrator:
             cancellation=attempt.cancellation,
             duration_s=time.perf_counter() - started,
         )
+
+    def turn_without_run(self) -> TurnRecord:
+        """A turn whose request never reached the agent (a UI request its adapter refused): recorded, nothing run."""
+        self.runtime.reset(uuid.uuid4().hex[:8], None)
+        return self._held_turn(time.perf_counter())
 
     def _held_turn(self, started: float) -> TurnRecord:
         """A continuation that answered some of the pending calls: results held, the agent not run."""

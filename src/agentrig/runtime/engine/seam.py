@@ -15,7 +15,7 @@ messages. A new engine (a streamed run, another framework) implements `attempt` 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -27,7 +27,18 @@ from agentrig.runtime.models.stops import RunStopped
 from agentrig.scenarios.model import Settings
 from agentrig.scenarios.turn_controls import CancelPoint, SteeringMessage
 
-__all__ = ["Attempt", "AttemptRequest", "CompactedInput", "Engine", "TurnObserver"]
+__all__ = ["Attempt", "AttemptRequest", "CompactedInput", "Engine", "ProtocolRequest", "TurnObserver"]
+
+
+class ProtocolRequest(Protocol):
+    """A turn that arrived as one request of a UI protocol (`ui:`): the conversation is the one the request
+    carries, handed to the framework as its adapter hands it (no history preparation), and the engine runs it as
+    the adapter would (`engine/pydantic_ai_engine/ui_turn.py`)."""
+
+    @property
+    def history(self) -> Sequence[Message]:
+        """The request's conversation, canonical: what the run starts from."""
+        ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -61,6 +72,8 @@ class AttemptRequest:
     """How many of `steering`, from the front, were carried over from the previous turn."""
     cancel: CancelPoint | None = None
     """Where the host cancels the run; None: it is not cancelled."""
+    protocol_request: ProtocolRequest | None = None
+    """Set for a UI turn: the request the engine runs as the protocol's adapter does."""
 
 
 @dataclass(slots=True, kw_only=True)

@@ -10,6 +10,7 @@ from typing import Literal, TypeAlias
 from agentrig.runtime.history.canonical import JsonValue, Message, ToolCallPart
 from agentrig.runtime.history.provider_attempts import ProviderAttempts
 from agentrig.runtime.history.turn_controls import CancellationSnapshot, SteeringDelivery
+from agentrig.runtime.history.ui_exchange import UiExchange
 from agentrig.runtime.history.usage import Usage
 
 RunErrorKind: TypeAlias = Literal[
@@ -107,6 +108,8 @@ class TurnRecord:
     """The framework's snapshot when the turn was cancelled at its `cancel` point."""
     pending_calls: tuple[str, ...] = ()
     """Calls still waiting for the host after the turn, in call order."""
+    ui: UiExchange | None = None
+    """A UI turn's answer: the adapter's HTTP status and encoded events (`ui_exchange`)."""
     duration_s: float = 0.0
 
 

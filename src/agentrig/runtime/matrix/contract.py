@@ -12,6 +12,7 @@ listed under the rows: a difference between versions that a scenario tolerates i
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,7 @@ from agentrig.errors import AgentrigError
 from agentrig.runtime.matrix.compare import ScenarioComparison
 from agentrig.scenarios.expectation_model import TurnExpectations
 from agentrig.scenarios.loader import load_paths
+from agentrig.scenarios.model import Scenario
 
 __all__ = ["CONTRACT_ROWS", "ContractRow", "VersionNote", "contract_section", "version_notes"]
 
@@ -36,6 +38,8 @@ class ContractRow:
     """Scenario tags whose scenarios are the row's evidence."""
     without_scenario: str = ""
     """Why the row has no scenario (yet), shown instead of a status."""
+    not_covered: str = ""
+    """What the contract names on the row that no scenario can prove, and why (listed under the table)."""
 
 
 CONTRACT_ROWS: tuple[ContractRow, ...] = (
@@ -48,19 +52,25 @@ CONTRACT_ROWS: tuple[ContractRow, ...] = (
     ContractRow(area="Deferred host actions", api="`ExternalToolset`, `DeferredToolRequests`, `DeferredToolResults`",
                 tags=("host-actions",)),
     ContractRow(area="Tool arguments", api="`ToolCallPart.args_as_dict()`", tags=("tool-arguments",)),
-    ContractRow(area="Model-input history cleanup", api="the public `Agent` run pipeline", tags=("history-cleanup",)),
+    ContractRow(area="Model-input history cleanup", api="the public `Agent` run pipeline", tags=("history-cleanup",),
+                not_covered="`history-cleanup-public` proves pydantic-ai's own cleanup (`settings.prepare_history: "
+                            "false`); `history-cleanup-continuation` proves what the model receives after agentrig's "
+                            "own preparation, which runs first by default"),
     ContractRow(area="Application history policy", api="`ProcessHistory`, `Hooks(model_request=...)` capabilities",
                 tags=("history-policy",)),
     ContractRow(area="Session storage and reload", api="`ModelMessagesTypeAdapter`, stored histories resumed",
                 tags=("sessions", "resume")),
     ContractRow(area="Harness compaction / memory", api="pydantic-ai-harness capabilities (optional extra)",
                 tags=("harness",),
-                without_scenario="a scenario needs `requires: [harness]`; the pinned environments do not install "
-                                 "pydantic-ai-harness (tests/compatibility/test_optional_extras.py imports it where "
-                                 "`nox -s adapters` installs it)"),
+                not_covered="harness compaction (`ClearToolResults`, `SlidingWindowCompaction`) sends the model the "
+                            "same input on every pin but stores it differently: harness 0.30, 0.31, 0.59 and 0.60 "
+                            "keep the compacted history, 0.36 (beside 2.68) only the original, so no golden holds on "
+                            "every pin; the shipped scenario uses `ToolOutputLimits`, which is the same everywhere"),
     ContractRow(area="UI protocols", api="`AGUIAdapter.build_run_input`, `AGUIEventStream`; `VercelAIAdapter`",
                 tags=("ag-ui", "vercel-ai"),
-                without_scenario="the UI-protocol turn is not part of the scenario language yet"),
+                not_covered="pydantic-ai's adapters answer no 501 (an unknown message role is skipped with a warning "
+                            "and the request runs); a duplicate tool result is passed on, not refused (refusing it is "
+                            "the runtime's own work); the session mapping (thread to session) is the application's"),
     ContractRow(area="Definitions / evolving artifacts", api="native instructions / capabilities", tags=(),
                 without_scenario="application behaviour (definition versions, activation, rollback): no pydantic-ai "
                                  "surface for a scenario to exercise"),
@@ -98,6 +108,7 @@ def version_notes(paths: Sequence[Path]) -> list[VersionNote]:
             (f"turn {index + 1}", turn.expect) for index, turn in enumerate(scenario.turns)
         ]
         places.append(("scenario", scenario.expect))
+        notes.extend(_ui_notes(scenario))
         for label, expect in places:
             for wanted in expect.steering:
                 if isinstance(wanted.stored, tuple):
@@ -108,6 +119,29 @@ def version_notes(paths: Sequence[Path]) -> list[VersionNote]:
                             per_version=tuple((s.when_pydantic_ai, s.placement) for s in wanted.stored),
                         )
                     )
+    return notes
+
+
+def _ui_notes(scenario: Scenario) -> list[VersionNote]:
+    """A UI scenario's per-version statuses and event fields."""
+    notes: list[VersionNote] = []
+    for index, turn in enumerate(scenario.turns):
+        status = turn.expect.ui.status if turn.expect.ui is not None else None
+        if isinstance(status, tuple):
+            per_version = tuple((variant.when_pydantic_ai, str(variant.status)) for variant in status)
+            where = f"turn {index + 1}: UI status"
+            notes.append(VersionNote(scenario=scenario.name, where=where, per_version=per_version))
+    golden = scenario.expect.ui_events
+    if golden is not None and golden.versions:
+        per_version = tuple(
+            (
+                ", ".join(f"{name} {spec}" for name, spec in (("pydantic-ai", v.when_pydantic_ai),
+                                                              ("ag-ui-protocol", v.when_ag_ui_protocol)) if spec),
+                json.dumps(v.fields, sort_keys=True) if v.fields else "none",
+            )
+            for v in golden.versions
+        )  # fmt: skip
+        notes.append(VersionNote(scenario=scenario.name, where="UI event fields", per_version=per_version))
     return notes
 
 
@@ -142,6 +176,11 @@ def contract_section(
     ]
     lines += ["| " + " | ".join(_row_status(row, scenarios, versions)) + " |" for row in CONTRACT_ROWS]
     lines.append("")
+    uncovered = [row for row in CONTRACT_ROWS if row.not_covered]
+    if uncovered:
+        lines += ["What the rows' scenarios do not prove, and why:", ""]
+        lines += [f"- {row.area}: {row.not_covered}." for row in uncovered]
+        lines.append("")
     if notes:
         lines += [
             "### Differences between versions that scenarios state",

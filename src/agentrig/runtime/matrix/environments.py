@@ -5,7 +5,8 @@
 For each version an environment `.agentrig/matrix/py<X.Y>-<version>/` is built, or reused when it already holds
 that pin, with one resolver call that installs the user's project (editable), agentrig from the same source as the
 running one, and `pydantic-ai-slim==V pydantic-graph==V`. uv builds it when it can be found, else `python -m venv`
-and pip. Each environment then runs `python -m agentrig run PATHS --out OUT/<version>` in a subprocess, and
+and pip; with it go the optional extras the scenarios need (`matrix.extras`: the UI adapters, pydantic-ai-harness).
+Each environment then runs `python -m agentrig run PATHS --out OUT/<version>` in a subprocess, and
 `matrix_compare` compares the outputs and `matrix_report` writes the report. This module never imports pydantic-ai:
 the versions under test live only in the subprocesses.
 """
@@ -33,6 +34,7 @@ from agentrig.errors import EXIT_USAGE, AgentrigError, InfrastructureError, Usag
 from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.owned_folder import Layout, OwnedFolder, verify_folder
 from agentrig.runtime.matrix.compare import VersionOutput, load_version_output
+from agentrig.runtime.matrix.extras import pin_requirements, scenario_extras
 from agentrig.runtime.matrix.report import MatrixReport, build_report
 from agentrig.runtime.reports.render import COMPATIBILITY_HTML
 from agentrig.runtime.reports.report_files import RUN_LAYOUT
@@ -161,9 +163,16 @@ def agentrig_install_args() -> tuple[str, ...]:
 
 
 def environment_spec(
-    version: str, *, python: str, python_version: str, env_root: Path, project: Path | None
+    version: str,
+    *,
+    python: str,
+    python_version: str,
+    env_root: Path,
+    project: Path | None,
+    extras: Sequence[str] = (),
 ) -> EnvironmentSpec:
-    """The environment for one pydantic-ai version: project + agentrig + the pin, in one install call."""
+    """The environment for one pydantic-ai version: project + agentrig + the pin (with the `extras` the scenarios
+    need, `matrix.extras`), in one install call."""
     agentrig_args = agentrig_install_args()
     install: list[str] = []
     if project is not None:
@@ -172,7 +181,7 @@ def environment_spec(
         # agentrig's own repository is its own "project": install it once.
         if not (Path(agentrig_path).exists() and Path(agentrig_path).resolve() == Path(project_path)):
             install += ["-e", project_path]
-    install += [*agentrig_args, f"pydantic-ai-slim=={version}", f"pydantic-graph=={version}"]
+    install += [*agentrig_args, *pin_requirements(version, extras)]
     return EnvironmentSpec(
         version=version,
         python=python,
@@ -382,9 +391,15 @@ def run_matrix(options: MatrixOptions, *, command_line: str = "", progress: Prog
         raise UsageError(f"--versions {','.join(options.versions)}: a version is listed twice")
     python, python_version = probe_python(options.python)
     uv = find_uv()
+    extras = scenario_extras(options.paths)
     specs = [
         environment_spec(
-            version, python=python, python_version=python_version, env_root=options.env_root, project=options.project
+            version,
+            python=python,
+            python_version=python_version,
+            env_root=options.env_root,
+            project=options.project,
+            extras=extras,
         )
         for version in options.versions
     ]

@@ -368,6 +368,23 @@ def _input_checks(
                 detail=detail,
             )
         )
+    if expect.synthesized_returns is not None:
+        _, synthesized = _answered_ids(messages)
+        closed = [
+            p.tool_call_id
+            for m in messages
+            if m.kind == "response"
+            for p in m.parts
+            if p.part_kind == "tool-call" and p.tool_call_id in synthesized
+        ]
+        checks.append(
+            Check(
+                name=f"{prefix}.synthesized_returns",
+                passed=closed == list(expect.synthesized_returns),
+                expected=list(expect.synthesized_returns),
+                actual=closed,
+            )
+        )
     # Output tools are tools the model can call too, as `tool_calls` expectations count them.
     offered = [tool.name for tool in [*info.function_tools, *info.output_tools]]
     checks.extend(

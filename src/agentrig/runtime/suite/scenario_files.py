@@ -6,6 +6,7 @@
                          pydantic_ai_dump.json   pydantic-ai's own dump of the messages, for version diffs
                          checks.json      every check with expected / actual / detail
                          events.jsonl     the run's events (docs/events.md)
+                         ui_answers.json  a UI turn's answer: the adapter's status and encoded events (UI turns only)
                          subagents/<module.attr>.run<N>.history.json   each run of a scripted sub-agent
 
 Creating a file costs more than serializing it on many file systems (0.15-0.3 ms on the 2-core CI machine,
@@ -34,7 +35,17 @@ from agentrig.runtime.history.redaction import dumps_redacted, redact_json_bytes
 from agentrig.runtime.history.run_records import Check, ScenarioResult
 from agentrig.runtime.suite.options import ExecutionLike
 
-__all__ = ["RUN_STOPPED", "check_json", "scenario_dir", "scenario_folder", "write_folder", "write_scenario_outputs"]
+UI_ANSWERS_FILE = "ui_answers.json"
+
+__all__ = [
+    "RUN_STOPPED",
+    "UI_ANSWERS_FILE",
+    "check_json",
+    "scenario_dir",
+    "scenario_folder",
+    "write_folder",
+    "write_scenario_outputs",
+]
 
 
 # O_NOFOLLOW: a link is never written through (the run's claim on the folder refused any it found, so one here appeared
@@ -167,6 +178,9 @@ def write_scenario_outputs(
         ("checks.json", dumps_redacted([check_json(c) for c in result.checks], pretty=True)),
         (EVENTS_FILE, dumps_events(events, redacted=True)),
     ]
+    answers = [turn.ui.to_json(turn=turn.index + 1) for turn in result.turns if turn.ui is not None]
+    if answers:  # UI turns: what the adapter answered each, unmasked (the golden masks ids and timestamps)
+        files.append((UI_ANSWERS_FILE, dumps_redacted(answers, pretty=True)))
     subfolders: list[str] = []
     if execution is not None:
         files.append(("history.json", dumps_redacted(history_to_json(result.history), pretty=True)))

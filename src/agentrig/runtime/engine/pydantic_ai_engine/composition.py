@@ -20,6 +20,7 @@ from agentrig.runtime.engine.module_loading import resolve_attribute
 from agentrig.runtime.engine.pydantic_ai_engine.deps import offline_import
 from agentrig.scenarios.composition_model import EXTRAS
 from agentrig.scenarios.loader import LoadedScenario
+from agentrig.scenarios.ui_model import UI_EXTRA
 
 __all__ = ["check_requires", "load_composition", "missing_extra"]
 
@@ -34,11 +35,19 @@ def missing_extra(extra: str) -> str | None:
 
 
 def check_requires(loaded: LoadedScenario) -> None:
-    """Refuse the scenario, at its `requires` line, when an extra it needs is missing."""
+    """Refuse the scenario, at its `requires` line, when an extra it needs is missing; a UI turn needs its
+    protocol's extra whether `requires` lists it or not (refused at the turn's `ui.protocol`)."""
     for index, extra in enumerate(loaded.scenario.requires):
         reason = missing_extra(extra)
         if reason is not None:
             raise ScenarioError(reason, path=loaded.path, line=loaded.line_of("requires"), field=f"requires[{index}]")
+    for index, turn in enumerate(loaded.scenario.turns):
+        reason = missing_extra(UI_EXTRA[turn.ui.protocol]) if turn.ui is not None else None
+        if reason is not None:
+            where = ("turns", index, "ui", "protocol")
+            raise ScenarioError(
+                reason, path=loaded.path, line=loaded.line_of(*where), field=f"turns[{index}].ui.protocol"
+            )
 
 
 def load_composition(loaded: LoadedScenario, *, offline: bool) -> list[Any]:

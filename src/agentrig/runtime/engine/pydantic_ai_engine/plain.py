@@ -42,6 +42,7 @@ from agentrig.runtime.engine.pydantic_ai_engine.held_failures import HeldFailure
 from agentrig.runtime.engine.pydantic_ai_engine.run_failures import tool_failure, unscripted_model_error
 from agentrig.runtime.engine.pydantic_ai_engine.session_conversion import SessionConversion
 from agentrig.runtime.engine.pydantic_ai_engine.turn_control import TurnControl
+from agentrig.runtime.engine.pydantic_ai_engine.ui_turn import UiTurn
 from agentrig.runtime.engine.seam import Attempt, AttemptRequest, CompactedInput, TurnObserver
 from agentrig.runtime.history.canonical import Message, ToolReturnPart
 from agentrig.runtime.history.cleanup import drop_answers_from_failed_call
@@ -101,18 +102,26 @@ class PydanticAIEngine:
         turn = self._turn = TurnControl(request, control, streamed=self.streams)
         held = HeldFailures()  # a failing tool call ends the run once its batch is done (`held_failures`)
         capabilities = [*self.agent.run_capabilities, *turn.capabilities(), held]
+        options: dict[str, Any] = {"deferred_tool_results": deferred_tool_results(request.deferred_results)}
+        ui = request.protocol_request
+        if isinstance(ui, UiTurn):  # a UI turn: the adapter's messages, and what it adds to a run (ui_turn.py)
+            history = ui.native_messages
+            capabilities += ui.capabilities()
+            options |= ui.run_options(self.agent)
+        else:
+            history = self._conversion.to_pydantic_ai(request.history)
         with capture_run_messages() as captured, open_run_control(control):
             try:
                 async with self.agent.agent.iter(
                     user_prompt_to_pydantic_ai(request.prompt),
-                    message_history=self._conversion.to_pydantic_ai(request.history),
+                    message_history=history,
                     model=model,
                     deps=self.agent.deps,
                     usage_limits=_usage_limits(settings),
-                    deferred_tool_results=deferred_tool_results(request.deferred_results),
                     cancellation_token=control.token,
                     retries=retries,
                     capabilities=capabilities,
+                    **options,
                 ) as run:
                     stopped, pending_request = await self._drive(run, observer, held)
                     return self._finished(run, stopped, pending_request, estimated, held)

@@ -31,6 +31,7 @@ from agentrig.runtime.engine.pydantic_ai_engine.deps import enter_deps
 from agentrig.runtime.engine.pydantic_ai_engine.plain import PydanticAIEngine
 from agentrig.runtime.engine.pydantic_ai_engine.streamed import PydanticAIStreamedEngine
 from agentrig.runtime.engine.pydantic_ai_engine.subagents import SubAgentRun, SubAgentScripts
+from agentrig.runtime.engine.pydantic_ai_engine.ui_turn import open_ui_turn
 from agentrig.runtime.engine.session_registry import scenario_registry
 from agentrig.runtime.engine.tool_threads import DaemonThreads
 from agentrig.runtime.history import jsonio
@@ -39,6 +40,7 @@ from agentrig.runtime.history.events import Event, EventLog
 from agentrig.runtime.history.run_records import ToolCallStatusRecord, TurnRecord
 from agentrig.runtime.history.sessions import Session, load_session, new_session
 from agentrig.runtime.history.tool_registry import ToolCallRegistry
+from agentrig.runtime.history.ui_exchange import UiExchange
 from agentrig.runtime.models.attachments import turn_prompt
 from agentrig.runtime.models.conversion import dump_pydantic_ai_json
 from agentrig.runtime.models.failures import classify
@@ -183,12 +185,15 @@ async def _run_turns(
     for index, turn in enumerate(scenario.turns):
         if script is not None:
             script.begin_turn(index)
-        record = await orchestrator.run(
-            turn_prompt(loaded, index),
-            deferred_results=turn_deferred_results(turn),
-            steering=turn.steer,
-            cancel=turn.cancel,
-        )
+        if turn.ui is not None:
+            record = await _ui_turn(loaded, index, orchestrator, handle)
+        else:
+            record = await orchestrator.run(
+                turn_prompt(loaded, index),
+                deferred_results=turn_deferred_results(turn),
+                steering=turn.steer,
+                cancel=turn.cancel,
+            )
         if script is not None:
             record = replace(record, model_input_checks=(*script.take_checks(), *subagents.take_checks()))
             mismatch = script.finish_turn()
@@ -209,6 +214,19 @@ async def _run_turns(
         subagent_runs=subagents.runs(),
         events=tuple(events.events),
     )
+
+
+async def _ui_turn(
+    loaded: LoadedScenario, index: int, orchestrator: RequestOrchestrator, handle: AgentHandle
+) -> TurnRecord:
+    """A UI turn: the request read by its adapter, run (unless refused), and the adapter's answer recorded."""
+    request = loaded.scenario.turns[index].ui
+    assert request is not None  # only called for a UI turn
+    ui = await open_ui_turn(loaded, index, request, handle)
+    if isinstance(ui, UiExchange):
+        return replace(orchestrator.turn_without_run(), ui=ui)
+    record = await orchestrator.run(None, protocol_request=ui)
+    return replace(record, ui=await ui.answer())
 
 
 def _with_last_output(session: Session, turns: list[TurnRecord]) -> Session:

@@ -73,6 +73,17 @@ def unsupported_features(scenario: Scenario) -> list[str]:
         found.append(
             "a structured output (`output.schema` / `output.type`: tinyagent's loop ends on text, with no output tool)"
         )
+    if not scenario.settings.prepare_history:
+        found.append(
+            "`settings.prepare_history: false` (hands the history to pydantic-ai's own cleanup; tinyagent has none)"
+        )
+    if any(step.expect_input and step.expect_input.synthesized_returns is not None for t in scenario.turns
+           for step in t.model):  # fmt: skip
+        found.append("`expect_input.synthesized_returns` (tool returns pydantic-ai's cleanup synthesizes)")
+    ui_turns = [(index + 1, turn.ui.protocol) for index, turn in enumerate(scenario.turns) if turn.ui is not None]
+    for protocol in sorted({protocol for _, protocol in ui_turns}):
+        numbers = ", ".join(str(number) for number, used in ui_turns if used == protocol)
+        found.append(f"UI requests (`ui: {protocol}`, turns {numbers}: read and answered by pydantic-ai's adapter)")
     for index, turn in enumerate(scenario.turns):
         if turn.approvals is not None:
             found.append(
