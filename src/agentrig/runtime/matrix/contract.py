@@ -75,8 +75,7 @@ CONTRACT_ROWS: tuple[ContractRow, ...] = (
                 without_scenario="application behaviour (definition versions, activation, rollback): no pydantic-ai "
                                  "surface for a scenario to exercise"),
     ContractRow(area="Host attachments", api="`BinaryContent`, `ImageUrl`, `DocumentUrl` on the user prompt",
-                tags=("attachments",),
-                without_scenario="user content on a scenario's user message comes with the user-content vocabulary"),
+                tags=("attachments",)),
     ContractRow(area="Usage, models, images and toolsets", api="`UsageLimits`, `RunUsage`, `FunctionToolset`",
                 tags=("usage", "limits")),
 )  # fmt: skip
