@@ -10,6 +10,8 @@ import pytest
 
 from tests.ci.action_runner import EXPRESSION, PINNED_USES, ROOT, ActionRun, load_action, run_action, steps_of
 
+pytestmark = pytest.mark.process
+
 BIN = Path(sys.executable).parent  # where this environment's `agentrig` and `python` live
 
 FAILING_SCENARIO = """\

@@ -14,6 +14,8 @@ import yaml
 
 from tests.ci.action_runner import PINNED_USES, ROOT, load_action
 
+pytestmark = pytest.mark.process
+
 EXAMPLES = ROOT / "examples" / "ci"
 DOC = ROOT / "docs" / "ci.md"
 EMBEDDED = re.compile(r"<!-- (examples/ci/[\w.-]+\.yml) -->\n```yaml\n(.*?)```\n", re.DOTALL)

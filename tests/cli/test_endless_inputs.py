@@ -16,6 +16,8 @@ import pytest
 
 from agentrig.input_files import HISTORY_FILE_LIMIT, PROMPT_LIMIT, SCENARIO_FILE_LIMIT
 
+pytestmark = pytest.mark.process
+
 ENDS_WITHIN_S = 60.0
 """A generous bound for a command that must end at once (it is the regression's guard, not a timing check)."""
 

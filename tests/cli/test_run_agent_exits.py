@@ -13,6 +13,8 @@ from typer.testing import CliRunner
 from agentrig.cli import app
 from agentrig.runtime.history import jsonio
 
+pytestmark = pytest.mark.process
+
 _AGENTS = {
     "exits_at_import": "import sys\nsys.exit(0)\n",
     "exits_in_factory": "import sys\n\ndef make():\n    sys.exit(0)\n",

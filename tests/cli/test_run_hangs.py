@@ -12,6 +12,8 @@ import pytest
 
 from tests.cli.run_process import finish, left_running, report, start_run, statuses, wait_for
 
+pytestmark = pytest.mark.process
+
 _HANGING = textwrap.dedent(
     """
     import asyncio

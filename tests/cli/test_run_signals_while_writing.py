@@ -15,6 +15,8 @@ import pytest
 
 from tests.cli.run_process import finish, report, wait_for
 
+pytestmark = pytest.mark.process
+
 _SLOW_REPORTS = """
 import sys, time
 from pathlib import Path

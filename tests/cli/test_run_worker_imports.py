@@ -7,7 +7,11 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from tests.cli.run_process import finish, start_run, statuses
+
+pytestmark = pytest.mark.process
 
 _AGENT = textwrap.dedent(
     """

@@ -63,6 +63,7 @@ def test_max_concurrency_one_sends_one_request_at_a_time(
     assert server.peak_in_flight == 1
 
 
+@pytest.mark.process
 def test_the_bound_holds_across_worker_processes(loopback: ServerFactory, tmp_path: Path) -> None:
     server = loopback(default=text("Hello!"), latency_s=0.4)
     suite = write_suite(tmp_path / "suite", 12)
@@ -120,6 +121,7 @@ def test_tpm_keeps_a_run_within_the_providers_token_limit(
     assert len(server.requests) == 8
 
 
+@pytest.mark.process
 def test_rpm_holds_across_worker_processes(loopback: ServerFactory, tmp_path: Path) -> None:
     server = loopback(default=text("Hello!"), limits=ServerLimits(requests=10, window_s=5.0))  # 120 per minute
     suite = write_suite(tmp_path / "suite", 14)
@@ -130,6 +132,7 @@ def test_rpm_holds_across_worker_processes(loopback: ServerFactory, tmp_path: Pa
     assert scenario_file(out, "s000", "usage.json")["attempts"]["attempts"] == 1
 
 
+@pytest.mark.process
 def test_the_plugin_bounds_requests_across_xdist_workers(pytester: pytest.Pytester, loopback: ServerFactory) -> None:
     server = loopback(default=text("Hello!"), latency_s=0.3)
     write_suite(pytester.path / "scenarios", 6)
@@ -176,6 +179,7 @@ def _answer_by_prompt(request: ReceivedRequest) -> Reply | None:
     return text("Hello!", delay_s=0.5)
 
 
+@pytest.mark.process
 def test_a_scenario_that_blocks_the_shared_loop_is_abandoned_and_the_others_run_again(
     loopback: ServerFactory, tmp_path: Path
 ) -> None:

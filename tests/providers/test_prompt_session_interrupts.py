@@ -20,7 +20,7 @@ from tests.cli.cli_helpers import run_main
 from tests.providers.conftest import ServerFactory
 from tests.providers.loopback import LoopbackServer, Reply, text
 
-pytestmark = pytest.mark.providers
+pytestmark = [pytest.mark.providers, pytest.mark.process]
 
 EARLIER = [("request", "first question"), ("response", "first answer"), ("request", "second"), ("response", "two")]
 

@@ -20,7 +20,7 @@ from tests.cli.cli_helpers import run_main
 from tests.providers.conftest import ServerFactory
 from tests.providers.loopback import LoopbackServer, Reply, text
 
-pytestmark = pytest.mark.providers
+pytestmark = [pytest.mark.providers, pytest.mark.process]
 
 _ENVIRONMENT = {**os.environ, "PYDANTIC_AI_NO_BANNER": "1", "OPENAI_API_KEY": "sk-test"}
 

@@ -18,7 +18,7 @@ from agentrig.runtime.history import jsonio
 from tests.providers.conftest import ServerFactory
 from tests.providers.loopback import LoopbackServer, Reply, ToolCallReply, text, tool_calls
 
-pytestmark = pytest.mark.providers
+pytestmark = [pytest.mark.providers, pytest.mark.process]
 
 
 def _command(server: LoopbackServer, prompt: str, session: Path) -> list[str]:

@@ -24,7 +24,7 @@ from agentrig.runtime.history.sessions import load_session
 from tests.providers.conftest import ServerFactory
 from tests.providers.loopback import Reply
 
-pytestmark = pytest.mark.providers
+pytestmark = [pytest.mark.providers, pytest.mark.process]
 
 CLI_MOMENTS = (0.0, 0.3, 0.5, 0.7, 0.9)
 """When signals are sent, as fractions of how long `agentrig --version` takes here (importing the CLI: where Ctrl-C

@@ -10,6 +10,8 @@ import pytest
 
 from tests.pytest_plugin.project import scenario, write
 
+pytestmark = pytest.mark.process
+
 pytest_plugins = ["pytester"]
 
 PROJECT = {

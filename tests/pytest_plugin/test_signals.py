@@ -15,6 +15,8 @@ import pytest
 
 from tests.cli.run_process import finish, left_running, report, statuses, wait_for
 
+pytestmark = pytest.mark.process
+
 _BLOCKING = textwrap.dedent(
     """
     import pathlib

@@ -12,6 +12,8 @@ from agentrig.cli import app
 from agentrig.runtime.history import jsonio
 from tests.pytest_plugin.project import scenario, write
 
+pytestmark = pytest.mark.process
+
 pytest_plugins = ["pytester"]
 
 NAMES = ("alpha", "bravo", "charlie", "delta")
