@@ -204,10 +204,14 @@ def _calling_tool(prompt: str, messages: list[dict[str, Any]], taken: set[str]) 
 
 
 def _first_prompt(messages: list[dict[str, Any]]) -> str:
+    """The text of the first user message (of a user message with attachments, its text pieces)."""
     for message in messages:
         for part in message.get("parts") or ():
-            if part.get("part_kind") == "text" and isinstance(part.get("content"), str):
-                return str(part["content"])
+            content = part.get("content")
+            if part.get("part_kind") == "text" and isinstance(content, str):
+                return content
+            if part.get("part_kind") == "user-content" and isinstance(content, list):
+                return "\n".join(item for item in content if isinstance(item, str))
     return ""
 
 

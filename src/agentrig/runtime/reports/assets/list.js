@@ -5,13 +5,21 @@
 /* The text of each scenario's data block, searched as it is stored (JSON; keys dropped), made on the first
    search that needs it: the conversations of 2,000 scenarios are some megabytes, not worth reading up front. */
 var conversationTexts = null;
+var BASE64_TOKEN = /^"[A-Za-z0-9+/_-]*={0,2}"$/;
 function conversationText(i) {
   if (conversationTexts === null) conversationTexts = new Map();
   var text = conversationTexts.get(i);
   if (text === undefined) {
     var block = document.getElementById("ar-s" + i);
-    // Every string token, keys dropped (a key is a string followed by a colon).
-    text = block ? block.textContent.replace(/"(?:[^"\\]|\\.)*"(:?)/g, function (token, colon) { return colon ? " " : token; }).toLowerCase() : "";
+    // Every string token, keys dropped (a key is a string followed by a colon), and an attachment's bytes: base64
+    // after a "data" key is no text anyone wrote, and a search would find words in it by chance.
+    var afterData = false;
+    text = block ? block.textContent.replace(/"(?:[^"\\]|\\.)*"(:?)/g, function (token, colon) {
+      if (colon) { afterData = token === '"data":'; return " "; }
+      var bytes = afterData && token.length > 34 && BASE64_TOKEN.test(token);
+      afterData = false;
+      return bytes ? " " : token;
+    }).toLowerCase() : "";
     conversationTexts.set(i, text);
   }
   return text;
