@@ -1,19 +1,25 @@
 """A user message with attachments (a canonical `user-content` part) in every report: report.html shows the user's
 text and each attachment as a labelled chip (kind, media type, size, short hash; a URL as text, never a link or a
 fetch), an image drawn from its own bytes as a data: image, the turn's header where the message starts it; the CLI's
-and summary.md's failure text label each attachment where they show the prompt."""
+and summary.md's failure text label each attachment where they show the prompt, and a golden file's diff shows an
+attachment's bytes by their size and hash, never as base64."""
 
 from __future__ import annotations
 
 import base64
 import contextlib
 import hashlib
+import io
 import re
 import shutil
 from pathlib import Path
 
 import pytest
 
+from agentrig.runtime.checks.history_checks import canonical_golden_bytes, check_golden
+from agentrig.runtime.history import jsonio
+from agentrig.runtime.history.canonical import FileContent, Message, UserContentPart
+from agentrig.runtime.reports.scenario_data import canonical_diff
 from tests.reports.browsing import REPOSITORY, axe_source, axe_violations, detail_text, open_page, serious
 from tests.reports.chromium import Chromium
 from tests.reports.runs import run_cli
@@ -144,3 +150,64 @@ def test_axe_core_finds_no_serious_violation_among_the_chips(browser: Chromium, 
         assert serious(axe_violations(page, source)) == []
     finally:
         page.close()
+
+
+_GOLDEN = """\
+name: golden-picture
+turns:
+  - user:
+      - What is this?
+      - file: attachments/{file}
+    model:
+      - text: A picture.
+expect:
+  golden: golden/picture.json
+"""
+
+
+def test_a_golden_diff_shows_an_attachment_by_its_size_and_hash_not_its_base64(tmp_path: Path) -> None:
+    shutil.copytree(FIXTURES, tmp_path / "attachments")
+    scenario = tmp_path / "picture.yaml"
+    printed = io.StringIO()
+    with contextlib.chdir(tmp_path):
+        scenario.write_text(_GOLDEN.format(file="red-square.png"), encoding="utf-8")
+        assert run_cli("run", "picture.yaml", "--out", "out", "-q", "--update-golden") == 0
+        scenario.write_text(_GOLDEN.format(file="invoice.pdf"), encoding="utf-8")  # another attachment now
+        with contextlib.redirect_stdout(printed):
+            assert run_cli("run", "picture.yaml", "--out", "out") == 1
+    pdf_label = f'"data": "<{len(PDF)} bytes in base64, sha256:{hashlib.sha256(PDF).hexdigest()[:12]}>"'
+    png_label = f'"data": "<{len(PNG)} bytes in base64, sha256:{hashlib.sha256(PNG).hexdigest()[:12]}>"'
+    summary = (tmp_path / "out" / "summary.md").read_text(encoding="utf-8")
+    report = (tmp_path / "out" / "report.json").read_text(encoding="utf-8")
+    (check,) = [c for c in jsonio.loads(report)["scenarios"][0]["checks"] if c["name"] == "scenario: golden"]
+    for text in (printed.getvalue(), summary, check["detail"]):
+        assert f"-              {png_label}" in text
+        assert f"+              {pdf_label}" in text
+        assert base64.b64encode(PNG).decode() not in text
+        assert base64.b64encode(PDF).decode()[:64] not in text
+    # The files themselves keep the bytes: the golden the PNG's, this run's history the PDF's.
+    assert base64.b64encode(PNG).decode() in (tmp_path / "golden" / "picture.json").read_text(encoding="utf-8")
+
+
+def test_a_golden_that_differs_only_in_its_base64_alphabet_shows_the_whole_lines(tmp_path: Path) -> None:
+    blob = bytes(range(256)) * 2  # its base64 has `+` and `/`: URL-safe base64 writes it otherwise
+    history = [Message.request(UserContentPart(content=("look", FileContent(data=blob, media_type="image/png"))))]
+    golden = tmp_path / "golden.json"
+    written = canonical_golden_bytes(history).decode()
+    standard, urlsafe = base64.b64encode(blob).decode(), base64.urlsafe_b64encode(blob).decode()
+    golden.write_text(written.replace(standard, urlsafe), encoding="utf-8")
+
+    check = check_golden(golden, history, update=False)
+
+    assert not check.passed
+    lines = str(check.detail).splitlines()  # not "holds a secret", not two equal labels
+    assert [line.split()[-1] for line in lines if line.startswith(("-  ", "+  "))] == [f'"{urlsafe}"', f'"{standard}"']
+
+
+def test_the_pages_baseline_diff_shows_an_attachment_by_its_size_and_hash() -> None:
+    history = '{{\n  "data": "{}"\n}}\n'
+    before, now = base64.b64encode(PNG).decode(), base64.b64encode(PDF).decode()
+    diff = canonical_diff(history.format(before), history.format(now), baseline_label="a", candidate_label="b")
+    assert f'-  "data": "<{len(PNG)} bytes in base64, sha256:{hashlib.sha256(PNG).hexdigest()[:12]}>"' in diff
+    assert f'+  "data": "<{len(PDF)} bytes in base64, sha256:{hashlib.sha256(PDF).hexdigest()[:12]}>"' in diff
+    assert before not in diff
