@@ -12,6 +12,7 @@ Prints figures, no assertions: timings belong here, not in tests. The browser pa
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -113,21 +114,26 @@ _SEARCH_CONVERSATIONS = """new Promise(resolve => {
 })"""
 
 
+TABS = 5
+
+
 def browser_figures(executable: str, page_path: Path) -> dict[str, float]:
-    """Milliseconds, median of three fresh tabs: until the page was drawn (its own clock, from navigation start),
+    """Milliseconds, median of TABS fresh tabs: until the page was drawn (its own clock, from navigation start),
     until that drawing was on screen (first paint: the browser's paint timing, or the first frame after drawing),
-    to sort the 2,000 rows by a column until the next frame is on screen (each of four columns, twice), to search
-    the conversations the first time (the text is read then) and to open the heaviest scenario's transcript."""
+    to sort the 2,000 rows by a column until the next frame is on screen (each of four columns, twice; the first
+    sort in a fresh tab, the slowest, counted apart too), to search the conversations the first time (the text is
+    read then) and to open the heaviest scenario's transcript."""
     figures: dict[str, list[float]] = {
         "drawn_ms": [],
         "painted_ms": [],
         "tab_open_wall_ms": [],
+        "first_sort_ms": [],
         "sort_ms": [],
         "search_conversations_ms": [],
         "open_transcript_ms": [],
     }
     with Chromium.start(executable) as browser:
-        for _ in range(3):
+        for _ in range(TABS):
             started = time.perf_counter()
             page = browser.open(page_path.resolve().as_uri())
             while not page.evaluate("document.documentElement.dataset.painted"):
@@ -140,7 +146,10 @@ def browser_figures(executable: str, page_path: Path) -> dict[str, float]:
             )
             figures["painted_ms"].append(float(paint))
             for title in ("Scenario", "Time", "Tokens in / out", "Status") * 2:
-                figures["sort_ms"].append(float(page.evaluate(_SORT_TO_NEXT_FRAME.replace("TITLE", repr(title)))))
+                sort_ms = float(page.evaluate(_SORT_TO_NEXT_FRAME.replace("TITLE", repr(title))))
+                figures["sort_ms"].append(sort_ms)
+                if title == "Scenario" and len(figures["first_sort_ms"]) < len(figures["drawn_ms"]):
+                    figures["first_sort_ms"].append(sort_ms)
             figures["search_conversations_ms"].append(
                 float(page.evaluate(_SEARCH_CONVERSATIONS.replace("WORD", repr("preparing release"))))
             )
@@ -160,11 +169,17 @@ def browser_figures(executable: str, page_path: Path) -> dict[str, float]:
             page.close()
     result = {name: _median(values) for name, values in figures.items()}
     result["sort_worst_ms"] = max(figures["sort_ms"])
+    result["first_sort_worst_ms"] = max(figures["first_sort_ms"])
     return result
+
+
+def load_average() -> str:
+    return "load average " + " ".join(f"{value:.2f}" for value in os.getloadavg()) + f" on {os.cpu_count()} cores"
 
 
 def main() -> None:
     count = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
+    print(f"at start: {load_average()}")
     with tempfile.TemporaryDirectory(prefix="agentrig-bench-html-") as temp:
         root = Path(temp)
         seed = real_run(root)
@@ -193,15 +208,19 @@ def main() -> None:
             return
         figures = browser_figures(executable, page)
         print(
-            f"browser (medians of 3 tabs): drawn {figures['drawn_ms']:.0f} ms after navigation start, first paint "
+            f"browser (medians of {TABS} tabs): drawn {figures['drawn_ms']:.0f} ms after navigation start, first paint "
             f"{figures['painted_ms']:.0f} ms; tab open to painted, wall {figures['tab_open_wall_ms']:.0f} ms"
         )
         print(
             f"sort {count} rows, click to next frame: median {figures['sort_ms']:.0f} ms, worst "
-            f"{figures['sort_worst_ms']:.0f} ms (4 columns x 2 x 3 tabs); first search of the conversations "
-            f"{figures['search_conversations_ms']:.0f} ms; one transcript opened in "
-            f"{figures['open_transcript_ms']:.0f} ms"
+            f"{figures['sort_worst_ms']:.0f} ms (4 columns x 2 x {TABS} tabs); the first sort in a fresh tab: median "
+            f"{figures['first_sort_ms']:.0f} ms, worst {figures['first_sort_worst_ms']:.0f} ms"
         )
+        print(
+            f"first search of the conversations {figures['search_conversations_ms']:.0f} ms; one transcript opened "
+            f"in {figures['open_transcript_ms']:.0f} ms"
+        )
+        print(f"at end: {load_average()}")
 
 
 if __name__ == "__main__":

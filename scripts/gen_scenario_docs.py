@@ -389,7 +389,12 @@ the machine by accident; a file larger than 32 MiB, or one that is not a regular
 URL is sent as a URL: agentrig never fetches it (with a real model, `force_download: true` asks pydantic-ai to). The
 canonical history keeps every attachment with its media type and the SHA-256 of its bytes
 (docs/canonical-format.md). `expect_input.attachments` checks, in the same words, exactly which attachments the
-model received, in order, over every message it was sent (a file compared by its content).""",
+model received, in order, over every message it was sent (a file compared by its content). Reports name each
+attachment by a label: `<image/png, 73 bytes, sha256:4c44f00a5f49>`, `<image-url https://...>` in report.json's
+prompt, the failure text of `agentrig run` and summary.md (`the model was asked: user-prompt "..." + <...>`), and a
+chip with its kind, media type, size and hash in report.html (docs/report.md). A golden file keeps the bytes (as
+base64), but its diff in a failure shows an attachment's `data` by size and hash
+(`"data": "<73 bytes in base64, sha256:4c44f00a5f49>"`), and so does report.html's diff against a baseline.""",
         yaml="""\
 name: attachments-tour
 tags: [attachments]

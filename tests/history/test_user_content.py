@@ -23,7 +23,7 @@ from agentrig.runtime.history.canonical import (
     UserContentPart,
 )
 from agentrig.runtime.history.tinyagent_format import MARKER, messages_from_tinyagent, messages_to_tinyagent
-from agentrig.runtime.history.user_content import default_identifier, describe_prompt
+from agentrig.runtime.history.user_content import default_identifier, describe_prompt, elide_base64_data
 from agentrig.runtime.history.wire import dumps_history, history_from_json, loads_history
 from tests.runtime.history_strategies import user_content_parts
 
@@ -189,3 +189,31 @@ def test_a_prompt_is_described_with_its_attachments_labelled() -> None:
 )  # fmt: skip
 def test_media_types_come_from_one_fixed_table(name: str, media_type: str | None) -> None:
     assert guess_media_type(name) == media_type
+
+
+def test_a_diff_shows_long_base64_data_by_its_size_and_hash() -> None:
+    blob = bytes(range(256)) * 4
+    digest = hashlib.sha256(blob).hexdigest()[:12]
+    standard, urlsafe = base64.b64encode(blob).decode(), base64.urlsafe_b64encode(blob).decode()
+    assert standard != urlsafe
+    short = base64.b64encode(b"48 bytes or fewer are shown as they are").decode()
+    text = "\n".join(
+        [
+            "{",
+            f'  "data": "{standard}",',
+            f'      "data": "{urlsafe}"',
+            f'  "data": "{short}",',
+            f'  "content": "{standard}",',  # not a data value: a text a tool returned
+            f'  "data": "{standard[:-8]} {standard[-8:]}"',  # not base64
+            "}",
+        ]
+    )
+    lines = elide_base64_data(text).splitlines()
+    assert lines[1] == f'  "data": "<1024 bytes in base64, sha256:{digest}>",'
+    assert lines[2] == f'      "data": "<1024 bytes in base64, sha256:{digest}>"'
+    assert lines[3:] == text.splitlines()[3:]
+    not_decodable = "A" * 65  # 4n+1 characters: no bytes, labelled by the text's hash
+    assert elide_base64_data(f'"data": "{not_decodable}"') == (
+        f'"data": "<65 characters like base64, sha256 of the text:'
+        f'{hashlib.sha256(not_decodable.encode()).hexdigest()[:12]}>"'
+    )

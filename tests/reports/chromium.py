@@ -65,6 +65,21 @@ class Page:
             raise BrowserError(f"{expression!r} threw: {reply['exceptionDetails']}")
         return reply["result"].get("value")
 
+    def trace(self, expression: str, categories: str = "devtools.timeline") -> list[dict[str, Any]]:
+        """The browser's trace events (`Tracing` domain) while `expression` is evaluated: style recalculations,
+        layouts, paints, with what they counted (`UpdateLayoutTree` has `args.elementCount`)."""
+        events: list[dict[str, Any]] = []
+        self.browser.trace_events, self.browser.trace_complete = events, False
+        try:
+            self.send("Tracing.start", {"categories": categories, "transferMode": "ReportEvents"})
+            self.evaluate(expression)
+            self.send("Tracing.end")
+            while not self.browser.trace_complete:  # the data arrives in events after `Tracing.end` answers
+                self.browser.pump()
+        finally:
+            self.browser.trace_events, self.browser.trace_complete = None, False
+        return events
+
     def screenshot(self, path: Path) -> Path:
         data = self.send("Page.captureScreenshot", {"format": "png"})["data"]
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -87,6 +102,8 @@ class Chromium:
         self._next_id = 0
         self._pages: dict[str, Page] = {}
         self.targets: dict[str, str] = {}
+        self.trace_events: list[dict[str, Any]] | None = None  # collecting while not None (Page.trace)
+        self.trace_complete = False
 
     @classmethod
     def start(cls, executable: str, *, width: int = 1400, height: int = 900) -> Chromium:
@@ -177,7 +194,15 @@ class Chromium:
         message, self._buffer = self._buffer.split(b"\0", 1)
         return json.loads(message)
 
+    def pump(self) -> None:
+        """Read and handle one event (an error after 60 s without one)."""
+        self._event(self._read(timeout=60))
+
     def _event(self, event: dict[str, Any]) -> None:
+        if event.get("method") == "Tracing.dataCollected" and self.trace_events is not None:
+            self.trace_events.extend(event["params"]["value"])
+        elif event.get("method") == "Tracing.tracingComplete":
+            self.trace_complete = True
         page = self._pages.get(event.get("sessionId") or "")
         if page is None:
             return

@@ -16,6 +16,7 @@ from agentrig.runtime.history.jsonio import write_atomic
 from agentrig.runtime.history.redaction import redact_json_bytes
 from agentrig.runtime.history.run_records import Check, TurnRecord
 from agentrig.runtime.history.tool_registry import ToolCallRegistry
+from agentrig.runtime.history.user_content import elide_base64_data
 from agentrig.runtime.history.wire import dumps_history
 from agentrig.scenarios.model import InvariantName, ScenarioExpectations
 
@@ -216,12 +217,15 @@ def check_golden_bytes(path: Path, actual: bytes, *, update: bool, name: str, wh
         )
     if existing == actual:
         return Check(name=name, passed=True, expected=str(path))
+    expected_text, actual_text = existing.decode("utf-8", errors="replace"), actual.decode("utf-8")
+    # An attachment's base64 is shown by its size and hash (a megabyte of it is no failure text); the whole text
+    # only when that hides the difference (the same bytes in another base64 alphabet).
     detail = unified_diff(
-        existing.decode("utf-8", errors="replace"),
-        actual.decode("utf-8"),
+        elide_base64_data(expected_text),
+        elide_base64_data(actual_text),
         expected_label=str(path),
         actual_label="this run",
-    )
+    ) or unified_diff(expected_text, actual_text, expected_label=str(path), actual_label="this run")
     if not detail:  # the only difference is a key the golden holds in the clear: the diff redacts it away
         detail = f"{path} holds a secret where this run's history has [REDACTED]; "
     return Check(

@@ -18,6 +18,13 @@ A text that arrives in pieces (a streamed answer, the deltas of an event log) is
 `StreamRedactor`: a piece is released only up to a point no key can straddle, so a key split across
 pieces is redacted as it would be in the joined text.
 
+Binary payloads are opaque: the base64 `data` of binary content (an object with `"kind": "binary"`, a
+`media_type` and base64 `data`: the canonical form's attachments and pydantic-ai's `BinaryContent` as 2.38 and 2.68
+dump it, URL-safe there) and a whole `data:...;base64,...` URL string are kept byte for byte. Their text is no
+text anyone wrote: a key-shaped run (`-sk-...`, ~0.1 per MB of URL-safe base64) or a secret value can occur there
+by chance, and replacing it would corrupt the file (and fail its SHA-256). The object's other values are redacted
+as usual, and so is a string that only resembles base64 anywhere else.
+
 Values are redacted, never serialized bytes: replacing text inside a JSON document can eat the backslash of
 an escaped quote (`api_key=\\"...`) and end the string early. Writers redact the data before serializing it
 (`dumps_redacted`), or parse, redact and re-serialize JSON they did not build (`redact_json_bytes`).
@@ -95,6 +102,12 @@ _NAMED_PATTERNS = (_NAMED_VALUE, _AUTHORIZATION)
 
 # Punctuation that ends a sentence after a key (`my key is sk-...abc.`): kept after the `[REDACTED]`.
 _TRAILING = ".)!?:"
+
+# Base64 text as the canonical form (standard alphabet) and pydantic JSON (URL-safe) write bytes: one alphabet,
+# padding optional; a length of 4n+1 is no base64 at all.
+_BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
+_URLSAFE_BASE64 = re.compile(r"[A-Za-z0-9_\-]*={0,2}")
+_DATA_URL_BASE64 = re.compile(r"data:[\w.+-]+/[\w.+-]+(?:;[\w.+-]+=[\w.+-]+)*;base64,")
 
 _registered: set[str] = set()
 
@@ -204,13 +217,43 @@ def redact(text: str) -> str:
     return _redact_with(text, _secrets()[0])
 
 
+def _is_base64(text: str) -> bool:
+    pattern = _URLSAFE_BASE64 if "-" in text or "_" in text else _BASE64
+    return pattern.fullmatch(text) is not None and len(text.rstrip("=")) % 4 != 1
+
+
+def _is_binary_content(item: Mapping[Any, Any]) -> bool:
+    """Binary content as the canonical form and pydantic-ai (2.38 to 2.68) write it: `kind` "binary", a
+    `media_type`, and `data` in base64 (`BinaryContent`, `BinaryImage`; in a user prompt, a tool return, a file
+    part)."""
+    data = item.get("data")
+    return (
+        item.get("kind") == "binary"
+        and isinstance(item.get("media_type"), str)
+        and isinstance(data, str)
+        and _is_base64(data)
+    )
+
+
+def _is_base64_data_url(text: str) -> bool:
+    """A whole `data:TYPE;base64,PAYLOAD` string (tinyagent's image blocks, an `ImageUrl` of inline bytes)."""
+    if not text.startswith("data:"):
+        return False
+    header = _DATA_URL_BASE64.match(text)
+    return header is not None and _is_base64(text[header.end() :])
+
+
 def _walk(item: Any, secrets: tuple[str, ...]) -> Any:
     if isinstance(item, str):
-        return _redact_with(item, secrets)
+        return item if _is_base64_data_url(item) else _redact_with(item, secrets)
     if isinstance(item, Mapping):
         result: dict[Any, Any] = {}
-        for key, inner in cast(Mapping[Any, Any], item).items():
-            if isinstance(key, str) and key.lower() in _SENSITIVE_KEY_NAMES and isinstance(inner, str) and inner:
+        mapping = cast(Mapping[Any, Any], item)
+        binary = _is_binary_content(mapping)
+        for key, inner in mapping.items():
+            if binary and key == "data":
+                result[key] = inner  # bytes, not text: kept byte for byte (see the module docstring)
+            elif isinstance(key, str) and key.lower() in _SENSITIVE_KEY_NAMES and isinstance(inner, str) and inner:
                 result[key] = REDACTED
             else:
                 result[_redact_with(key, secrets) if isinstance(key, str) else key] = _walk(inner, secrets)

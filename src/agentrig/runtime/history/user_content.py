@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -44,6 +45,7 @@ __all__ = [
     "decode_user_content",
     "default_identifier",
     "describe_prompt",
+    "elide_base64_data",
     "encode_user_content",
     "guess_media_type",
     "parse_data_url",
@@ -91,6 +93,30 @@ def describe_prompt(prompt: UserPrompt | None) -> str | None:
     if prompt is None or isinstance(prompt, str):
         return prompt
     return "\n".join(_describe_item(item) for item in prompt)
+
+
+# A `data` line of pretty JSON (the canonical form, a golden file) whose value is a long base64 run: an attachment's
+# bytes. 64 characters are 48 bytes; shorter values are shown as they are.
+_BASE64_DATA_LINE = re.compile(r'^(\s*"data": ")([A-Za-z0-9+/_-]{64,}={0,2})(",?)$', re.MULTILINE)
+
+
+def _base64_label(match: re.Match[str]) -> str:
+    payload = match.group(2)
+    data = _base64_bytes(payload)
+    if data is None:
+        digest = hashlib.sha256(payload.encode()).hexdigest()[:12]
+        label = f"<{len(payload)} characters like base64, sha256 of the text:{digest}>"
+    else:
+        label = f"<{len(data)} bytes in base64, sha256:{hashlib.sha256(data).hexdigest()[:12]}>"
+    return match.group(1) + label + match.group(3)
+
+
+def elide_base64_data(text: str) -> str:
+    """Pretty JSON for a diff a person reads (a golden file against this run, a history against its baseline): each
+    `"data": "<base64>"` line of 64 characters or more shows a label of the bytes' size and SHA-256 instead
+    (`<73 bytes in base64, sha256:4c44f00a5f49>`, the hash reports label attachments with), so an attachment of a
+    megabyte is one line and two different payloads still differ. Lines keep their numbers."""
+    return _BASE64_DATA_LINE.sub(_base64_label, text)
 
 
 def prompt_text(prompt: UserPrompt) -> str:

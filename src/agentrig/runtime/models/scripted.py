@@ -48,7 +48,9 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.usage import RequestUsage
 
+from agentrig.runtime.history.canonical import UserContentPart
 from agentrig.runtime.history.run_records import Check
+from agentrig.runtime.history.user_content import describe_prompt
 from agentrig.runtime.models.attachments import attachment_check, attachments_seen
 from agentrig.runtime.models.conversion import to_canonical
 from agentrig.runtime.models.input_checks import common_input_checks
@@ -122,8 +124,19 @@ def _part_text(part: Any) -> str | None:
     return None
 
 
+def _attachment_labels(part: Any) -> list[str]:
+    """Each attachment of a user prompt as reports label it (`<image/png, 73 bytes, sha256:4c44f00a5f49>`,
+    `<document-url https://...>`), through the canonical form; none for any other part."""
+    if getattr(part, "part_kind", "") != "user-prompt" or isinstance(part.content, str):
+        return []
+    (message,) = to_canonical([ModelRequest(parts=[part])])
+    parts = [canonical for canonical in message.parts if isinstance(canonical, UserContentPart)]
+    return [describe_prompt((item,)) or "" for canonical in parts for item in canonical.attachments]
+
+
 def describe_request(messages: Sequence[ModelMessage]) -> str:
-    """A short summary of the request being answered (the last message), for error messages."""
+    """A short summary of the request being answered (the last message), for error messages: each part's kind and
+    text, a user prompt's attachments labelled after its text."""
     if not messages or not isinstance(messages[-1], ModelRequest):
         return "nothing"
     pieces: list[str] = []
@@ -131,7 +144,8 @@ def describe_request(messages: Sequence[ModelMessage]) -> str:
         text = _part_text(part)
         name = getattr(part, "tool_name", None)
         label = part.part_kind + (f" {name}" if name else "")
-        pieces.append(f"{label} {json.dumps(shorten(text))}" if text is not None else label)
+        piece = f"{label} {json.dumps(shorten(text))}" if text is not None else label
+        pieces.append(" + ".join([piece, *_attachment_labels(part)]))
     return "; ".join(pieces) or "an empty request"
 
 

@@ -28,6 +28,7 @@ from agentrig.errors import AgentrigError
 from agentrig.input_files import HISTORY_FILE_LIMIT, InputFileError, read_input_file
 from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.jsonio import JSON_INPUT
+from agentrig.runtime.history.user_content import elide_base64_data
 
 __all__ = ["MAX_EVENTS", "canonical_diff", "canonical_history_text", "file_href", "scenario_payload"]
 
@@ -204,10 +205,14 @@ def _calling_tool(prompt: str, messages: list[dict[str, Any]], taken: set[str]) 
 
 
 def _first_prompt(messages: list[dict[str, Any]]) -> str:
+    """The text of the first user message (of a user message with attachments, its text pieces)."""
     for message in messages:
         for part in message.get("parts") or ():
-            if part.get("part_kind") == "text" and isinstance(part.get("content"), str):
-                return str(part["content"])
+            content = part.get("content")
+            if part.get("part_kind") == "text" and isinstance(content, str):
+                return content
+            if part.get("part_kind") == "user-content" and isinstance(content, list):
+                return "\n".join(item for item in content if isinstance(item, str))
     return ""
 
 
@@ -272,9 +277,9 @@ def canonical_diff(baseline: str | None, candidate: str | None, *, baseline_labe
     """The unified diff of two canonical histories ("" when equal or both missing)."""
     if baseline == candidate:
         return ""
-    lines = difflib.unified_diff(
-        (baseline or "").splitlines(keepends=True),
-        (candidate or "").splitlines(keepends=True),
+    lines = difflib.unified_diff(  # an attachment's base64 shown by its size and hash, one line
+        elide_base64_data(baseline or "").splitlines(keepends=True),
+        elide_base64_data(candidate or "").splitlines(keepends=True),
         fromfile=baseline_label if baseline is not None else "/dev/null",
         tofile=candidate_label if candidate is not None else "/dev/null",
     )

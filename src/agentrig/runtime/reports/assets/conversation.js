@@ -20,6 +20,7 @@ function callOutcomes(messages, fromEvents) {
 function renderPart(part, kind, ctx, number) {
   var k = part.part_kind, node;
   if (k === "text" && kind === "request") node = el("div", { class: "part" }, [el("div", { class: "label", text: "User" }), pre(part.content)]);
+  else if (k === "user-content") node = el("div", { class: "part" }, [el("div", { class: "label", text: "User" }), userContent(part.content)]);
   else if (k === "system-prompt") node = el("div", { class: "part" }, [el("div", { class: "label", text: "System prompt" }), pre(part.content)]);
   else if (k === "text") {
     var interrupted = typeof part.content === "string" && part.content.indexOf("[INTERRUPTED]") === 0;
@@ -56,12 +57,22 @@ function subagentBlock(run, open) {
     conversation(run.messages, { turns: [], compaction: null, subagents: new Map(), events: {}, status: "passed", prefix: null })]);
 }
 
-function turnHeader(t, number, status, prefix) {
+/* The part of a request that holds the user's message: text, or text with attachments. */
+function promptPart(parts) {
+  for (var n = 0; n < parts.length; n++) if (parts[n].part_kind === "text" || parts[n].part_kind === "user-content") return parts[n];
+  return null;
+}
+
+/* A turn's header; `prompt` is the user's message that starts it in the conversation (its attachments are listed),
+   or null for a turn placed after the conversation, which shows the prompt as report.json records it. */
+function turnHeader(t, number, status, prefix, prompt) {
   var errorClass = status === "error" ? "s-error" : "s-failed";
   var head = el("div", { class: "turn", id: prefix ? prefix + "turn-" + number : null, tabindex: prefix ? "-1" : null }, [
     el("strong", { text: "Turn " + number }), " ",
     t.interrupted ? badge("interrupted", "o-") : null, t.error ? el("span", { class: "badge " + errorClass, text: t.error.kind }) : null,
     el("span", { class: "usage", text: "  " + usageText(t.usage) + (t.duration_s !== undefined ? " · " + seconds(t.duration_s) : "") })]);
+  if (prompt) head.appendChild(attachmentSummary(prompt) || document.createTextNode(""));
+  else if (typeof t.prompt === "string") head.appendChild(el("div", { class: "sub" }, ["User, as report.json records it: ", el("span", { class: "recorded-prompt", text: t.prompt })]));
   if (t.instructions) head.appendChild(el("details", null, [el("summary", { class: "sub", text: "Instructions the model got" }), pre(t.instructions)]));
   if (t.error) head.appendChild(el("div", { class: "error-box", text: t.error.kind + ": " + t.error.message }));
   return head;
@@ -77,9 +88,10 @@ function conversation(messages, info) {
   messages.forEach(function (m, n) {
     if (info.compaction && n === compacted && compacted > 0) box.appendChild(compactionBlock(info.compaction));
     var parts = m.parts || [];
-    if (m.kind === "request" && parts.some(function (p) { return p.part_kind === "text"; }) && turn < info.turns.length) {
+    var prompt = m.kind === "request" ? promptPart(parts) : null;
+    if (prompt && turn < info.turns.length) {
       var t = info.turns[turn++];
-      box.appendChild(turnHeader(t, t.index !== undefined ? t.index + 1 : turn, info.status, info.prefix));
+      box.appendChild(turnHeader(t, t.index !== undefined ? t.index + 1 : turn, info.status, info.prefix, prompt));
     }
     var ctx = { outcomes: outcomes, subagents: info.subagents, last: n === messages.length - 1, deferred: deferred };
     var who = m.kind === "request" ? "REQUEST" : "MODEL RESPONSE";
@@ -91,7 +103,7 @@ function conversation(messages, info) {
   });
   while (turn < info.turns.length) {
     var rest = info.turns[turn++];
-    box.appendChild(turnHeader(rest, rest.index !== undefined ? rest.index + 1 : turn, info.status, info.prefix));
+    box.appendChild(turnHeader(rest, rest.index !== undefined ? rest.index + 1 : turn, info.status, info.prefix, null));
   }
   return box;
 }
