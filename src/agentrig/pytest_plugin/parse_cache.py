@@ -184,11 +184,15 @@ class ParseCacheWriter:
                 entry = pickle.dumps((str(shown), before, scenarios), protocol=pickle.HIGHEST_PROTOCOL)
                 _write_atomically(directory / _entry_name(resolved), entry)
 
+    def wait(self) -> None:
+        """Until every planned file is read (or skipped)."""
+        if self._thread is not None:
+            self._thread.join()
+
     def close(self) -> None:
         """Stop reading and remove the folder (the workers are done with it)."""
         self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
+        self.wait()
         if self._directory is not None:
             shutil.rmtree(self._directory, ignore_errors=True)
 
