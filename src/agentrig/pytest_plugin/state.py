@@ -352,6 +352,10 @@ class PluginState:
             self._session.close()
         if self._test_runner is not None:
             self._test_runner.close()
+        if self._session is not None and is_xdist_worker(self.config):
+            from agentrig.pytest_plugin.worker_exit import end_without_teardown
+
+            end_without_teardown()
 
 
 def _pytest_names(message: str) -> str:
