@@ -3,13 +3,19 @@ it only while the file is what the controller read, and reads the file itself ot
 
 from __future__ import annotations
 
+import gc
 import os
 import pickle
 from pathlib import Path
 
 import pytest
 
-from agentrig.pytest_plugin.parse_cache import ParseCacheReader, ParseCacheWriter, scenario_files_under
+from agentrig.pytest_plugin.parse_cache import (
+    ParseCacheReader,
+    ParseCacheWriter,
+    scenario_files_under,
+    without_cyclic_collection,
+)
 from tests.pytest_plugin.project import scenario
 
 
@@ -128,3 +134,17 @@ def test_the_files_a_session_can_collect(tmp_path: Path) -> None:
     assert scenario_files_under([tmp_path], [roots], [], lambda path: path.name != "one.yml") == [
         roots / "b" / "two.yaml"
     ]
+
+
+def test_imports_run_without_cyclic_collection_and_leave_it_as_it_was() -> None:
+    assert gc.isenabled()
+    with without_cyclic_collection():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with without_cyclic_collection():
+            pass
+        assert not gc.isenabled()  # a caller's own choice is kept
+    finally:
+        gc.enable()

@@ -22,6 +22,7 @@ The folder is the controller's (`tempfile.mkdtemp`, readable by its user only) a
 from __future__ import annotations
 
 import contextlib
+import gc
 import hashlib
 import importlib
 import json
@@ -30,7 +31,7 @@ import pickle
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -245,6 +246,21 @@ class ParseCacheReader:
 def import_for_items(engine: str) -> None:
     """Import what this process's first scenario item imports (pydantic-ai with the engine), now. An import that
     fails is left for the item, which reports it where it always did."""
-    for module in (*_ITEM_MODULES, _ENGINE_MODULES.get(engine, _ENGINE_MODULES["pydantic-ai"])):
-        with contextlib.suppress(Exception):
-            importlib.import_module(module)
+    with without_cyclic_collection():
+        for module in (*_ITEM_MODULES, _ENGINE_MODULES.get(engine, _ENGINE_MODULES["pydantic-ai"])):
+            with contextlib.suppress(Exception):
+                importlib.import_module(module)
+
+
+@contextlib.contextmanager
+def without_cyclic_collection() -> Generator[None]:
+    """No cyclic collection while pydantic-ai and agentrig are imported: what an import makes lives as long as the
+    process, and the collector's passes over it were a quarter of the import's time (as in `agentrig run -j N`'s
+    forkserver, `runtime/suite/forkserver_start.py`). Collection is as it was afterwards."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

@@ -140,9 +140,12 @@ class PluginState:
     def session(self) -> ScenarioSession:
         """The scenario session every item of this process runs in (built on first use: it loads pydantic-ai)."""
         if self._session is None:
-            from agentrig.runtime.suite.single import ScenarioSession
+            from agentrig.pytest_plugin.parse_cache import without_cyclic_collection
 
-            self._session = ScenarioSession(self.options, execute=self._engine())
+            with without_cyclic_collection():
+                from agentrig.runtime.suite.single import ScenarioSession
+
+                self._session = ScenarioSession(self.options, execute=self._engine())
         return self._session
 
     def test_runner(self) -> ScenarioRunner:
