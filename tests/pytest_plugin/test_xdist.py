@@ -98,8 +98,11 @@ KEPT = _TornDown(str(_HERE / f"torn-down-{_WHO}"))  # deallocated only when the 
 """
 
 
-def test_a_worker_ends_without_module_teardown_after_running_every_atexit_function(pytester: pytest.Pytester) -> None:
+def test_a_worker_ends_without_module_teardown_after_running_every_atexit_function(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # The workers' teardown (0.4-0.8 s each) was the controller's last wait; the user's exit functions still run.
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)  # this test's own worker's: not the inner controller's
     write(pytester, {f"scenarios/{name}.yaml": scenario(name) for name in NAMES} | {"conftest.py": _EXIT_CONFTEST})
 
     result = pytester.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider")
