@@ -58,7 +58,10 @@ def write_suite(directory: Path, count: int, module: str) -> None:
 
 
 def timed_run(suite: Path, out: Path, jobs: int) -> float:
-    env = {**os.environ, "PYDANTIC_AI_NO_BANNER": "1"}
+    # Bytecode cached (in the scratch folder), as on a user's machine: an environment with PYTHONDONTWRITEBYTECODE
+    # compiles every module in every process, the forkserver's included, and measures the compiler.
+    env = {**os.environ, "PYDANTIC_AI_NO_BANNER": "1", "PYTHONPYCACHEPREFIX": str(suite.parent / "pycache")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     command = [sys.executable, "-m", "agentrig", "run", str(suite), "--out", str(out), "-q", "-j", str(jobs)]
     started = time.perf_counter()
     completed = subprocess.run(command, cwd=suite.parent, env=env, capture_output=True, text=True, check=False)
@@ -82,7 +85,11 @@ def main() -> None:
         for _ in range(args.rounds):
             for jobs in times:
                 times[jobs].append(timed_run(suite, Path(scratch) / f"out-{jobs}", jobs))
-    print(f"{args.scenarios} scenarios, agent imports {args.module}, {args.rounds} rounds (wall time, whole processes)")
+    load = " ".join(f"{value:.2f}" for value in os.getloadavg())
+    print(
+        f"{args.scenarios} scenarios, agent imports {args.module}, {args.rounds} rounds (wall time, whole processes); "
+        f"{os.cpu_count()} CPUs, load average after: {load}"
+    )
     for jobs, seconds in times.items():
         print(f"  -j {jobs}: median {statistics.median(seconds):.2f}s  ({', '.join(f'{s:.2f}' for s in seconds)})")
     for jobs in (2, 4):

@@ -57,6 +57,8 @@ def compare(
     cpu: list[float] = []
     plugin_wall: list[float] = []
     cli_wall: list[float] = []
+    timed(plugin, cwd, plugin_env)  # warm: files cached, bytecode written
+    timed(cli, cwd, dict(os.environ))
     for _ in range(rounds):
         plugin_time = timed(plugin, cwd, plugin_env)
         cli_time = timed(cli, cwd, dict(os.environ))
@@ -86,6 +88,10 @@ def main() -> None:
         write_scenarios(project / "scenarios", args.scenarios)
         # A project of its own: no ini of this repository (its addopts, its testpaths) in the way.
         (project / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+        # Bytecode cached (in the scratch folder), as on a user's machine: with PYTHONDONTWRITEBYTECODE every process
+        # compiles every module it imports, and pytest -n 2 starts three of them.
+        os.environ["PYTHONPYCACHEPREFIX"] = str(project / "pycache")
+        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
         plugin_env = dict(os.environ)
         only_ours: list[str] = []
         if not args.all_plugins:
@@ -101,6 +107,7 @@ def main() -> None:
         compare("pytest scenarios/ vs agentrig run", *single, project, args.rounds, plugin_env, cpu_too=True)
         parallel = ([*pytest_run, "out-p2", "-n", "2"], [*agentrig_run, "out-r2", "-j", "2"])
         compare("pytest -n 2 vs agentrig run -j 2", *parallel, project, args.rounds, plugin_env, cpu_too=False)
+        print(f"load average after: {' '.join(f'{value:.2f}' for value in os.getloadavg())}")
 
 
 if __name__ == "__main__":

@@ -48,3 +48,39 @@ def test_workers_start_with_the_agent_module_imported_once(tmp_path: Path) -> No
     imports = (suite / "imported.log").read_text(encoding="utf-8").splitlines()
     assert len(imports) == 1, imports  # the forkserver's, not one per worker
     assert imports[0].endswith(" agentrig-offline-placeholder")  # imported offline, as a worker would
+
+
+_GC_AGENT = textwrap.dedent(
+    """
+    import gc
+    from pathlib import Path
+    from pydantic_ai import Agent
+
+    Path(__file__).with_name("import_gc.log").write_text(f"{gc.isenabled()}\\n")
+
+    agent = Agent(None)
+
+    @agent.tool_plain
+    def where() -> str:
+        with Path(__file__).with_name("run_gc.log").open("a") as log:
+            log.write(f"{gc.isenabled()} {gc.get_freeze_count() > 0}\\n")
+        return "here"
+    """
+)
+
+
+def test_the_forkserver_imports_without_cyclic_collection_and_workers_run_with_it(tmp_path: Path) -> None:
+    # Collection off is the forkserver's import phase only: a worker that ran scenarios with it off would grow.
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "gc_agent.py").write_text(_GC_AGENT, encoding="utf-8")
+    for index in range(4):
+        (suite / f"s{index:02}.yaml").write_text(
+            f"name: s{index:02}\nagent: gc_agent:agent\nturns:\n  - user: hi\n    model:\n"
+            "      - tool_calls: [{id: t1, name: where, args: {}}]\n      - text: done\n",
+            encoding="utf-8",
+        )
+    code, output = finish(start_run(suite, tmp_path / "out", "-j", "2"))
+    assert code == 0, output
+    assert (suite / "import_gc.log").read_text(encoding="utf-8") == "False\n"
+    assert (suite / "run_gc.log").read_text(encoding="utf-8").splitlines() == ["True True"] * 4

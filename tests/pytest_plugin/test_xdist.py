@@ -69,3 +69,46 @@ def _report_names(out: Path) -> list[str]:
     report = jsonio.loads((out / "report.json").read_bytes())
     assert isinstance(report, dict)
     return [entry["name"] for entry in report["scenarios"]]
+
+
+_EXIT_CONFTEST = """
+import atexit
+import os
+from pathlib import Path
+
+_WHO = os.environ.get("PYTEST_XDIST_WORKER", "controller")
+_HERE = Path(__file__).parent
+
+
+def _at_exit():
+    (_HERE / f"atexit-{_WHO}").write_text("ran")
+
+
+atexit.register(_at_exit)
+
+
+class _TornDown:
+    def __init__(self, path):
+        # Late in teardown modules and builtins are gone: keep what __del__ calls (C functions) on the object.
+        self.path, self.open, self.close, self.flags = path, os.open, os.close, os.O_CREAT | os.O_WRONLY
+
+    def __del__(self):
+        self.close(self.open(self.path, self.flags))
+
+
+KEPT = _TornDown(str(_HERE / f"torn-down-{_WHO}"))  # deallocated only when the interpreter tears modules down
+"""
+
+
+def test_a_worker_ends_without_module_teardown_after_running_every_atexit_function(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The workers' teardown (0.4-0.8 s each) was the controller's last wait; the user's exit functions still run.
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)  # this test's own worker's: not the inner controller's
+    write(pytester, {f"scenarios/{name}.yaml": scenario(name) for name in NAMES} | {"conftest.py": _EXIT_CONFTEST})
+
+    result = pytester.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider")
+
+    result.assert_outcomes(passed=4)
+    ran = sorted(path.name for path in pytester.path.iterdir() if path.name.startswith(("atexit-", "torn-down-")))
+    assert ran == ["atexit-controller", "atexit-gw0", "atexit-gw1", "torn-down-controller"]

@@ -7,7 +7,6 @@ a failing item shows the failed checks (expected, actual, the golden diff) and n
 from __future__ import annotations
 
 import dataclasses
-import os
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -17,6 +16,7 @@ import pytest
 from _pytest.fixtures import TopRequest  # as pytest's doctest items: fixtures for a non-function item
 
 from agentrig.errors import AgentrigError
+from agentrig.pytest_plugin.parse_cache import shown_path
 from agentrig.pytest_plugin.state import STATE_KEY, PluginState
 
 __all__ = ["ScenarioFailure", "ScenarioFile", "ScenarioItem"]
@@ -30,12 +30,16 @@ class ScenarioFile(pytest.File):
     """One scenario file: its scenarios, validated as `agentrig run` validates them."""
 
     def collect(self) -> Iterator[ScenarioItem]:
-        from agentrig.scenarios.loader import iter_scenarios
-
         state = self.config.stash[STATE_KEY]
-        shown = _shown_path(self.path, self.config.invocation_params.dir)
-        reported = _shown_path(self.path, self.config.rootpath)
-        for loaded in iter_scenarios([shown]):
+        shown = shown_path(self.path, self.config.invocation_params.dir)
+        reported = shown_path(self.path, self.config.rootpath)
+        # Under pytest-xdist, as the controller read the file while this worker started, if it is unchanged since.
+        cached = state.parse_cache.scenarios(self.path, shown) if state.parse_cache is not None else None
+        if cached is None:
+            from agentrig.scenarios.loader import iter_scenarios
+
+            cached = iter_scenarios([shown])
+        for loaded in cached:
             first = state.names.setdefault(loaded.name, f"{shown}:{loaded.line}")
             if first != f"{shown}:{loaded.line}":
                 from agentrig.errors import ScenarioError
@@ -57,14 +61,6 @@ class ScenarioFile(pytest.File):
         if isinstance(excinfo.value, AgentrigError):  # `file:line: field: message`, no traceback
             return excinfo.value.message.replace("agentrig run --update-golden", "pytest --agentrig-update-golden")
         return super().repr_failure(excinfo)
-
-
-def _shown_path(path: Path, base: Path) -> Path:
-    """`path` relative to `base` when it is inside it (how messages and reports name it), else absolute."""
-    try:
-        return Path(os.path.relpath(path, base)) if path.is_relative_to(base) else path
-    except ValueError:  # another drive (Windows)
-        return path
 
 
 class ScenarioItem(pytest.Item):

@@ -89,7 +89,7 @@ class RunReport:
     def prepare(self) -> None:
         """Claim `out_dir` (new, empty, or provably agentrig's) before anything runs: an `AgentrigError` if not."""
         if self.out_dir is not None:
-            from agentrig.runtime.suite.reports import prepare_run_out_dir
+            from agentrig.runtime.suite.scenario_files import prepare_run_out_dir  # light: not the reports' imports
 
             self.out_folder = prepare_run_out_dir(self.out_dir)
 

@@ -22,6 +22,7 @@ from agentrig.pytest_plugin.run_report import RunReport
 from agentrig.runtime.reports.report_shape import installed_pydantic_ai_version
 
 if TYPE_CHECKING:
+    from agentrig.pytest_plugin.parse_cache import ParseCacheReader, ParseCacheWriter
     from agentrig.runtime.suite.options import RunOptions
     from agentrig.runtime.suite.single import ScenarioSession
     from agentrig.testing.scenarios import ScenarioRunner
@@ -70,6 +71,9 @@ class PluginState:
         """Under pytest-xdist, on the controller: each finished worker's `collected_count`."""
         self.problem: str | None = None
         """Why the session is a usage error, decided only once the workers ended (pytest-xdist)."""
+        self.parse_cache: ParseCacheReader | None = None
+        """In a pytest-xdist worker: the scenario files the controller read for it (`parse_cache`)."""
+        self._parse_cache_writer: ParseCacheWriter | None = None
         self._session: ScenarioSession | None = None
         self._test_runner: ScenarioRunner | None = None
         self._frozen = False
@@ -136,9 +140,12 @@ class PluginState:
     def session(self) -> ScenarioSession:
         """The scenario session every item of this process runs in (built on first use: it loads pydantic-ai)."""
         if self._session is None:
-            from agentrig.runtime.suite.single import ScenarioSession
+            from agentrig.pytest_plugin.parse_cache import without_cyclic_collection
 
-            self._session = ScenarioSession(self.options, execute=self._engine())
+            with without_cyclic_collection():
+                from agentrig.runtime.suite.single import ScenarioSession
+
+                self._session = ScenarioSession(self.options, execute=self._engine())
         return self._session
 
     def test_runner(self) -> ScenarioRunner:
@@ -211,6 +218,46 @@ class PluginState:
 
         why = asked_for_scenarios(self.config, self.roots)
         return None if why is None else nothing_collected(self.config, self.roots, why)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        """pytest-xdist is starting a worker: tell it where the controller leaves the files it reads (`parse_cache`)."""
+        from agentrig.pytest_plugin.parse_cache import WORKER_INPUT_KEY, ParseCacheWriter
+
+        if self._parse_cache_writer is None:
+            self._parse_cache_writer = ParseCacheWriter()
+        node.workerinput[WORKER_INPUT_KEY] = self._parse_cache_writer.directory
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> None:
+        """On pytest-xdist's controller, its workers started: read the scenario files while they start."""
+        writer = self._parse_cache_writer
+        if writer is None or not writer.used or session.config.option.collectonly:
+            return
+        from agentrig.pytest_plugin.parse_cache import scenario_files_under
+
+        starts, roots, named = sorted(self.named), self.roots, sorted(self.named)
+        writer.start(
+            lambda: scenario_files_under(starts, roots, named, self.collects), self.config.invocation_params.dir
+        )
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection(self, session: pytest.Session) -> None:
+        """In a pytest-xdist worker: collect from the controller's reading of the files (`parse_cache`)."""
+        if not is_xdist_worker(session.config):
+            return
+        from agentrig.pytest_plugin.parse_cache import ParseCacheReader, import_for_items
+
+        self.parse_cache = ParseCacheReader.for_worker(session.config.workerinput)  # pyright: ignore[reportAttributeAccessIssue]
+        option = session.config.option
+        may_deselect_all = bool(option.keyword or option.markexpr)
+        if (
+            self.parse_cache is not None
+            and self.parse_cache.planned()
+            and not option.collectonly
+            and not may_deselect_all
+        ):
+            import_for_items(self.engine)  # needed by the first item anyway; the controller reads files meanwhile
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if is_xdist_worker(session.config):
@@ -299,6 +346,8 @@ class PluginState:
             terminalreporter.write_line(f"agentrig reports: {self.out_dir}/ (report.json, junit.xml, summary.md)")
 
     def pytest_unconfigure(self) -> None:
+        if self._parse_cache_writer is not None:
+            self._parse_cache_writer.close()
         self.report.release_signals()
         if self._frozen:
             gc.unfreeze()
@@ -306,6 +355,10 @@ class PluginState:
             self._session.close()
         if self._test_runner is not None:
             self._test_runner.close()
+        if self._session is not None and is_xdist_worker(self.config):
+            from agentrig.pytest_plugin.worker_exit import end_without_teardown
+
+            end_without_teardown()
 
 
 def _pytest_names(message: str) -> str:

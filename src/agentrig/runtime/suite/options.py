@@ -6,11 +6,13 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from agentrig.runtime.history.run_records import TurnRecord
-from agentrig.runtime.models.limiter_service import LimiterAddress
 from agentrig.runtime.models.provider_options import ProviderOptions
+
+if TYPE_CHECKING:  # annotations only: the pytest plugin reads these options before pytest-xdist starts its workers
+    from agentrig.runtime.history.run_records import TurnRecord
+    from agentrig.runtime.models.limiter_service import LimiterAddress
 
 __all__ = ["DEFAULT_OUT_DIR", "JOBS_PER_CPU", "ExecuteScenario", "ExecutionLike", "RunOptions", "max_jobs"]
 

@@ -36,6 +36,7 @@ def _worker_init(cwd: str, run_pid: int) -> None:
     _die_with_run(run_pid)
     os.environ.setdefault("PYDANTIC_AI_NO_BANNER", "1")
     os.chdir(cwd)
+    gc.enable()  # off while the forkserver imported (`forkserver_start`); on here even if its `warm_up` failed
     gc.freeze()  # the preloaded modules live as long as the worker: no full collection rescans them
 
 
@@ -75,15 +76,18 @@ def _alive(pid: int) -> bool:
 
 # Imported once by the forkserver, so forked workers start warm: everything a scripted scenario touches
 # (a module first imported inside a worker is imported again by every worker).
+# `forkserver_start` first (no cyclic collection while importing), `warm_up` last (it imports the user's modules,
+# then freezes everything and turns collection back on).
 _WORKER_PRELOAD = [
+    "agentrig.runtime.suite.forkserver_start",
     "agentrig.runtime.suite.workers",
     "agentrig.runtime.engine.pydantic_ai_engine.scenario_execution",
-    "agentrig.runtime.engine.pydantic_ai_engine.warm_up",
     "agentrig.runtime.suite.reports",
     "agentrig.runtime.history.wire",
     "agentrig.runtime.history.sessions",
     "agentrig.scenarios.loader",
     "jsonschema",
+    "agentrig.runtime.engine.pydantic_ai_engine.warm_up",
 ]
 
 

@@ -39,7 +39,7 @@ from agentrig.runtime.reports.report_shape import check_report_shape, installed_
 from agentrig.runtime.reports.totals import RunTotals, cost_json
 from agentrig.runtime.suite import stop_signals
 from agentrig.runtime.suite.repeats import merged_repeats
-from agentrig.runtime.suite.scenario_files import RUN_STOPPED, check_json, write_folder
+from agentrig.runtime.suite.scenario_files import check_json, prepare_run_out_dir, write_folder
 
 __all__ = [
     "REPORT_FORMAT",
@@ -48,6 +48,7 @@ __all__ = [
     "load_report",
     "mark_run_started",
     "merge_reports",
+    "prepare_run_out_dir",
     "report_entries",
     "report_head",
     "scenario_json",
@@ -145,12 +146,6 @@ def prepare_out_dir(out_dir: Path) -> OwnedFolder:
     """Claim `out_dir` for a merge (`OwnedFolder.claim`: refused unless agentrig can prove every file it would replace
     or remove there its own); what an earlier merge or run wrote there and this one does not goes at `finish`."""
     return OwnedFolder.claim(out_dir, label=f"--out {out_dir}", layout=RUN_LAYOUT, kept=_MERGE_STOPPED)
-
-
-def prepare_run_out_dir(out_dir: Path) -> OwnedFolder:
-    """Claim `out_dir` for a run, as `prepare_out_dir`. The run writes each of its scenarios over its old folder
-    (`scenario_files`): overwriting a file costs a tenth of deleting and creating it again."""
-    return OwnedFolder.claim(out_dir, label=f"--out {out_dir}", layout=RUN_LAYOUT, kept=RUN_STOPPED)
 
 
 def mark_run_started(folder: OwnedFolder, suite: SuiteResult, *, html: HtmlOptions | None = _HTML) -> None:

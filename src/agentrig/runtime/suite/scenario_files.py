@@ -31,8 +31,10 @@ from agentrig.errors import OutputWriteError
 from agentrig.runtime.history.events import EVENTS_FILE, Event, dumps_events
 from agentrig.runtime.history.jsonio import is_out_of_space, out_of_space
 from agentrig.runtime.history.output_manifest import append_records, dir_line, file_line, record_file, reset_line
+from agentrig.runtime.history.owned_folder import OwnedFolder
 from agentrig.runtime.history.redaction import dumps_redacted, redact_json_bytes
 from agentrig.runtime.history.run_records import Check, ScenarioResult
+from agentrig.runtime.reports.report_files import RUN_LAYOUT
 from agentrig.runtime.suite.options import ExecutionLike
 
 UI_ANSWERS_FILE = "ui_answers.json"
@@ -41,6 +43,7 @@ __all__ = [
     "RUN_STOPPED",
     "UI_ANSWERS_FILE",
     "check_json",
+    "prepare_run_out_dir",
     "scenario_dir",
     "scenario_folder",
     "write_folder",
@@ -87,6 +90,14 @@ def _write_file(path: Path, data: bytes, kept: str) -> None:
 RUN_STOPPED = "the run stopped before writing its reports (they say it was interrupted)"
 """What a full disk leaves: the run replaced an earlier run's reports with ones marked interrupted before it wrote
 anything (`reports.mark_run_started`), so no green report stands beside the folders this run half replaced."""
+
+
+def prepare_run_out_dir(out_dir: Path) -> OwnedFolder:
+    """Claim `out_dir` for a run (`OwnedFolder.claim`: refused unless agentrig can prove every file it would replace
+    or remove there its own). The run writes each of its scenarios over its old folder: overwriting a file costs a
+    tenth of deleting and creating it again. Here, not in `reports`, so that claiming imports neither the runner nor
+    the scenario models: the pytest plugin's controller claims --agentrig-out before pytest-xdist starts workers."""
+    return OwnedFolder.claim(out_dir, label=f"--out {out_dir}", layout=RUN_LAYOUT, kept=RUN_STOPPED)
 
 
 def _not_ours(path: Path, reason: str) -> OutputWriteError:

@@ -3,12 +3,14 @@
 pydantic-ai builds its messages' validator and serializer (`ModelMessagesTypeAdapter`) the first time either is
 used, 40-60 ms; every scenario's run uses the serializer for `pydantic_ai_dump.json`. Built here, in the process
 the workers fork from, each worker starts with it instead of building its own. `-j 1` builds it during its first
-scenario, as any process would. The user's own modules are imported here too (`_import_user_modules`).
+scenario, as any process would. The user's own modules are imported here too (`_import_user_modules`). Imported
+last of the forkserver's preload: it ends the import phase (freezes the imported objects, turns collection on).
 """
 
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import json
 import os
@@ -52,3 +54,7 @@ def _import_user_modules() -> None:
 
 
 _import_user_modules()
+# Everything imported so far lives as long as the forkserver and its workers: frozen, no collection scans it again.
+# Collection was off while importing (`suite.forkserver_start`); each worker forks with it on.
+gc.freeze()
+gc.enable()
