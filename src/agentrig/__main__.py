@@ -17,9 +17,32 @@ def main() -> None:
     """The console entry point."""
     try:
         from agentrig.cli import main as run_cli
-    except KeyboardInterrupt:
-        _interrupted_at_start_up()
-    run_cli()
+    except BaseException as error:
+        if _ctrl_c_within(error):
+            _interrupted_at_start_up()
+        raise
+    try:
+        run_cli()
+    except Exception as error:  # the CLI maps every KeyboardInterrupt itself; not one another library wrapped
+        if _ctrl_c_within(error):
+            _interrupted_at_start_up()
+        raise
+
+
+def _ctrl_c_within(error: BaseException) -> bool:
+    """Whether `error` is a Ctrl-C, or one that another library wrapped on its way out: pydantic-core turns a
+    KeyboardInterrupt raised while it builds a schema (a model class or a TypeAdapter being defined, as a module
+    imports) into a SchemaError that only names it in its text."""
+    seen: BaseException | None = error
+    for _ in range(8):  # a chain of causes is short; a cycle must not loop for ever
+        if seen is None:
+            return False
+        if isinstance(seen, KeyboardInterrupt):
+            return True
+        if type(seen).__name__ == "SchemaError" and "KeyboardInterrupt" in str(seen):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _interrupted_at_start_up() -> NoReturn:
