@@ -76,11 +76,6 @@ CASES: dict[str, tuple[list[Message], str | None, str]] = {
         None,
         "messages[1]: the message is 'interrupted'",
     ),
-    "failed-not-agentrigs-text": (
-        [_ASK, _CALL, _result("failed", "disk error")],
-        None,
-        "messages[1]: call 'a1' (delete_file) failed and the turn ended there, but its result is not agentrig's",
-    ),
     "no-result-with-agent": (
         [_ASK, _CALL, Message.request(TextPart(content="Never mind")), _DONE],
         "tests.scaffold.faithful_agents:terse_agent",

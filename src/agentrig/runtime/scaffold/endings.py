@@ -9,8 +9,9 @@ dump keeps only pydantic-ai's messages, and the golden history gets what the loo
 - a request in state `interrupted`, then `[INTERRUPTED]` (a dump: the request, then the next user message): the
   unfinished calls' rules `abort`; the turn expects `interrupted: true`;
 - `[INTERRUPTED] partial text` after a request: a step `{text: partial, abort: true}`; `interrupted: true`;
-- tool results and nothing after them, or a user's message with no answer (a dump): a step `error: server_error`;
-  the turn expects `error: server_error`.
+- tool results and nothing after them (a `failed` one without agentrig's failure text is a result the model was to
+  read), or a user's message with no answer: a step `error: server_error`; the turn expects `error: server_error`
+  (agentrig's loop drops the unanswered user message when a turn follows; a dump keeps it).
 
 The source does not say which provider error (or limit) stopped a turn: scaffold scripts `server_error`, which ends
 the turn with the same history. A dump does not keep a failed tool's error: without `--agent` the rule's message
@@ -64,8 +65,9 @@ def take_marker(walk: Walk, index: int, partial: str) -> None:
     walk.previous = "response"
 
 
-def close_turn(walk: Walk, index: int) -> None:
-    """The turn before `index` ends here: answered, paused, ended by an output tool, or gone wrong."""
+def close_turn(walk: Walk, index: int, *, last: bool = False) -> None:
+    """The turn before `index` ends here: answered, paused, ended by an output tool, or gone wrong. `last`: the
+    conversation ends with it."""
     if not walk.turns:
         return
     turn = walk.turns[-1]
@@ -76,8 +78,9 @@ def close_turn(walk: Walk, index: int) -> None:
         _abort_open_calls(walk, turn)
         turn.ending = {"interrupted": True}
         return
-    if turn.last_response is None:  # a dump keeps the request a provider failed on; agentrig's loop drops it
-        walk.edits.dropped.add(turn.message_index)
+    if turn.last_response is None:
+        if not last:  # a dump keeps the request a provider failed on; agentrig's loop drops it when a turn follows
+            walk.edits.dropped.add(turn.message_index)
         _no_answer(turn)
         return
     if walk.pending and not turn.paused:
@@ -89,19 +92,14 @@ def close_turn(walk: Walk, index: int) -> None:
         return
     last_calls = {call.tool_call_id for call in turn.last_response.tool_calls}
     answers = [(call, answer) for call, answer in turn.answers if call.tool_call_id in last_calls]
-    failed = next((pair for pair in answers if _outcome(pair[1]) == "failed"), None)
-    if failed is None:
+    failures = [(call, failure_rule(call, answer.content)) for call, answer in answers if _outcome(answer) == "failed"]
+    call, rule = next(((call, rule) for call, rule in failures if rule is not None), (None, None))
+    if call is None or rule is None:
+        # No result holds agentrig's failure text: a `failed` one is a result the model was to read (`ToolFailed`,
+        # recorded as the rule's `outcome: failed`), and the request after the results got no answer.
         _no_answer(turn)
         return
-    call, answer = failed
     if not walk.own_agent:
-        rule = failure_rule(call, answer.content)
-        if rule is None:
-            raise walk.refuse(
-                walk.pending_at,
-                f"call {call.tool_call_id!r} ({call.tool_name}) failed and the turn ended there, but its result is"
-                " not agentrig's failure text, which a YAML tool's `fail` reproduces",
-            )
         turn.rules[call.tool_call_id] = rule
     _after_failure(turn, call, answers)
     turn.ending = {"error": {"kind": "tool_failed"}}

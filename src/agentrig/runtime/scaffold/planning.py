@@ -73,7 +73,7 @@ def plan_turns(
         if texts:
             _user_message(walk, index, texts[0], after_results=bool(results))
     close_paused_end(walk, len(messages))
-    close_turn(walk, len(messages))
+    close_turn(walk, len(messages), last=True)
     if not walk.turns:
         raise walk.refuse(0, "the history holds no user message: nothing to replay")
     return walk.turns, walk.edits

@@ -106,6 +106,7 @@ def infer_schema(accepted: Sequence[Mapping[str, Any]], rejected: Sequence[Rejec
         for error in rejection.errors:
             if not _learn(error, properties, required, schema):
                 return None
+            _type_bounded(error, rejection.value, properties)
     if required:
         schema["required"] = required
     return schema if _holds(schema, accepted, rejected) else None
@@ -127,8 +128,9 @@ def _learn(error: Any, properties: dict[str, Any], required: list[str], schema: 
             required.append(name)
         properties.setdefault(name, {})
         return True
-    if kind == "extra_forbidden":
+    if kind == "extra_forbidden":  # the key is none of the schema's properties
         schema["additionalProperties"] = False
+        properties.pop(name, None)
         return True
     current = properties.setdefault(name, {})
     if kind in _TYPE_ERRORS:
@@ -152,6 +154,18 @@ def _learn(error: Any, properties: dict[str, Any], required: list[str], schema: 
         properties[name] = {"enum": options}
         return True
     return False
+
+
+def _type_bounded(error: Any, value: Mapping[str, Any], properties: dict[str, Any]) -> None:
+    """A bound holds only for its type (a `maximum` says nothing of a string): a bounded property seen with no
+    accepted value is typed by the rejected one."""
+    detail = cast(dict[str, Any], error)
+    name = cast(list[Any], detail["loc"])[0]
+    kind = detail.get("type")
+    prop = properties.get(name)
+    if kind not in _BOUND_ERRORS or not isinstance(prop, dict) or "type" in prop or name not in value:
+        return
+    cast(dict[str, Any], prop)["type"] = json_type(value[name])
 
 
 def _holds(schema: dict[str, Any], accepted: Sequence[Mapping[str, Any]], rejected: Sequence[Rejection]) -> bool:
