@@ -45,7 +45,7 @@ _OUTPUT_SCHEMA = {
     "required": ["answer", "score"],
 }
 _CONTINUING = ("return", "failed", "denied", "retry", "invalid")
-_ENDINGS = ("answer", "tool_failed", "aborted", "server_error")
+_ENDINGS = ("answer", "tool_failed", "aborted", "server_error", "cut")
 
 
 class _Draft:
@@ -99,10 +99,12 @@ def _user(draw: st.DrawFn, turn: int) -> Any:
     return [text, *attachments] if attachments else text
 
 
-def _final(draw: st.DrawFn, draft: _Draft, structured: bool, steps: list[dict[str, Any]]) -> None:
+def _final(draw: st.DrawFn, draft: _Draft, output: str, steps: list[dict[str, Any]]) -> None:
     """The steps that end the turn with its answer: a text, or the output tool (rejected or sent back first)."""
     thought = {"thought": _thought(draw)} if draw(st.booleans()) else {}
-    if not structured:
+    if output != "structured":
+        if output == "validated text" and draw(st.booleans()):  # the output validator sends it back
+            steps.append({"text": "send me back"})
         steps.append({**thought, "text": f"answer: {draw(_words)}"})
         return
     if draw(st.booleans()):  # the schema rejects it: a retry prompt with pydantic's errors
@@ -117,7 +119,7 @@ def _final(draw: st.DrawFn, draft: _Draft, structured: bool, steps: list[dict[st
 @st.composite
 def scenarios(draw: st.DrawFn) -> dict[str, Any]:
     draft = _Draft()
-    structured = draw(st.booleans())
+    output = draw(st.sampled_from(["text", "validated text", "structured"]))
     turns: list[dict[str, Any]] = []
     for number in range(1, draw(st.integers(1, 3)) + 1):
         steps: list[dict[str, Any]] = []
@@ -129,12 +131,18 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
         ending = draw(st.sampled_from(_ENDINGS))
         turn: dict[str, Any] = {"user": _user(draw, number), "model": steps}
         if ending == "answer":
-            _final(draw, draft, structured, steps)
+            _final(draw, draft, output, steps)
         elif ending == "server_error":
             steps.append({"error": {"kind": "server_error", "message": "upstream said no"}})
             turn["expect"] = {"error": {"kind": "server_error"}}
-        else:
-            steps.append({"tool_calls": [draft.call(draw, ending)]})
+        elif ending == "cut":  # cancelled while the model answered: the partial text is kept
+            steps.append({"text": f"partial: {draw(_words)}", "abort": True})
+            turn["expect"] = {"interrupted": True}
+        else:  # the ending call, with calls of the same response before and after it
+            before = draw(st.lists(st.sampled_from(("return", "failed", "retry")), max_size=2))
+            after = draw(st.lists(st.sampled_from(("return", "denied")), max_size=2))
+            calls = [draft.call(draw, outcome) for outcome in (*before, ending, *after)]
+            steps.append({"tool_calls": calls})
             turn["expect"] = {"error": {"kind": "tool_failed"}} if ending == "tool_failed" else {"interrupted": True}
         turns.append(turn)
     document: dict[str, Any] = {
@@ -144,7 +152,9 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
         "settings": {"tool_retries": 10, "output_retries": 10},
         "turns": turns,
     }
-    if structured:
+    if output == "validated text":
+        document["output"] = {"validators": [{"contains": "send me back", "retry": "Not that answer."}]}
+    if output == "structured":
         validators = [{"when": {"answer": "send me back"}, "retry": "Not that answer."}]
         document["output"] = {"schema": _OUTPUT_SCHEMA, "mode": "tool", "validators": validators}
     return document

@@ -85,6 +85,10 @@ def _split(walk: Walk, index: int, message: Message, answers: list[Answer]) -> t
     )
     if resumed:
         return [], _in_call_order(walk, index, answers, order)
+    if message.state == "interrupted":
+        # A cancelled request holds the results that completed, then agentrig's closures of the calls the
+        # cancellation cut (`interrupted`) behind them: all the run's own, whatever their order.
+        return sorted(answers, key=lambda answer: order[str(answer.tool_call_id)]), []
     own: list[Answer] = []
     host: list[Answer] = []
     for answer in answers:
@@ -182,13 +186,14 @@ def _message(content: Any) -> str:
 
 
 def _count_retries(walk: Walk, turn: ScriptTurn, answers: list[Answer]) -> None:
-    """pydantic-ai counts, per tool, the run steps in a row in which it was retried (a step without a retry of
-    it starts again from zero); a run fails once the count passes the tool's budget. An output tool's retries
-    count against the output budget instead."""
+    """pydantic-ai counts, per tool, the run steps in which it was retried; a run fails once the count passes the
+    tool's budget. When the count starts again differs by version (2.68: only a step in which the tool succeeded
+    resets it; a failed result or a step without a call keeps it): the turn's count never resets here, a budget
+    at least what the source needed. An output tool's retries count against the output budget instead."""
     retried = {r.tool_name for r in answers if isinstance(r, RetryPromptPart) and r.tool_call_id and r.tool_name}
     outputs = {name for name in retried if name == "final_result" or name.startswith("final_result_")}
     turn.output_retries += len(outputs)
-    walk.streaks = {name: walk.streaks.get(name, 0) + 1 for name in retried - outputs}
+    walk.streaks.update({name: walk.streaks.get(name, 0) + 1 for name in retried - outputs})
     turn.retry_streak = max([turn.retry_streak, *walk.streaks.values()])
 
 

@@ -122,7 +122,7 @@ class ScriptTurn:
     paused: bool = False
     """The turn ended with calls the host answers (the run's output is pydantic-ai's `DeferredToolRequests`)."""
     retry_streak: int = 0
-    """The most model requests in a row that retried one tool (pydantic-ai's per-tool retry count)."""
+    """The most model requests that retried one tool in the turn's run (pydantic-ai's per-tool retry count)."""
     output_retries: int = 0
     """Output retries in the turn (the output validator or an output tool's arguments rejected)."""
     ending: dict[str, Any] | None = None
@@ -153,7 +153,7 @@ class Walk:
     pending_at: int = -1
     previous: str | None = None  # kind of the last message that counted
     response_run_id: str | None = None
-    streaks: dict[str, int] = field(default_factory=dict[str, int])  # the turn's consecutive retries, per tool
+    streaks: dict[str, int] = field(default_factory=dict[str, int])  # the run's retried steps so far, per tool
     interrupted_at: int | None = None
     """The request in state `interrupted` (a run cancelled while its tools ran) the current turn stopped at."""
     edits: GoldenEdits = field(default_factory=lambda: GoldenEdits())
