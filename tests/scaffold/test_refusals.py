@@ -3,6 +3,7 @@ entry of docs/scaffold.md's refusal table (each entry names its case here)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,7 @@ from agentrig.runtime.history.canonical import (
 from agentrig.runtime.history.wire import dumps_history
 from agentrig.runtime.scaffold import Unreplayable
 from tests.scaffold.replay import scaffold_to
+from tests.scaffold.test_fixtures import REFUSED
 
 _AGENT = "tests.scaffold.faithful_agents:approval_agent"
 _ASK = Message.request(TextPart(content="Delete /tmp/a"))
@@ -205,3 +207,13 @@ def test_refused_naming_the_message_and_nothing_written(case: str, tmp_path: Pat
     assert refused.value.message.startswith(head), refused.value.message
     assert reason in refused.value.message, refused.value.message
     assert not (tmp_path / "suite").exists()
+
+
+def test_the_docs_refusal_table_names_each_case_and_only_cases_that_exist() -> None:
+    text = (Path(__file__).resolve().parents[2] / "docs" / "scaffold.md").read_text(encoding="utf-8")
+    table = text[text.index("| refused | why | test |") :].split("\n\n", 1)[0]
+    named = {name for row in table.splitlines()[2:] for name in re.findall(r"`([^`]+)`", row.rsplit("|", 2)[1])}
+    cases = {name for name in named if not name.endswith(".json")}
+    assert cases == set(CASES)  # every case documented, no entry naming a case that is gone
+    fixtures = {Path(name).name for name in named if name.endswith(".json")}
+    assert fixtures <= {Path(path).name for path in REFUSED} | {"history-*.json", "deferred-*.json"}
