@@ -158,6 +158,26 @@ CASES: dict[str, tuple[list[Message], str | None, str]] = {
         _AGENT,
         "messages[2]: call 'a1' (delete_file) asked for approval and ended 'retried'",
     ),
+    "failure-renumbered-by-last-turns": (  # scripted with --last-turns 1: the first call is not replayed
+        [
+            _ASK,
+            _CALL,
+            _result(),
+            _DONE,
+            Message.request(TextPart(content="And /tmp/b")),
+            Message.response(ToolCallPart(tool_call_id="a2", tool_name="delete_file", args={"path": "/tmp/b"})),
+            Message.request(
+                ToolReturnPart(
+                    tool_call_id="a2",
+                    tool_name="delete_file",
+                    content="tool 'delete_file' call #2 failed: disk error",
+                    outcome="failed",
+                )
+            ),
+        ],
+        None,
+        "call 'a2' (delete_file) failed as the YAML tool's call #2, which is call #1 of the replay",
+    ),
     "result-for-no-call": (
         [_ASK, _DONE, _result()],
         None,
@@ -196,13 +216,17 @@ CASES: dict[str, tuple[list[Message], str | None, str]] = {
 }
 
 
+_LAST_TURNS = {"failure-renumbered-by-last-turns": 1}
+"""Cases scaffolded with `--last-turns`."""
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_refused_naming_the_message_and_nothing_written(case: str, tmp_path: Path) -> None:
     messages, agent, reason = CASES[case]
     source = tmp_path / f"{case}.json"
     jsonio.write_atomic(source, dumps_history(messages))
     with pytest.raises(Unreplayable) as refused:
-        scaffold_to(source, tmp_path / "suite", agent=agent)
+        scaffold_to(source, tmp_path / "suite", agent=agent, last_turns=_LAST_TURNS.get(case))
     head = f"{source}: {reason}" if reason.startswith("messages[") else f"{source}: "
     assert refused.value.message.startswith(head), refused.value.message
     assert reason in refused.value.message, refused.value.message

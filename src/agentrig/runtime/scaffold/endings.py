@@ -26,7 +26,7 @@ from typing import Any
 from agentrig.runtime.history.canonical import Message, ToolCallPart, ToolReturnPart
 from agentrig.runtime.scaffold.turns import ScriptTurn, Walk, interrupted_marker, is_output_tool_call
 
-__all__ = ["NO_ANSWER", "UNKNOWN_FAILURE", "close_turn", "failure_rule", "take_marker"]
+__all__ = ["FAILED_CALL_NUMBER", "NO_ANSWER", "UNKNOWN_FAILURE", "close_turn", "failure_rule", "take_marker"]
 
 NO_ANSWER = "the source recorded no answer to this request"
 """The message of the provider error scaffold scripts where the source's run stopped without an answer."""
@@ -34,7 +34,10 @@ NO_ANSWER = "the source recorded no answer to this request"
 UNKNOWN_FAILURE = "the source does not record the tool's error"
 """The message of the `fail` rule of a call a pydantic-ai dump leaves without a result (its tool raised)."""
 
-_YAML_FAILURE = re.compile(r"tool '(?P<name>.*)' call #\d+ failed: (?P<message>.*)", re.DOTALL)
+_YAML_FAILURE = re.compile(r"tool '(?P<name>.*)' call #(?P<ordinal>\d+) failed: (?P<message>.*)", re.DOTALL)
+
+FAILED_CALL_NUMBER = "failed_call_number"
+"""A rule's key (never written) for the number a YAML tool's failure text gives its call: the replay's must match."""
 _RAISED = re.compile(
     r"tool '(?P<name>.*)' \(call (?P<id>.*?)\) raised (?P<cls>[A-Za-z_]\w*): (?P<message>.*)", re.DOTALL
 )
@@ -49,7 +52,7 @@ def failure_rule(call: ToolCallPart, content: object) -> dict[str, Any] | None:
         return {"fail": raised["message"], "raises": raised["cls"]}
     scripted = _YAML_FAILURE.fullmatch(content)
     if scripted is not None and scripted["name"] == call.tool_name:
-        return {"fail": scripted["message"]}
+        return {"fail": scripted["message"], FAILED_CALL_NUMBER: int(scripted["ordinal"])}
     return None
 
 

@@ -22,6 +22,7 @@ from typing import Any
 import orjson
 
 from agentrig.runtime.history.canonical import RetryPromptPart
+from agentrig.runtime.scaffold.endings import FAILED_CALL_NUMBER
 from agentrig.runtime.scaffold.schema_inference import Rejection, infer_schema
 from agentrig.runtime.scaffold.turns import Answer, ScriptTurn, Unreplayable, is_output_tool_call
 
@@ -64,7 +65,14 @@ def yaml_tools(
                 continue  # never reaches the tool: pydantic-ai rejects the arguments before calling it
             ordinals[call.tool_name] += 1
             if rule is not None:
-                outcome = rule
+                outcome = {key: value for key, value in rule.items() if key != FAILED_CALL_NUMBER}
+                number = rule.get(FAILED_CALL_NUMBER)
+                if number is not None and number != ordinals[call.tool_name]:
+                    raise refuse(
+                        f"call {call.tool_call_id!r} ({call.tool_name}) failed as the YAML tool's call #{number},"
+                        f" which is call #{ordinals[call.tool_name]} of the replay (--last-turns leaves the calls"
+                        " before uncounted): scaffold without --last-turns, or more turns"
+                    )
             elif call.tool_call_id in deferred:
                 outcome = {"defer": True}
             else:
