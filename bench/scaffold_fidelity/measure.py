@@ -47,16 +47,12 @@ OFFLINE = {
 
 # The gap each refusal names, from the start of its reason (docs/scaffold.md lists them).
 REASONS = (
-    ("an image, a file", "user content beyond text (images, files)"),
-    ("output tool ended the run", "a turn ended by an output tool (a YAML agent has no structured output)"),
-    ("ended 'failed'", "a tool result that ended failed"),
-    ("ended 'denied'", "a denied call"),
     ("decided by the host", "an approval (a YAML tool cannot ask for one)"),
-    ("ended 'interrupted'", "a tool result that ended interrupted"),
-    ("is 'interrupted'", "a message that ended interrupted (an error turn)"),
-    ("an output retry", "an output retry (the agent's validator)"),
-    ("validation errors of the agent's own argument schema", "an argument-validation retry"),
-    ("arguments that are not a JSON object", "an argument-validation retry"),
+    ("have no recorded result (a tool raised", "with --agent, a dump's failed tool (its error is not recorded)"),
+    ("went on without `[INTERRUPTED]`", "a cancelled run resumed by pydantic-ai"),
+    ("a union of output types", "two output tools (a YAML agent's output has one)"),
+    ("does not reproduce", "validation errors no inferred schema reproduces"),
+    ("an output retry with validation errors after a text answer", "a native or prompted output rejected"),
     ("with a retry", "a host's retry of a deferred call"),
 )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+from datetime import date, datetime, time
 from pathlib import Path
 from typing import Any, Literal
 
@@ -121,3 +122,29 @@ def test_validate_args_false_lets_every_call_reach_the_rules(tmp_path: Path) -> 
     )
     history = execute(loaded).session.messages
     assert history[2].parts[0].content == "found red"  # pyright: ignore[reportAttributeAccessIssue]
+
+
+def book(when: datetime, day: date, at: time) -> str:
+    """Book a slot."""
+    return "booked"
+
+
+BOOK = Tool(book)
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"when": "9am", "day": "2024-13-01", "at": "25:00"},
+        {"when": "2024-11-22T09:00:00-08:00", "day": "tomorrow", "at": "09:00"},
+        {"when": [], "day": "2024-11-22", "at": None},
+    ],
+)
+def test_date_and_time_formats_are_checked_as_pydantic_checks_the_fields(arguments: dict[str, Any]) -> None:
+    schema = BOOK.function_schema.json_schema
+    assert _errors(schema_validator(schema), arguments) == _errors(BOOK.function_schema.validator, arguments)
+
+
+def test_a_valid_date_or_time_is_kept_as_the_model_wrote_it() -> None:
+    arguments = {"when": "2024-11-22T09:00:00-08:00", "day": "2024-11-22", "at": "09:30"}
+    assert schema_validator(BOOK.function_schema.json_schema).validate_python(arguments) == arguments

@@ -55,7 +55,7 @@ def test_a_folder_keeps_identical_conversations_once_and_refuses_by_row(
     folder = tmp_path / "sessions"
     write_dump(folder / "monday.json", shop_history())
     shutil.copy(folder / "monday.json", folder / "tuesday.json")
-    write_dump(folder / "cut.json", shop_history()[:2])  # stops before the tool ran: refused
+    write_dump(folder / "cut.json", shop_history()[1:])  # starts with a response: refused
     (folder / "notes.json").write_text("{not json", encoding="utf-8")
     out_dir = tmp_path / "scenarios"
     code, out, _ = run_main(capsys, "scaffold", str(folder), "-o", str(out_dir))
@@ -64,7 +64,7 @@ def test_a_folder_keeps_identical_conversations_once_and_refuses_by_row(
     assert rows[str(folder / "monday.json")] == f"scaffolded {out_dir / 'monday.yaml'}"
     assert rows[str(folder / "tuesday.json")] == "duplicate: the same conversation as monday"
     assert rows[str(folder / "cut.json")].startswith("refused: ")
-    assert "messages[1]: tool call(s) 'c1' have no recorded result" in rows[str(folder / "cut.json")]
+    assert "messages[0]: the history starts with a model response" in rows[str(folder / "cut.json")]
     assert "truncated JSON" in rows[str(folder / "notes.json")] or "invalid JSON" in rows[str(folder / "notes.json")]
     assert sorted(p.name for p in out_dir.glob("*.yaml")) == ["monday.yaml"]
 

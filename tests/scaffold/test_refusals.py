@@ -3,6 +3,7 @@ entry of docs/scaffold.md's refusal table (each entry names its case here)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -10,16 +11,20 @@ import pytest
 from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import (
     Message,
+    OpaqueContent,
     OpaquePart,
     RetryPromptPart,
     TextPart,
     ThoughtPart,
     ToolCallPart,
     ToolReturnPart,
+    UrlContent,
+    UserContentPart,
 )
 from agentrig.runtime.history.wire import dumps_history
 from agentrig.runtime.scaffold import Unreplayable
 from tests.scaffold.replay import scaffold_to
+from tests.scaffold.test_fixtures import REFUSED
 
 _AGENT = "tests.scaffold.faithful_agents:approval_agent"
 _ASK = Message.request(TextPart(content="Delete /tmp/a"))
@@ -31,32 +36,115 @@ def _result(outcome: str = "success", content: object = "deleted /tmp/a") -> Mes
     return Message.request(ToolReturnPart(tool_call_id="a1", tool_name="delete_file", content=content, outcome=outcome))  # pyright: ignore[reportArgumentType]
 
 
+def _output_call(call_id: str, name: str, args: object) -> Message:
+    return Message.response(ToolCallPart(tool_call_id=call_id, tool_name=name, args=args))  # pyright: ignore[reportArgumentType]
+
+
+def _output_done(call_id: str, name: str) -> Message:
+    return Message.request(ToolReturnPart(tool_call_id=call_id, tool_name=name, content="Final result processed."))
+
+
 CASES: dict[str, tuple[list[Message], str | None, str]] = {
-    "image": (
+    "opaque-user-content": (
         [
-            Message.request(TextPart(content="What is this?"), OpaquePart(part_kind="image-url", data={"url": "x"})),
+            Message.request(
+                UserContentPart(content=("What is this?", OpaqueContent(kind="cache-point", data={"ttl": "5m"})))
+            ),
             _DONE,
         ],
         None,
-        "messages[0]: part 1 is a 'image-url' part (an image, a file or another non-text part)",
+        "messages[0]: part 0, item 1 is a 'cache-point' item (not a file or a URL)",
     ),
-    "failed": (
-        [_ASK, _CALL, _result("failed", "disk error"), _DONE],
+    "url-without-media-type": (
+        [
+            Message.request(UserContentPart(content=("Look", UrlContent(url="https://x/photo", kind="image-url")))),
+            _DONE,
+        ],
         None,
-        "messages[2]: call 'a1' (delete_file) ended 'failed'",
+        "messages[0]: part 0, item 1: the URL 'https://x/photo' has no media type",
     ),
-    "interrupted": (
+    "opaque-part": (
+        [Message.request(TextPart(content="What?"), OpaquePart(part_kind="file", data={"id": "f"})), _DONE],
+        None,
+        "messages[0]: part 1 is a 'file' part, which a scenario's user message cannot hold",
+    ),
+    "interrupted-then-went-on": (
         [_ASK, _CALL, _result("interrupted", "interrupted"), _DONE],
         None,
-        "messages[2]: call 'a1' (delete_file) ended 'interrupted'",
+        "messages[2]: call 'a1' (delete_file) ended 'interrupted' and the conversation went on without",
     ),
-    "interrupted-message": (
+    "interrupted-response": (
         [_ASK, Message(kind="response", parts=(TextPart(content="Partial"),), state="interrupted")],
         None,
         "messages[1]: the message is 'interrupted'",
     ),
-    "denied-without-agent": (
-        [_ASK, _CALL, _result("denied", "no"), _DONE],
+    "no-result-with-agent": (
+        [_ASK, _CALL, Message.request(TextPart(content="Never mind")), _DONE],
+        "tests.scaffold.faithful_agents:terse_agent",
+        "messages[1]: tool call(s) 'a1' have no recorded result (a tool raised, and the source does not record",
+    ),
+    "union-of-outputs": (
+        [
+            _ASK,
+            _output_call("o1", "final_result_Done", {"ok": True}),
+            _output_done("o1", "final_result_Done"),
+            Message.request(TextPart(content="Again")),
+            _output_call("o2", "final_result_Failed", {"why": "no"}),
+            _output_done("o2", "final_result_Failed"),
+        ],
+        None,
+        "the conversation called the output tools final_result_Done, final_result_Failed",
+    ),
+    "output-schema-not-inferred": (
+        [
+            _ASK,
+            _output_call("o1", "final_result", {"site": "x"}),
+            Message.request(
+                RetryPromptPart(
+                    tool_call_id="o1",
+                    tool_name="final_result",
+                    content=[{"type": "url_parsing", "loc": ["site"], "msg": "Input should be a valid URL"}],
+                )
+            ),
+            _output_call("o2", "final_result", {"site": "https://x"}),
+            _output_done("o2", "final_result"),
+        ],
+        None,
+        "the output tool final_result rejected an output with validation errors that a schema inferred",
+    ),
+    "tool-schema-not-inferred": (
+        [
+            _ASK,
+            _CALL,
+            Message.request(
+                RetryPromptPart(
+                    tool_call_id="a1",
+                    tool_name="delete_file",
+                    content=[{"type": "url_parsing", "loc": ["path"], "msg": "Input should be a valid URL"}],
+                )
+            ),
+            _DONE,
+        ],
+        None,
+        "tool 'delete_file' rejected arguments with validation errors that a schema inferred from its calls",
+    ),
+    "text-output-rejected-by-schema": (
+        [
+            _ASK,
+            Message.response(TextPart(content='{"n": "x"}')),
+            Message.request(RetryPromptPart(content=[{"type": "int_parsing", "loc": ["n"], "msg": "Input should"}])),
+            _DONE,
+        ],
+        None,
+        "an output retry with validation errors after a text answer",
+    ),
+    "approval-without-agent": (  # the denial came from a resumed run (a new run id): the host's decision
+        [
+            _ASK,
+            Message(kind="response", parts=_CALL.parts, run_id="run-1"),
+            Message(kind="request", parts=_result("denied", "no").parts, run_id="run-2"),
+            _DONE,
+        ],
         None,
         "messages[2]: call 'a1' (delete_file) was decided by the host (denied: an approval)",
     ),
@@ -70,20 +158,25 @@ CASES: dict[str, tuple[list[Message], str | None, str]] = {
         _AGENT,
         "messages[2]: call 'a1' (delete_file) asked for approval and ended 'retried'",
     ),
-    "shares-a-request": (
-        [_ASK, _CALL, Message.request(*_result().parts, TextPart(content="And now?")), _DONE],
+    "failure-renumbered-by-last-turns": (  # scripted with --last-turns 1: the first call is not replayed
+        [
+            _ASK,
+            _CALL,
+            _result(),
+            _DONE,
+            Message.request(TextPart(content="And /tmp/b")),
+            Message.response(ToolCallPart(tool_call_id="a2", tool_name="delete_file", args={"path": "/tmp/b"})),
+            Message.request(
+                ToolReturnPart(
+                    tool_call_id="a2",
+                    tool_name="delete_file",
+                    content="tool 'delete_file' call #2 failed: disk error",
+                    outcome="failed",
+                )
+            ),
+        ],
         None,
-        "messages[2]: the user's message shares a request with tool results of a turn that did not end",
-    ),
-    "no-result": (
-        [_ASK, _CALL, Message.request(TextPart(content="Never mind")), _DONE],
-        None,
-        "messages[1]: tool call(s) 'a1' have no recorded result",
-    ),
-    "stopped-after-tools": (
-        [_ASK, _CALL, _result()],
-        "tests.scaffold.faithful_agents:terse_agent",
-        "messages[1]: the turn ends with tool results and no model answer, and no output tool was called",
+        "call 'a2' (delete_file) failed as the YAML tool's call #2, which is call #1 of the replay",
     ),
     "result-for-no-call": (
         [_ASK, _DONE, _result()],
@@ -123,12 +216,28 @@ CASES: dict[str, tuple[list[Message], str | None, str]] = {
 }
 
 
+_LAST_TURNS = {"failure-renumbered-by-last-turns": 1}
+"""Cases scaffolded with `--last-turns`."""
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_refused_naming_the_message_and_nothing_written(case: str, tmp_path: Path) -> None:
     messages, agent, reason = CASES[case]
     source = tmp_path / f"{case}.json"
     jsonio.write_atomic(source, dumps_history(messages))
     with pytest.raises(Unreplayable) as refused:
-        scaffold_to(source, tmp_path / "suite", agent=agent)
-    assert refused.value.message.startswith(f"{source}: {reason}"), refused.value.message
+        scaffold_to(source, tmp_path / "suite", agent=agent, last_turns=_LAST_TURNS.get(case))
+    head = f"{source}: {reason}" if reason.startswith("messages[") else f"{source}: "
+    assert refused.value.message.startswith(head), refused.value.message
+    assert reason in refused.value.message, refused.value.message
     assert not (tmp_path / "suite").exists()
+
+
+def test_the_docs_refusal_table_names_each_case_and_only_cases_that_exist() -> None:
+    text = (Path(__file__).resolve().parents[2] / "docs" / "scaffold.md").read_text(encoding="utf-8")
+    table = text[text.index("| refused | why | test |") :].split("\n\n", 1)[0]
+    named = {name for row in table.splitlines()[2:] for name in re.findall(r"`([^`]+)`", row.rsplit("|", 2)[1])}
+    cases = {name for name in named if not name.endswith(".json")}
+    assert cases == set(CASES)  # every case documented, no entry naming a case that is gone
+    fixtures = {Path(name).name for name in named if name.endswith(".json")}
+    assert fixtures <= {Path(path).name for path in REFUSED} | {"history-*.json", "deferred-*.json"}

@@ -250,8 +250,16 @@ def test_a_structured_output_is_expected_as_json(tmp_path: Path) -> None:
     source = tmp_path / "quote.json"
     source.write_bytes(ModelMessagesTypeAdapter.dump_json(run.all_messages()))
 
-    with pytest.raises(Unreplayable, match="an output tool ended the run"):
-        scaffold_to(source, tmp_path / "yaml")
+    # Without the agent: the YAML agent's output tool, with a schema inferred from the output it returned.
+    yaml_agent = scaffold_to(source, tmp_path / "yaml")
+    document = _load(yaml_agent.scenario_path)
+    assert document["output"] == {
+        "schema": {"type": "object", "properties": {"amount": {"type": "number"}, "currency": {"type": "string"}}},
+        "mode": "tool",
+    }
+    assert document["turns"][0]["expect"]["output"] == {"json_equals": {"amount": 4.25, "currency": "GBP"}}
+    result = run_scenario(yaml_agent.scenario_path)
+    assert result.status == "passed", failures(result)
     written = scaffold_to(source, tmp_path / "suite", agent="tests.scaffold.shop:build_quote_agent")
     (turn,) = _load(written.scenario_path)["turns"]
     assert turn["expect"]["output"] == {"json_equals": {"amount": 4.25, "currency": "GBP"}}
@@ -279,15 +287,15 @@ def test_the_command_writes_a_scenario_that_validate_accepts(
 def test_a_source_it_cannot_replay_exits_2_naming_the_message_and_writes_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    history = shop_history()[:2]  # the conversation stops after the model asked for a tool
+    history = shop_history()[1:]  # the conversation's first request is missing
     source = write_dump(tmp_path / "cut.json", history)
     target = tmp_path / "suite" / "replay.yaml"
     code, out, err = run_main(capsys, "scaffold", str(source), "-o", str(target))
     assert code == 2
     assert out == ""
     assert err == (
-        f"agentrig: error: {source}: messages[1]: tool call(s) 'c1' have no recorded result (the conversation"
-        " stopped before they ran); a scripted run would run them\n"
+        f"agentrig: error: {source}: messages[0]: the history starts with a model response; a turn starts with the"
+        " user\n"
     )
     assert not (tmp_path / "suite").exists()
 

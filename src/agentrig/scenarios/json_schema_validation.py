@@ -10,9 +10,12 @@ tools). Supported: `type` (one or a list), `properties`, `required`, `additional
 keys; absent or true keeps them; a schema validates them), `default` (filled in, as a Python default is), `items`,
 `enum`, `const`, `anyOf` / `oneOf`, `allOf` of one schema, local `$ref`s to `$defs` / `definitions` (recursion
 included), string `minLength` / `maxLength` / `pattern`, number bounds and `multipleOf`, array `minItems` /
-`maxItems`. Anything else (`format`, `patternProperties`, `if`/`then`, ...) is not checked: that part accepts any
-value, as pydantic-ai's `Tool.from_schema` accepts everything. A schema that is not a JSON Schema at all (`type:
-strnig`, `required: x`) raises `ValueError`, which the scenario loader reports at the field.
+`maxItems`, and the `format`s pydantic writes for its own types: `date-time`, `date` and `time` are parsed as
+pydantic parses a `datetime`, `date` or `time` field (the same errors: `datetime_from_date_parsing`, ...), the value
+kept as the model wrote it. Anything else (another `format`, `patternProperties`, `if`/`then`, ...) is not
+checked: that part accepts any value, as pydantic-ai's `Tool.from_schema` accepts everything. A schema that is not
+a JSON Schema at all (`type: strnig`, `required: x`) raises `ValueError`, which the scenario loader reports at the
+field.
 """
 
 from __future__ import annotations
@@ -121,6 +124,8 @@ class _Converter:
         return core_schema.nullable_schema(schema) if len(kept) < len(choices) else schema
 
     def _typed(self, kind: str, node: Mapping[str, Any], where: str) -> CoreSchema:
+        if kind == "string" and node.get("format") in _TEMPORAL:
+            return _parsed_but_kept(_TEMPORAL[node["format"]]())
         if kind == "string":
             return core_schema.str_schema(
                 min_length=node.get("minLength"), max_length=node.get("maxLength"), pattern=node.get("pattern")
@@ -169,6 +174,21 @@ class _Converter:
             self.convert(extra, _join(where, "additionalProperties")) if isinstance(extra, Mapping) else None
         )
         return core_schema.typed_dict_schema(fields, extra_behavior="allow", extras_schema=extras_schema)
+
+
+_TEMPORAL = {"date-time": core_schema.datetime_schema, "date": core_schema.date_schema, "time": core_schema.time_schema}
+"""The string formats pydantic writes for `datetime`, `date` and `time` fields, checked as pydantic checks them."""
+
+
+def _parsed_but_kept(schema: CoreSchema) -> CoreSchema:
+    """Validate with `schema` (its errors, as pydantic gives them for a real field), but keep the value as written:
+    the arguments a YAML tool's rules see, and a YAML output's JSON, stay what the model sent."""
+
+    def keep(value: Any, handler: core_schema.ValidatorFunctionWrapHandler) -> Any:
+        handler(value)
+        return value
+
+    return core_schema.no_info_wrap_validator_function(keep, schema)
 
 
 def _join(where: str, key: str) -> str:

@@ -38,6 +38,10 @@ class ToolResult(_Strict):
     """Raise `ModelRetry` with this message: the model is asked to try again."""
     fail: str | None = None
     """Raise a non-retryable error with this message: the run fails with a tool error."""
+    raises: str | None = Field(default=None, pattern=r"^[A-Za-z_]\w*$")
+    """With `fail`: the name of the exception class the tool raises, as a real tool's would (e.g. `ValueError`); the
+    failure then reads `tool 'NAME' (call ID) raised CLASS: MESSAGE`, as a real tool's does (without it:
+    `tool 'NAME' call #N failed: MESSAGE`). `agentrig scaffold` writes it to replay a real tool's failure."""
     defer: bool = False
     """Defer the call to the host (`CallDeferred`); the turn ends with pending calls."""
     abort: bool = False
@@ -65,6 +69,8 @@ class ToolResult(_Strict):
             )
         if self.outcome != "success" and not (chosen == ["return"] and isinstance(self.return_, str)):
             raise ValueError(f"outcome {self.outcome} needs `return` with the message, a string")
+        if self.raises is not None and chosen != ["fail"]:
+            raise ValueError("raises names the exception a `fail` raises: give fail too")
         return self
 
 

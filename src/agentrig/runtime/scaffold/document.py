@@ -7,7 +7,8 @@ invariants the source keeps (`all` when it keeps every one) and the golden canon
 
 The golden history is the source's canonical history after the normalizations a scripted run implies
 (docs/scaffold.md): system prompts and run ids dropped (`sanitize_history_for_resume`, as every stored
-history), thoughts without their provider signature, and tool-result contents masked or dropped when asked.
+history), what agentrig's loop adds to a turn that went wrong where the source (a pydantic-ai dump) does not hold
+it (`GoldenEdits`), and tool-result contents masked or dropped when asked.
 """
 
 from __future__ import annotations
@@ -18,19 +19,26 @@ from typing import Any, Literal
 
 import yaml
 
-from agentrig.runtime.history.canonical import Message, ThoughtPart, ToolCallPart, ToolReturnPart
-from agentrig.runtime.history.cleanup import merge_consecutive_requests, sanitize_history_for_resume
+from agentrig.runtime.history.canonical import Message, TextPart, ToolCallPart, ToolReturnPart, UserPrompt
+from agentrig.runtime.history.cleanup import (
+    INTERRUPTED_TOOL_RESULT,
+    answered_ids,
+    answered_tool_call_id,
+    merge_consecutive_requests,
+    sanitize_history_for_resume,
+)
 from agentrig.runtime.history.invariants import check_invariants
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.history.violations import INVARIANT_NAMES
 from agentrig.runtime.scaffold.source import Source
-from agentrig.runtime.scaffold.turns import ScriptTurn, is_output_tool_call
+from agentrig.runtime.scaffold.turns import INTERRUPTED_MARKER, GoldenEdits, ScriptTurn, is_output_tool_call
 
 __all__ = [
     "MASKED",
     "ToolResults",
     "description",
     "dump_yaml",
+    "edited_source",
     "golden_history",
     "kept_invariants",
     "normalized_part",
@@ -44,23 +52,58 @@ MASKED = "[MASKED]"
 """What a masked tool result's content becomes (`--tool-results mask`)."""
 
 
-def golden_history(messages: Sequence[Message], tool_results: ToolResults, *, scripted_from: int = 0) -> list[Message]:
+def golden_history(messages: Sequence[Message], tool_results: ToolResults) -> list[Message]:
     """The canonical history a faithful replay of `messages` ends with: sanitized as every stored history, with
     consecutive requests merged as agentrig's loop merges them before the next turn (a pydantic-ai dump keeps the
-    results that ended a turn and the next user message apart; agentrig's history holds them in one request).
-    Messages before `scripted_from` are those a resumed `initial_history` holds: thoughts keep their signatures."""
+    results that ended a turn and the next user message apart; agentrig's history holds them in one request)."""
     result: list[Message] = []
-    for number, message in enumerate(messages):
-        scripted = number >= scripted_from
-        parts = tuple(normalized_part(part, tool_results, scripted=scripted) for part in message.parts)
+    for message in messages:
+        parts = tuple(normalized_part(part, tool_results) for part in message.parts)
         result.append(Message(kind=message.kind, parts=parts, state=message.state))
     return merge_consecutive_requests(sanitize_history_for_resume(result))
 
 
-def normalized_part(part: Any, tool_results: ToolResults, *, scripted: bool = True) -> Any:
-    """A part as the replay leaves it: a scripted thought without its signature, a tool result masked when asked."""
-    if scripted and isinstance(part, ThoughtPart) and (part.signature is not None or part.provider_name is not None):
-        return ThoughtPart(content=part.content)  # a scripted thought carries no provider signature
+def edited_source(messages: Sequence[Message], edits: GoldenEdits) -> list[list[Message]]:
+    """Per source message, the messages the replay's history holds for it: the message itself, or what agentrig's
+    loop makes of a turn that went wrong where the source (a pydantic-ai dump) holds only pydantic-ai's messages:
+    calls left without a result closed after their response, a cancelled request's open calls closed in it and
+    `[INTERRUPTED]` after it, a user's message that got no answer dropped."""
+    answered = {call_id for message in messages if message.kind == "request" for call_id in answered_ids(message)}
+    result: list[list[Message]] = []
+    last_calls: Sequence[ToolCallPart] = ()
+    for index, message in enumerate(messages):
+        if message.kind == "response":
+            last_calls = message.tool_calls
+        if index in edits.dropped:
+            kept = [part for part in message.parts if answered_tool_call_id(part) is not None]
+            result.append([message.with_parts(kept)] if kept else [])
+        elif index in edits.closed:
+            failed_id, failure = edits.closed[index]
+            unanswered = [call for call in message.tool_calls if call.tool_call_id not in answered]
+            closing = [_closed(call, failed_id, failure) for call in unanswered]
+            result.append([message, Message.request(*closing)])
+        elif index in edits.interrupted:
+            closing = [_closed(call, None, "") for call in last_calls if call.tool_call_id not in answered]
+            marker = Message.response(TextPart(content=INTERRUPTED_MARKER))
+            result.append([message.with_parts([*message.parts, *closing]), marker])
+        else:
+            result.append([message])
+    return result
+
+
+def _closed(call: ToolCallPart, failed_id: str | None, failure: str) -> ToolReturnPart:
+    """The result agentrig's loop closes an unanswered call with (`cleanup.close_unanswered_calls`)."""
+    failed = call.tool_call_id == failed_id
+    return ToolReturnPart(
+        tool_call_id=call.tool_call_id,
+        tool_name=call.tool_name,
+        content=failure if failed else INTERRUPTED_TOOL_RESULT,
+        outcome="failed" if failed else "interrupted",
+    )
+
+
+def normalized_part(part: Any, tool_results: ToolResults) -> Any:
+    """A part as the replay leaves it: a tool result masked or dropped when asked."""
     if isinstance(part, ToolReturnPart) and tool_results != "keep":
         return dataclasses.replace(part, content=MASKED if tool_results == "mask" else None)
     return part
@@ -71,21 +114,29 @@ OutputExpecter = Callable[[ToolCallPart | None, str | None], "dict[str, Any] | N
 prediction, `AgentFacts.output_expectation`)."""
 
 
-def turn_mapping(turn: ScriptTurn, *, expect_output: OutputExpecter | None, with_usage: bool = True) -> dict[str, Any]:
+UserWriter = Callable[[UserPrompt], Any]
+"""The user's message as a turn's `user` holds it (attachments written to files beside the scenario)."""
+
+
+def turn_mapping(
+    turn: ScriptTurn, *, expect_output: OutputExpecter | None, user: UserWriter, with_usage: bool = True
+) -> dict[str, Any]:
     """One scenario turn: the user's message (or the host's answers), the script, and what must hold after it.
     `expect_output` None: a YAML agent, whose output is the final text."""
     expect: dict[str, Any] = {}
-    output = _output_expectation(turn, expect_output)
+    output = _output_expectation(turn, expect_output) if turn.ending is None else None
     if output is not None:
         expect["output"] = output
     if turn.calls:
         expect["tool_calls"] = {"sequence": [_matcher(call) for call in turn.calls]}
     usage = turn.usage
-    if usage is not None and with_usage:
+    if usage is not None and with_usage and turn.ending is None:
         expect["usage"] = usage_expectation(usage)
+    if turn.ending is not None:
+        expect.update(turn.ending)
     mapping: dict[str, Any] = {}
     if turn.user is not None:
-        mapping["user"] = turn.user
+        mapping["user"] = user(turn.user)
     if turn.deferred_results is not None:
         mapping["deferred_results"] = turn.deferred_results
     if turn.approvals is not None:

@@ -8,21 +8,26 @@ from pathlib import Path
 
 from agentrig.runtime.history.canonical import (
     Message,
+    OpaqueContent,
     OpaquePart,
     RetryPromptPart,
     SystemPromptPart,
     TextPart,
     ToolReturnPart,
+    UrlContent,
     UserContentPart,
+    UserPrompt,
 )
 from agentrig.runtime.history.usage import Usage
+from agentrig.runtime.scaffold.endings import close_turn, take_marker
 from agentrig.runtime.scaffold.turn_results import close_paused_end, take_results
 from agentrig.runtime.scaffold.turns import (
     Answer,
+    GoldenEdits,
     HostTools,
     ScriptTurn,
     Walk,
-    close_turn,
+    interrupted_marker,
     is_output_tool_call,
     take_response,
 )
@@ -37,43 +42,57 @@ def plan_turns(
     path: Path,
     own_agent: bool,
     host_tools: HostTools | None = None,
-) -> list[ScriptTurn]:
-    """The turns that replay `messages`; `usages` holds one entry per response. Raises `Unreplayable`."""
+) -> tuple[list[ScriptTurn], GoldenEdits]:
+    """The turns that replay `messages`, and what the golden history adds to the source's turns that went wrong;
+    `usages` holds one entry per response. Raises `Unreplayable`."""
     walk = Walk(path=path, own_agent=own_agent, host_tools=host_tools)
     response_number = 0
     for index, message in enumerate(messages):
-        if message.state is not None:
-            raise walk.refuse(index, f"the message is {message.state!r}; a scripted run completes its messages")
         if message.kind == "response":
+            if message.state is not None:
+                raise walk.refuse(index, f"the message is {message.state!r}; a scripted run completes its responses")
             usage = usages[response_number] if response_number < len(usages) else None
             response_number += 1
-            take_response(walk, index, message, usage)
+            partial = interrupted_marker(message)
+            if partial is not None and walk.turns and walk.previous == "request":
+                take_marker(walk, index, partial)
+            else:
+                take_response(walk, index, message, usage)
             continue
+        if message.state not in (None, "interrupted"):
+            raise walk.refuse(index, f"the message is {message.state!r}; a scripted run completes its messages")
         texts, results = _request_parts(walk, index, message)
+        if message.state == "interrupted":
+            if texts or not walk.turns:
+                raise walk.refuse(index, "the request is 'interrupted' but holds a user message")
+            walk.interrupted_at = index
         if results:
             take_results(walk, index, message, results, user_follows=bool(texts))
+        elif message.state == "interrupted":
+            walk.previous = "request"
         if texts:
             _user_message(walk, index, texts[0], after_results=bool(results))
     close_paused_end(walk, len(messages))
-    close_turn(walk, len(messages))
+    close_turn(walk, len(messages), last=True)
     if not walk.turns:
         raise walk.refuse(0, "the history holds no user message: nothing to replay")
-    return walk.turns
+    return walk.turns, walk.edits
 
 
-def _request_parts(walk: Walk, index: int, message: Message) -> tuple[list[str], list[Answer]]:
-    texts: list[str] = []
+def _request_parts(walk: Walk, index: int, message: Message) -> tuple[list[UserPrompt], list[Answer]]:
+    texts: list[UserPrompt] = []
     results: list[Answer] = []
     for number, part in enumerate(message.parts):
         if isinstance(part, SystemPromptPart):
             continue  # the agent's own: the scenario's system_prompt, never part of a stored history
-        if isinstance(part, OpaquePart | UserContentPart):
+        if isinstance(part, OpaquePart):
             raise walk.refuse(
-                index,
-                f"part {number} is a {part.part_kind!r} part (an image, a file or another non-text part); a"
-                " scenario's user message is text",
+                index, f"part {number} is a {part.part_kind!r} part, which a scenario's user message cannot hold"
             )
-        if isinstance(part, TextPart):
+        if isinstance(part, UserContentPart):
+            _check_user_content(walk, index, number, part)
+            texts.append(part.content)
+        elif isinstance(part, TextPart):
             texts.append(part.content)
         elif isinstance(part, ToolReturnPart | RetryPromptPart):
             results.append(part)
@@ -82,8 +101,21 @@ def _request_parts(walk: Walk, index: int, message: Message) -> tuple[list[str],
     return texts, results
 
 
-def _user_message(walk: Walk, index: int, text: str, *, after_results: bool) -> None:
-    if after_results and not _ended_by_output_tool(walk):
+def _check_user_content(walk: Walk, index: int, number: int, part: UserContentPart) -> None:
+    """Text and attachments a scenario's `user` list can hold: files, and URLs whose media type is known."""
+    for item_number, item in enumerate(part.content):
+        where = f"part {number}, item {item_number}"
+        if isinstance(item, OpaqueContent):
+            raise walk.refuse(
+                index,
+                f"{where} is a {item.kind!r} item (not a file or a URL), which a scenario's user message cannot hold",
+            )
+        if isinstance(item, UrlContent) and item.media_type is None:
+            raise walk.refuse(index, f"{where}: the URL {item.url!r} has no media type, which a scenario must give")
+
+
+def _user_message(walk: Walk, index: int, text: UserPrompt, *, after_results: bool) -> None:
+    if after_results and not _ended_by_output_tool(walk) and not _may_end_wrong(walk):
         raise walk.refuse(
             index,
             "the user's message shares a request with tool results of a turn that did not end (a run resumed"
@@ -93,6 +125,13 @@ def _user_message(walk: Walk, index: int, text: str, *, after_results: bool) -> 
     walk.turns.append(ScriptTurn(user=text, message_index=index))
     walk.streaks = {}
     walk.previous = "request"
+
+
+def _may_end_wrong(walk: Walk) -> bool:
+    """The turn before stopped after its tools ran (a tool failed, or the next request got an error): agentrig
+    stores the next user message in the same request as its results."""
+    turn = walk.turns[-1] if walk.turns else None
+    return turn is not None and turn.ending is None and not walk.pending and turn.last_response is not None
 
 
 def _ended_by_output_tool(walk: Walk) -> bool:

@@ -24,17 +24,21 @@ from agentrig.runtime.history.canonical import (
 )
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.history.wire import dumps_history
+from agentrig.runtime.scaffold.attachments import AttachmentFiles
 from agentrig.runtime.scaffold.document import (
     MASKED,
+    OutputExpecter,
     ToolResults,
     description,
     dump_yaml,
+    edited_source,
     golden_history,
     kept_invariants,
     normalized_part,
     turn_mapping,
     usage_expectation,
 )
+from agentrig.runtime.scaffold.outputs import output_section, output_value
 from agentrig.runtime.scaffold.planning import plan_turns
 from agentrig.runtime.scaffold.source import Source
 from agentrig.runtime.scaffold.tools import yaml_tools
@@ -93,7 +97,7 @@ class Planned:
 
 def plan_scenario(source: Source, options: PlanOptions, agent: AgentInfo | None) -> Planned:
     """Plan the scenario of `source`; raises `Unreplayable` (nothing planned) when it cannot be replayed."""
-    turns = plan_turns(
+    turns, edits = plan_turns(
         source.messages,
         source.response_usage,
         path=source.path,
@@ -104,11 +108,15 @@ def plan_scenario(source: Source, options: PlanOptions, agent: AgentInfo | None)
     if options.last_turns is not None and options.last_turns < len(turns):
         turns = turns[-options.last_turns :]
         start = turns[0].message_index
-    earlier = golden_history(_resumed_part(source.messages, start), options.tool_results, scripted_from=start)
-    history = golden_history(source.messages, options.tool_results, scripted_from=start)
+    replayed = edited_source(source.messages, edits)
+    earlier = golden_history(_resumed_part(source.messages, replayed, start), options.tool_results)
+    history = golden_history([m for ms in replayed for m in ms], options.tool_results)
     with_golden = agent is None or options.check == "results"
     golden = f"golden/{options.name}.json" if with_golden else None
-    document = _document(source, turns, options, agent, golden=golden, resumes=bool(earlier), history=history)
+    attachments = AttachmentFiles(options.name)
+    document = _document(
+        source, turns, options, agent, golden=golden, resumes=bool(earlier), history=history, attachments=attachments
+    )
     _validate(document, source)
     header = (
         f"Scaffolded by `agentrig scaffold` from {source.path.name}\n"
@@ -116,7 +124,7 @@ def plan_scenario(source: Source, options: PlanOptions, agent: AgentInfo | None)
     )
     # The golden holds the bytes `check_golden` compares (`canonical_golden_bytes`): pretty canonical JSON.
     golden_bytes = dumps_history(history, pretty=True)
-    files: list[tuple[str, bytes]] = []
+    files: list[tuple[str, bytes]] = list(attachments.files.values())
     if earlier:  # the conversation before the scripted turns, resumed from (masked like the rest)
         files.append((f"histories/{options.name}.json", dumps_history(earlier, pretty=True)))
     if golden is not None:
@@ -134,11 +142,12 @@ def plan_scenario(source: Source, options: PlanOptions, agent: AgentInfo | None)
     )
 
 
-def _resumed_part(messages: Sequence[Message], start: int) -> list[Message]:
-    """The conversation before the scripted turns. A first scripted turn whose user message shares its request
-    with the results that ended the turn before (an output tool's, in agentrig's session files) leaves those
-    results here: the resumed run keeps a trailing request and merges the next prompt into it, as the source did."""
-    head = list(messages[:start])
+def _resumed_part(messages: Sequence[Message], replayed: Sequence[Sequence[Message]], start: int) -> list[Message]:
+    """The conversation before the scripted turns (`replayed`: per source message, what the replay holds for it). A
+    first scripted turn whose user message shares its request with the results that ended the turn before (an
+    output tool's, in agentrig's session files) leaves those results here: the resumed run keeps a trailing request
+    and merges the next prompt into it, as the source did."""
+    head = [message for group in replayed[:start] for message in group]
     if 0 < start < len(messages):
         results = [p for p in messages[start].parts if isinstance(p, ToolReturnPart | RetryPromptPart)]
         if results:
@@ -155,8 +164,11 @@ def _document(
     golden: str | None,
     resumes: bool,
     history: list[Message],
+    attachments: AttachmentFiles,
 ) -> dict[str, Any]:
     document: dict[str, Any] = {"name": options.name, "description": description(source), "tags": ["scaffolded"]}
+    refuse: Callable[[str], Unreplayable] = lambda reason: Unreplayable(source.path, -1, reason)  # noqa: E731
+    output = output_section(turns, source.tool_schemas, refuse) if agent is None else None
     if agent is not None:
         document["agent"] = agent.spec
         if agent.deps is not None:
@@ -165,32 +177,37 @@ def _document(
             document["agents"] = {spec: {"model": steps} for spec, steps in agent.subagents.items()}
     elif source.instructions:
         document["system_prompt"] = source.instructions
+    if output is not None:
+        document["output"] = output
     if resumes:
         document["initial_history"] = f"histories/{options.name}.json"
-    settings = _settings(turns, own_agent=agent is not None)
+    settings = _settings(turns)
     if settings:
         document["settings"] = settings
     if agent is None:
         masked = {
             id(call): normalized_part(answer, options.tool_results) for turn in turns for call, answer in turn.answers
         }
-        tools = yaml_tools([_with_answers(turn, masked) for turn in turns], source.tool_schemas)
+        tools = yaml_tools([_with_answers(turn, masked) for turn in turns], source.tool_schemas, refuse)
         if tools:
             document["tools"] = tools
     else:
         _check_prompts(source, turns, first_turn_starts=not resumes)
     # A sub-agent's usage adds to its caller's (`usage=ctx.usage`) but its runs recorded none: no usage checks.
+    # A turn that went wrong spends what the provider or the cancellation left: no usage checks on it either.
     with_usage = agent is None or not agent.subagents
     if options.tool_results != "keep":  # the host's results are tool results too
         masked_value = MASKED if options.tool_results == "mask" else None
         for turn in turns:
             if turn.deferred_results is not None:
                 turn.deferred_results = dict.fromkeys(turn.deferred_results, masked_value)
-    expecter = None if agent is None else agent.expect_output
-    document["turns"] = [turn_mapping(turn, expect_output=expecter, with_usage=with_usage) for turn in turns]
+    expecter = _yaml_output_expecter(output) if agent is None else agent.expect_output
+    document["turns"] = [
+        turn_mapping(turn, expect_output=expecter, user=attachments.user, with_usage=with_usage) for turn in turns
+    ]
     expect: dict[str, Any] = {}
     usages = [turn.usage for turn in turns]
-    if with_usage and all(usage is not None for usage in usages):
+    if with_usage and all(usage is not None for usage in usages) and not any(turn.ending for turn in turns):
         expect["usage"] = usage_expectation(Usage.total(u for u in usages if u is not None))
     expect["invariants"] = kept_invariants(history)
     if golden is not None:
@@ -199,7 +216,18 @@ def _document(
     return document
 
 
-def _settings(turns: list[ScriptTurn], *, own_agent: bool) -> dict[str, int]:
+def _yaml_output_expecter(output: dict[str, Any] | None) -> OutputExpecter:
+    """A YAML agent's output: the final text, or the output tool's arguments as its `output:` makes them."""
+
+    def expect(call: ToolCallPart | None, text: str | None) -> dict[str, Any] | None:
+        if call is None:
+            return {"equals": text}
+        return {"json_equals": output_value(call.args, output)}
+
+    return expect
+
+
+def _settings(turns: list[ScriptTurn]) -> dict[str, int]:
     """The budgets the conversation used beyond the defaults (one retry per tool and for the output, twenty model
     requests per turn): a replay with less would stop where the source went on. Given for a user's agent, a
     budget replaces the agent's own for the scenario's runs, and never below what the source needed."""
@@ -208,7 +236,7 @@ def _settings(turns: list[ScriptTurn], *, own_agent: bool) -> dict[str, int]:
     if streak > 1:
         settings["tool_retries"] = streak
     output_retries = max(turn.output_retries for turn in turns)
-    if own_agent and output_retries > 1:
+    if output_retries > 1:
         settings["output_retries"] = output_retries
     requests = max(len(turn.steps) for turn in turns)
     if requests > _DEFAULT_MAX_ITERATIONS:
@@ -256,6 +284,7 @@ def _with_answers(turn: ScriptTurn, answers: dict[int, Any]) -> ScriptTurn:
         deferred_calls=turn.deferred_calls,
         usages=turn.usages,
         last_response=turn.last_response,
+        rules=turn.rules,
     )
 
 

@@ -20,7 +20,8 @@ from __future__ import annotations
 from typing import Any
 
 from agentrig.runtime.history.canonical import Message, RetryPromptPart, ToolCallPart, ToolReturnPart
-from agentrig.runtime.scaffold.turns import Answer, ScriptTurn, Walk, close_turn, is_output_tool_call
+from agentrig.runtime.scaffold.endings import close_turn
+from agentrig.runtime.scaffold.turns import Answer, OutputEvent, ScriptTurn, Walk, is_output_tool_call
 
 __all__ = ["close_paused_end", "take_results"]
 
@@ -31,12 +32,8 @@ def take_results(walk: Walk, index: int, message: Message, results: list[Answer]
         raise walk.refuse(index, "tool results before any model response; a turn starts with the user")
     turn = walk.turns[-1]
     output_retries = [r for r in results if isinstance(r, RetryPromptPart) and r.tool_call_id is None]
-    if output_retries and not walk.own_agent:
-        raise walk.refuse(
-            index,
-            "an output retry (the agent's output validator rejected the answer); YAML tools cannot ask"
-            " for one: scaffold with --agent module:attribute",
-        )
+    if output_retries:
+        _judged_text(walk, index, turn, output_retries)
     turn.output_retries += len(output_retries)
     answers = [r for r in results if r.tool_call_id is not None]
     if answers:
@@ -48,6 +45,19 @@ def take_results(walk: Walk, index: int, message: Message, results: list[Answer]
                 raise walk.refuse(index, "the host's answers to paused calls share a request with a user message")
             _host_turn(walk, index, host)
     walk.previous = "request"
+
+
+def _judged_text(walk: Walk, index: int, turn: ScriptTurn, retries: list[RetryPromptPart]) -> None:
+    """An output retry answers the text answer before it: the output validator, or the output's schema (a list
+    of validation errors: a native or prompted output), asked again."""
+    last = turn.outputs[-1] if turn.outputs else None
+    if len(retries) != 1 or last is None or last.kind != "text" or walk.previous != "response":
+        raise walk.refuse(index, "an output retry that answers no text answer of the model")
+    content = retries[0].content
+    if isinstance(content, str):
+        turn.outputs[-1] = OutputEvent(kind="text", verdict="retry", message=content)
+    else:
+        turn.outputs[-1] = OutputEvent(kind="text", verdict="invalid", errors=tuple(content))
 
 
 def close_paused_end(walk: Walk, end: int) -> None:
@@ -75,6 +85,10 @@ def _split(walk: Walk, index: int, message: Message, answers: list[Answer]) -> t
     )
     if resumed:
         return [], _in_call_order(walk, index, answers, order)
+    if message.state == "interrupted":
+        # A cancelled request holds the results that completed, then agentrig's closures of the calls the
+        # cancellation cut (`interrupted`) behind them: all the run's own, whatever their order.
+        return sorted(answers, key=lambda answer: order[str(answer.tool_call_id)]), []
     own: list[Answer] = []
     host: list[Answer] = []
     for answer in answers:
@@ -82,7 +96,8 @@ def _split(walk: Walk, index: int, message: Message, answers: list[Answer]) -> t
             host.append(answer)
             continue
         call = calls[str(answer.tool_call_id)]
-        denied = isinstance(answer, ToolReturnPart) and answer.outcome == "denied"
+        # Without the agent, a denial in the run's own request is the YAML tool's own (`outcome: denied`).
+        denied = isinstance(answer, ToolReturnPart) and answer.outcome == "denied" and walk.own_agent
         order_breaks = bool(own) and order[str(answer.tool_call_id)] < order[str(own[-1].tool_call_id)]
         (host if _host_kind(walk, call) or denied or order_breaks else own).append(answer)
     return own, _in_call_order(walk, index, host, order)
@@ -107,10 +122,13 @@ def _answer(walk: Walk, index: int, turn: ScriptTurn, answers: list[Answer]) -> 
             f"the results answer {answered} but the calls were {[c.tool_call_id for c in walk.pending]}; a run"
             " answers each call once, in order",
         )
+    failed = any(isinstance(a, ToolReturnPart) and a.outcome == "failed" for a in answers)
     for answer in answers:
         call = calls[str(answer.tool_call_id)]
-        _check_answer(walk, index, call, answer)
+        _check_answer(walk, index, call, answer, after_failure=failed)
         turn.answers.append((call, answer))
+        if is_output_tool_call(call):
+            _judged_call(turn, call, answer)
     _count_retries(walk, turn, answers)
     walk.pending = [call for call in walk.pending if call.tool_call_id not in answered]
 
@@ -168,34 +186,50 @@ def _message(content: Any) -> str:
 
 
 def _count_retries(walk: Walk, turn: ScriptTurn, answers: list[Answer]) -> None:
-    """pydantic-ai counts, per tool, the run steps in a row in which it was retried (a step without a retry of
-    it starts again from zero); a run fails once the count passes the tool's budget. An output tool's retries
-    count against the output budget instead."""
+    """pydantic-ai counts, per tool, the run steps in which it was retried; a run fails once the count passes the
+    tool's budget. When the count starts again differs by version (2.68: only a step in which the tool succeeded
+    resets it; a failed result or a step without a call keeps it): the turn's count never resets here, a budget
+    at least what the source needed. An output tool's retries count against the output budget instead."""
     retried = {r.tool_name for r in answers if isinstance(r, RetryPromptPart) and r.tool_call_id and r.tool_name}
     outputs = {name for name in retried if name == "final_result" or name.startswith("final_result_")}
     turn.output_retries += len(outputs)
-    walk.streaks = {name: walk.streaks.get(name, 0) + 1 for name in retried - outputs}
+    walk.streaks.update({name: walk.streaks.get(name, 0) + 1 for name in retried - outputs})
     turn.retry_streak = max([turn.retry_streak, *walk.streaks.values()])
 
 
-def _check_answer(walk: Walk, index: int, call: ToolCallPart, result: Answer) -> None:
+def _judged_call(turn: ScriptTurn, call: ToolCallPart, answer: Answer) -> None:
+    """The first output tool call of a response is the run's output candidate (pydantic-ai answers the others
+    without judging them)."""
+    last = turn.last_response
+    first = next((c for c in last.tool_calls if is_output_tool_call(c)), None) if last is not None else None
+    if first is None or first.tool_call_id != call.tool_call_id:
+        return
+    if isinstance(answer, ToolReturnPart):
+        turn.outputs.append(OutputEvent(kind="tool", verdict="accepted", call=call))
+    elif isinstance(answer.content, str):
+        turn.outputs.append(OutputEvent(kind="tool", verdict="retry", call=call, message=answer.content))
+    else:
+        turn.outputs.append(OutputEvent(kind="tool", verdict="invalid", call=call, errors=tuple(answer.content)))
+
+
+def _check_answer(walk: Walk, index: int, call: ToolCallPart, result: Answer, *, after_failure: bool) -> None:
     what = f"call {call.tool_call_id!r} ({call.tool_name})"
     if isinstance(result, ToolReturnPart):
-        if result.outcome != "success":
+        interrupted_ok = walk.interrupted_at == index or after_failure
+        if result.outcome == "interrupted" and not interrupted_ok:
             raise walk.refuse(
-                index, f"{what} ended {result.outcome!r}; a scripted run replays completed calls and retries only"
+                index,
+                f"{what} ended 'interrupted' and the conversation went on without `[INTERRUPTED]` (pydantic-ai"
+                " closed it when a cancelled run was resumed); agentrig's loop ends a cancelled turn with"
+                " `[INTERRUPTED]`, so a replay cannot hold this history",
             )
-        if isinstance(call.args, str) and not is_output_tool_call(call):
+        if result.outcome in ("failed", "denied") and not walk.own_agent and not isinstance(result.content, str):
+            raise walk.refuse(index, f"{what} ended {result.outcome!r} with a result that is not a message")
+        if isinstance(call.args, str) and not is_output_tool_call(call) and result.outcome == "success":
             raise walk.refuse(index, f"{what} returned a result although its arguments are not a JSON object")
         return
     if walk.own_agent:
         return  # the agent's own tool and its schema decide; the golden history checks the outcome
-    if isinstance(result.content, list) and isinstance(call.args, dict):
-        raise walk.refuse(
-            index,
-            f"{what} was retried with validation errors of the agent's own argument schema; YAML tools do not"
-            " validate arguments: scaffold with --agent module:attribute",
-        )
     if isinstance(result.content, str) and isinstance(call.args, str):
         raise walk.refuse(
             index,

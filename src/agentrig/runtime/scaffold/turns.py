@@ -1,19 +1,18 @@
 """A canonical history cut into scenario turns: each user message a turn, each response a scripted step, and
 each answer the host gave to paused calls (approvals, deferred results) a turn of its own.
 
-A history a scenario can replay has this shape: a request holding the user's text (system prompts allowed)
-opens a turn; responses and requests of tool results alternate after it; each request of results answers
-the calls of the response before it, in their order; the turn's last message is a response without calls
-(with the user's agent, also the results of an output tool, which may share a request with the next user
+A history a scenario can replay has this shape: a request holding the user's message (text, or text and
+attachments; system prompts allowed) opens a turn; responses and requests of tool results alternate after it;
+each request of results answers the calls of the response before it, in their order; the turn's last message is
+a response without calls, or the results of an output tool (which may share a request with the next user
 message, as agentrig's own session files store a multi-turn structured-output run). Calls the host answers
 (a tool that asks for approval, an external tool, a deferred call) pause the turn; their results open the
 next one (`turn_results.py`). A scripted step holds at most one thought, one text and then tool calls, in
 that order (`models/scripted.py`).
 
-Everything else is refused with `Unreplayable`, naming the message and why: multi-modal parts, a user message
-sharing a request with results of a turn that did not end (a run resumed after an interruption or a failed
-tool), calls with no recorded result, interrupted or failed outcomes, and, without the user's agent, what only
-the agent's own code produces (output-validator retries, validation errors of its argument schemas, approvals).
+A turn may also end as agentrig ends a turn that went wrong (`endings.py`): a tool that failed, a cancellation
+(`[INTERRUPTED]`), a request the model never answered. Everything else is refused with `Unreplayable`, naming the
+message and why.
 """
 
 from __future__ import annotations
@@ -31,22 +30,29 @@ from agentrig.runtime.history.canonical import (
     ThoughtPart,
     ToolCallPart,
     ToolReturnPart,
+    UserPrompt,
 )
 from agentrig.runtime.history.usage import Usage
 
 __all__ = [
+    "INTERRUPTED_MARKER",
     "Answer",
+    "GoldenEdits",
     "HostTools",
+    "OutputEvent",
     "ScriptTurn",
     "Unreplayable",
     "Walk",
-    "close_turn",
+    "interrupted_marker",
     "is_output_tool_call",
     "response_step",
     "take_response",
 ]
 
 Answer = ToolReturnPart | RetryPromptPart
+
+INTERRUPTED_MARKER = "[INTERRUPTED]"
+"""The response agentrig's loop ends a cancelled turn with (`engine/orchestrator.py`), the partial text after it."""
 
 
 class Unreplayable(InputError):
@@ -74,11 +80,26 @@ def is_output_tool_call(call: ToolCallPart) -> bool:
     return call.tool_name == "final_result" or call.tool_name.startswith("final_result_")
 
 
+@dataclass(frozen=True, slots=True)
+class OutputEvent:
+    """An answer that may have been the run's output, in the order the run judged them: a text answer, or the
+    first output tool call of a response; and how the run took it."""
+
+    kind: str
+    """`text` or `tool`."""
+    verdict: str
+    """`accepted`; `retry` (the output validator asked again, `message`); `invalid` (the schema rejected it,
+    `errors`); `not-judged` (a text answer while only an output tool ends the run: pydantic-ai's own retry)."""
+    call: ToolCallPart | None = None
+    message: str | None = None
+    errors: tuple[Any, ...] = ()
+
+
 @dataclass(slots=True, kw_only=True)
 class ScriptTurn:
     """One turn of the scenario being written."""
 
-    user: str | None
+    user: UserPrompt | None
     """The user's message; None for a turn that continues paused calls with the host's answers."""
     message_index: int
     """Where the turn starts in the source."""
@@ -101,9 +122,15 @@ class ScriptTurn:
     paused: bool = False
     """The turn ended with calls the host answers (the run's output is pydantic-ai's `DeferredToolRequests`)."""
     retry_streak: int = 0
-    """The most model requests in a row that retried one tool (pydantic-ai's per-tool retry count)."""
+    """The most model requests that retried one tool in the turn's run (pydantic-ai's per-tool retry count)."""
     output_retries: int = 0
     """Output retries in the turn (the output validator or an output tool's arguments rejected)."""
+    ending: dict[str, Any] | None = None
+    """How the turn ended when it went wrong: its expectation (`{error: {kind: ...}}`, `{interrupted: true}`)."""
+    rules: dict[str, dict[str, Any]] = field(default_factory=dict[str, dict[str, Any]])
+    """YAML tool outcomes that are not the recorded answer, by call id (`fail`, `abort`, ...)."""
+    outputs: list[OutputEvent] = field(default_factory=list[OutputEvent])
+    """The answers the run judged as its output, in order."""
 
     @property
     def usage(self) -> Usage | None:
@@ -126,10 +153,26 @@ class Walk:
     pending_at: int = -1
     previous: str | None = None  # kind of the last message that counted
     response_run_id: str | None = None
-    streaks: dict[str, int] = field(default_factory=dict[str, int])  # the turn's consecutive retries, per tool
+    streaks: dict[str, int] = field(default_factory=dict[str, int])  # the run's retried steps so far, per tool
+    interrupted_at: int | None = None
+    """The request in state `interrupted` (a run cancelled while its tools ran) the current turn stopped at."""
+    edits: GoldenEdits = field(default_factory=lambda: GoldenEdits())
 
     def refuse(self, index: int, reason: str) -> Unreplayable:
         return Unreplayable(self.path, index, reason)
+
+
+@dataclass(slots=True)
+class GoldenEdits:
+    """What agentrig's loop adds to a turn that went wrong and a pydantic-ai dump does not hold (the dump keeps
+    pydantic-ai's own messages only): the golden history gets them, as the replay's history will."""
+
+    closed: dict[int, tuple[str | None, str]] = field(default_factory=dict[int, tuple[str | None, str]])
+    """Response index -> (the failed call, its failure): its calls left without a result are closed after it."""
+    interrupted: set[int] = field(default_factory=set[int])
+    """Requests in state `interrupted`: the calls they leave unanswered are closed in them, `[INTERRUPTED]` follows."""
+    dropped: set[int] = field(default_factory=set[int])
+    """Requests of a user's message that got no answer (a provider error): agentrig's loop drops them."""
 
 
 def take_response(walk: Walk, index: int, message: Message, usage: Usage | None) -> None:
@@ -137,51 +180,35 @@ def take_response(walk: Walk, index: int, message: Message, usage: Usage | None)
         raise walk.refuse(index, "the history starts with a model response; a turn starts with the user")
     if walk.previous == "response":
         raise walk.refuse(index, "two model responses in a row; each step answers one request")
+    turn = walk.turns[-1]
+    if turn.ending is not None:
+        raise walk.refuse(index, "a model response after the turn was interrupted; the next turn starts with the user")
     if all(isinstance(part, TextPart) and not part.content.strip() for part in message.parts):
         raise walk.refuse(
             index,
             "an empty response (no parts, or blank text only); agentrig's loop answers one with an empty-response"
             " intervention, so a replay cannot end the same way",
         )
-    turn = walk.turns[-1]
     turn.steps.append(response_step(walk, index, message, usage))
     turn.usages.append(usage)
     turn.calls.extend(message.tool_calls)
     turn.last_response = message
+    if not message.tool_calls and any(isinstance(part, TextPart) for part in message.parts):
+        turn.outputs.append(OutputEvent(kind="text", verdict="accepted"))
     walk.pending = list(message.tool_calls)
     walk.pending_at = index
     walk.previous = "response"
     walk.response_run_id = message.run_id
 
 
-def close_turn(walk: Walk, index: int) -> None:
-    """The turn before `index` ends here: its calls must have been answered, its end must be an answer."""
-    if not walk.turns:
-        return
-    turn = walk.turns[-1]
-    if walk.pending and not turn.paused:
-        names = ", ".join(repr(call.tool_call_id) for call in walk.pending)
-        raise walk.refuse(
-            walk.pending_at,
-            f"tool call(s) {names} have no recorded result (the conversation stopped before they ran); a"
-            " scripted run would run them",
-        )
-    if turn.last_response is None:
-        raise walk.refuse(turn.message_index, "the user's message has no model response")
-    if turn.paused or walk.previous != "request" or not turn.steps or not turn.last_response.tool_calls:
-        return
-    if not any(is_output_tool_call(call) for call in turn.last_response.tool_calls):
-        raise walk.refuse(
-            walk.pending_at,
-            "the turn ends with tool results and no model answer, and no output tool was called: the run stopped"
-            " after its tools ran (an error or a limit), which a scripted turn cannot end with",
-        )
-    if not walk.own_agent:
-        raise walk.refuse(
-            walk.pending_at,
-            "the turn ends with tool results and no model answer (an output tool ended the run); a YAML agent"
-            " answers in text: scaffold with --agent module:attribute",
-        )
+def interrupted_marker(message: Message) -> str | None:
+    """The partial text of agentrig's `[INTERRUPTED]` response (`""`: none), or None for any other message."""
+    if message.kind != "response" or len(message.parts) != 1 or not isinstance(message.parts[0], TextPart):
+        return None
+    text = message.parts[0].content
+    if text == INTERRUPTED_MARKER:
+        return ""
+    return text[len(INTERRUPTED_MARKER) + 1 :] if text.startswith(INTERRUPTED_MARKER + " ") else None
 
 
 def response_step(walk: Walk, index: int, message: Message, usage: Usage | None) -> dict[str, Any]:
@@ -202,7 +229,7 @@ def response_step(walk: Walk, index: int, message: Message, usage: Usage | None)
             )
         stage = {"thought": 1, "text": 2}.get(kind, 3)
         if isinstance(part, ThoughtPart):
-            step["thought"] = part.content
+            step["thought"] = _thought(part)
         elif isinstance(part, TextPart):
             step["text"] = part.content
         elif isinstance(part, ToolCallPart):
@@ -212,6 +239,18 @@ def response_step(walk: Walk, index: int, message: Message, usage: Usage | None)
     if usage is not None:
         step["usage"] = _usage_json(usage)
     return step
+
+
+def _thought(part: ThoughtPart) -> str | dict[str, Any]:
+    """A thought as a step holds it: its text, or with what its provider attached (kept in the replay's history)."""
+    extras = {
+        "signature": part.signature,
+        "provider_name": part.provider_name,
+        "id": part.id,
+        "provider_details": part.provider_details,
+    }
+    kept = {key: value for key, value in extras.items() if value is not None}
+    return {"content": part.content, **kept} if kept else part.content
 
 
 def _usage_json(usage: Usage) -> dict[str, int]:

@@ -44,6 +44,11 @@ ANY_OBJECT = SchemaValidator(core_schema.dict_schema())
 """The arguments of a tool that validates nothing else (`validate_args: false`): a JSON object."""
 
 
+def _raised(class_name: str, message: str) -> Exception:
+    """An exception of a class named `class_name`, as the real tool the scenario stands for raised."""
+    return type(class_name, (Exception,), {"__module__": "builtins"})(message)
+
+
 def _tool_function(name: str, spec: ToolSpec) -> Any:
     async def run_yaml_tool(ctx: RunContext[Any], **args: Any) -> Any:
         counts = ctx.deps if isinstance(ctx.deps, ToolCallCounts) else None
@@ -59,6 +64,8 @@ def _tool_function(name: str, spec: ToolSpec) -> Any:
             await asyncio.sleep(result.delay)
         if result.retry is not None:
             raise ModelRetry(result.retry)
+        if result.fail is not None and result.raises is not None:
+            raise _raised(result.raises, result.fail)  # named by the engine as a real tool's exception
         if result.fail is not None:
             raise ScriptedToolFailure(
                 f"tool {name!r} call #{ordinal} failed: {result.fail}", tool_call_id=ctx.tool_call_id

@@ -182,7 +182,11 @@ def yaml_tools(
                 outcomes.retried.add(tool_call_id)
                 raise _ToolRetry(result.retry)
             if result.fail is not None:
-                message = f"tool {name!r} call #{ordinal} failed: {result.fail}"
+                message = (
+                    f"tool {name!r} (call {tool_call_id}) raised {result.raises}: {result.fail}"  # as pydantic-ai's
+                    if result.raises is not None
+                    else f"tool {name!r} call #{ordinal} failed: {result.fail}"
+                )
                 outcomes.failure = outcomes.failure or (tool_call_id, message)
                 raise ToolFailed(message)
             value = result.return_

@@ -1,0 +1,113 @@
+"""A YAML agent's `output:` from what the source shows: the output tool that ended its turns (with the schema the
+source recorded, else one inferred from the outputs), whether a text answer ended a turn too, and the output
+validator's retries as rules.
+
+- The output tool: pydantic-ai's `final_result` (or `final_result_<Type>` for one member of a union of output
+  types); a conversation that called two of them is refused (a YAML agent's output has one tool). Its schema is
+  the recording's (`tools`), else inferred (`schema_inference`): typed by the outputs the run took, and checked to
+  reject each output the real schema rejected with exactly the errors the model was sent. An output that was
+  always `{response: ...}` is pydantic-ai's wrapping of a non-object type: the schema is the value's.
+- `allow_text`: a text answer ended a turn beside the output tool (`output_type=[..., str]`).
+- `validators`: each output the validator asked again (a retry whose content is a message) becomes a rule
+  `{call: N, retry: message}`, N counting the outputs the validator judged over the scenario, as the rule counts.
+
+Native and prompted outputs answer in text: their turns replay as text answers, and an output whose JSON the
+schema rejected (a retry with validation errors after a text answer) needs the agent's own schema (`--agent`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from agentrig.runtime.scaffold.schema_inference import Rejection, infer_schema, seen_types_schema
+from agentrig.runtime.scaffold.turns import OutputEvent, ScriptTurn, Unreplayable, is_output_tool_call
+
+__all__ = ["output_section", "output_value"]
+
+Refuse = Callable[[str], Unreplayable]
+
+
+def output_section(
+    turns: Sequence[ScriptTurn], schemas: Mapping[str, Mapping[str, Any]], refuse: Refuse
+) -> dict[str, Any] | None:
+    """The scenario's `output:` for a YAML agent, or None for a plain text output nobody judged."""
+    events = [event for turn in turns for event in turn.outputs]
+    names = list(dict.fromkeys(call.tool_name for turn in turns for call in turn.calls if is_output_tool_call(call)))
+    if len(names) > 1:
+        raise refuse(
+            f"the conversation called the output tools {', '.join(names)} (a union of output types); a YAML"
+            " agent's output has one tool: scaffold with --agent module:attribute"
+        )
+    allow_text = bool(names) and any(e.kind == "text" and e.verdict == "accepted" for e in events)
+    validators = _validator_rules(events, judges_text=not names or allow_text, refuse=refuse)
+    if not names:
+        return {"validators": validators} if validators else None
+    section: dict[str, Any] = {"schema": _schema(names[0], events, schemas, refuse), "mode": "tool"}
+    if names[0] != "final_result":
+        section["name"] = names[0]
+    if allow_text:
+        section["allow_text"] = True
+    if validators:
+        section["validators"] = validators
+    return section
+
+
+def output_value(args: Any, section: Mapping[str, Any] | None) -> Any:
+    """The YAML agent's output for an output tool call's arguments: the value itself for a wrapped non-object."""
+    schema = section.get("schema") if section is not None else None
+    if isinstance(schema, Mapping) and schema.get("type") != "object" and isinstance(args, dict):
+        return args.get("response")
+    return args
+
+
+def _validator_rules(events: Sequence[OutputEvent], *, judges_text: bool, refuse: Refuse) -> list[dict[str, Any]]:
+    rules: list[dict[str, Any]] = []
+    judged = 0
+    for event in events:
+        if event.kind == "text" and not judges_text:
+            continue  # pydantic-ai's own retry: only the output tool ends the run
+        if event.verdict == "invalid":
+            if event.kind == "text":
+                raise refuse(
+                    "an output retry with validation errors after a text answer (a native or prompted output"
+                    " the schema rejected); a YAML agent's text output has no schema: scaffold with --agent"
+                    " module:attribute"
+                )
+            continue  # the schema rejected it: the validator never saw it
+        judged += 1
+        if event.verdict == "retry":
+            rules.append({"call": judged, "retry": event.message})
+    return rules
+
+
+def _schema(
+    name: str, events: Sequence[OutputEvent], schemas: Mapping[str, Mapping[str, Any]], refuse: Refuse
+) -> dict[str, Any]:
+    recorded = schemas.get(name)
+    if recorded:
+        return dict(recorded)
+    tool_events = [event for event in events if event.kind == "tool" and event.call is not None]
+    if any(not isinstance(event.call.args, dict) for event in tool_events if event.call is not None):
+        raise refuse(f"an output tool call ({name}) whose arguments are not a JSON object")
+    typed_accepted: list[dict[str, Any]] = []
+    typed_rejected: list[Rejection] = []
+    for event in tool_events:
+        args = event.call.args if event.call is not None else None
+        if not isinstance(args, dict):
+            continue
+        if event.verdict == "invalid":
+            typed_rejected.append(Rejection(args, event.errors))
+        else:
+            typed_accepted.append(args)
+    schema = infer_schema(typed_accepted, typed_rejected) if typed_rejected else seen_types_schema(typed_accepted)
+    if schema is None:
+        raise refuse(
+            f"the output tool {name} rejected an output with validation errors that a schema inferred from the"
+            " outputs does not reproduce; the source records no schema: scaffold with --agent module:attribute"
+        )
+    values = [*typed_accepted, *(r.value for r in typed_rejected)]
+    if values and all(set(value) == {"response"} for value in values):
+        inner = schema["properties"].get("response", {})
+        return dict(inner) if inner else {}
+    return schema
