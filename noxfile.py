@@ -34,6 +34,11 @@ os.environ["UV_PYTHON_DOWNLOADS"] = "never"
 # whose CA is installed system-wide but not in uv's bundled roots.
 os.environ.setdefault("UV_NATIVE_TLS", "1")
 os.environ.setdefault("PYDANTIC_AI_NO_BANNER", "1")
+# A machine may set PYTHONDONTWRITEBYTECODE (this one does): then every process compiles every module it imports,
+# pydantic-ai's included, and the tests start hundreds of processes (CLI runs, pytest-xdist workers, -j N workers),
+# each 0.5 s slower. The sessions' own environments under .nox/ (and src/, tests/: __pycache__ is git-ignored) keep
+# their bytecode.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 nox.options.default_venv_backend = "uv"
 nox.options.reuse_venv = "yes"
