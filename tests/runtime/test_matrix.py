@@ -3,6 +3,7 @@ fake environments (fast), and one real environment build (slow: `pytest -m slow 
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 import stat
@@ -684,3 +685,29 @@ def test_matrix_replaces_its_own_diffs_and_logs_and_keeps_a_users_file(tmp_path:
     assert sorted(path.name for path in (out / "logs").iterdir()) == ["2.38.0.log"]  # the earlier matrix's log went
     assert (out / "notes.txt").read_text(encoding="utf-8") == "mine\n"
     assert (out / "2.40.0" / "report.json").is_file()  # a version's run folder is its own: never the matrix's to remove
+
+
+def test_an_attachment_that_differs_shows_in_the_diff_as_its_size_and_hash(tmp_path: Path) -> None:
+    def with_image(data: bytes) -> dict[str, Any]:
+        history = canonical_history()
+        image = {"kind": "binary", "media_type": "image/png", "data": base64.b64encode(data).decode()}
+        history["messages"][0]["parts"][0]["content"] = ["Describe it.", image]
+        return history
+
+    dump = retry_dump(new_format=False)
+    outputs = outputs_for(
+        tmp_path,
+        {
+            "2.38.0": {"image": ("passed", with_image(b"a" * 300), dump)},
+            "2.68.0": {"image": ("passed", with_image(b"b" * 300), dump)},
+        },
+    )
+    build_report(outputs, python_version="3.11", paths=["scenarios"], out=tmp_path / "r")
+
+    diff = (tmp_path / "r" / "diffs" / "image" / "2.68.0.history.diff").read_text(encoding="utf-8")
+    assert base64.b64encode(b"a" * 300).decode() not in diff
+    removed = [line for line in diff.splitlines() if line.startswith("-") and "bytes in base64" in line]
+    added = [line for line in diff.splitlines() if line.startswith("+") and "bytes in base64" in line]
+    assert len(removed) == len(added) == 1
+    assert "300 bytes in base64, sha256:" in removed[0]
+    assert removed[0][1:] != added[0][1:]  # two payloads, two hashes

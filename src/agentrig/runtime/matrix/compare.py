@@ -22,6 +22,7 @@ import orjson
 from agentrig.errors import AgentrigError
 from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.jsonio import BeforeReplace
+from agentrig.runtime.history.user_content import elide_base64_data
 from agentrig.runtime.reports.merge_checks import SCENARIO_NAME
 
 __all__ = [
@@ -264,9 +265,9 @@ def _diff_scenario(
             text = normalized_json_text(other.directory / "scenarios" / name / file_name)
             if text is None or text == base_text:
                 continue
-            lines = difflib.unified_diff(
-                base_text.splitlines(keepends=True),
-                text.splitlines(keepends=True),
+            lines = difflib.unified_diff(  # an attachment's base64 as its size and hash: one line, still compared
+                elide_base64_data(base_text).splitlines(keepends=True),
+                elide_base64_data(text).splitlines(keepends=True),
                 fromfile=f"{baseline.version}/scenarios/{name}/{file_name}",
                 tofile=f"{other.version}/scenarios/{name}/{file_name}",
             )

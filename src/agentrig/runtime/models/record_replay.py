@@ -43,6 +43,7 @@ from agentrig.runtime.history.recordings import RECORDING_FORMAT, recording_exch
 from agentrig.runtime.history.redaction import redact_json
 from agentrig.runtime.history.run_records import PROVIDER_ERROR_KINDS, RunErrorKind
 from agentrig.runtime.history.usage import Usage
+from agentrig.runtime.history.user_content import elide_base64_data
 from agentrig.runtime.history.wire import history_from_json, message_to_json
 from agentrig.runtime.models import pydantic_ai_compat
 from agentrig.runtime.models.conversion import response_usage, to_canonical, to_pydantic_ai
@@ -384,7 +385,8 @@ def _mismatch(path: Path, number: int, recorded: Mapping[str, Any], actual: Mapp
 
 
 def _lines(document: Mapping[str, Any]) -> list[str]:
-    return jsonio.dumps(document, pretty=True).decode().splitlines(keepends=True)
+    """A request as the lines of its diff; an attachment's base64 as its size and hash (one line, still compared)."""
+    return elide_base64_data(jsonio.dumps(document, pretty=True).decode()).splitlines(keepends=True)
 
 
 def read_exchanges(path: Path) -> tuple[str, list[Exchange]]:
