@@ -24,6 +24,7 @@ from agentrig.runtime.history.run_records import Cost
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.models.conversion import response_usage
 from agentrig.runtime.models.pricing import pricer_for, to_usd
+from agentrig.runtime.models.providers import close_model
 
 __all__ = ["MeteredModel", "ScenarioMeter"]
 
@@ -61,9 +62,7 @@ class MeteredModel(WrapperModel):
 
     async def aclose(self) -> None:
         """Close the wrapped model's connections, when it owns any (`providers.RetryingModel.aclose`)."""
-        close = getattr(self.wrapped, "aclose", None)
-        if close is not None:
-            await close()
+        await close_model(self.wrapped)
 
     async def request(
         self,

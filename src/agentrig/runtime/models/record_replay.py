@@ -48,7 +48,7 @@ from agentrig.runtime.history.wire import history_from_json, message_to_json
 from agentrig.runtime.models import pydantic_ai_compat
 from agentrig.runtime.models.conversion import response_usage, to_canonical, to_pydantic_ai
 from agentrig.runtime.models.metering import ScenarioMeter
-from agentrig.runtime.models.providers import ProviderContextLengthError, ProviderRequestError
+from agentrig.runtime.models.providers import ProviderContextLengthError, ProviderRequestError, close_model
 from agentrig.runtime.models.record_modes import recording_path
 from agentrig.runtime.models.scripted_stream import StreamItem, response_deltas, with_fixed_usage
 from agentrig.runtime.models.stops import RunStopped
@@ -205,9 +205,7 @@ class RecordingModel(WrapperModel):
 
     async def aclose(self) -> None:
         """Close the wrapped model's connections, when it owns any (`providers.RetryingModel.aclose`)."""
-        close = getattr(self.wrapped, "aclose", None)
-        if close is not None:
-            await close()
+        await close_model(self.wrapped)
 
     async def request(
         self,
