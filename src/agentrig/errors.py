@@ -4,10 +4,12 @@
     ├── UsageError           (2)       bad flag, bad argument combination
     ├── InputError           (2)       a file agentrig reads is wrong: bad YAML, bad field, corrupt session
     │   ├── ScenarioError              scenario files (names file, line, column and field path)
+    │   │   └── MissingExtraError      a valid scenario needs an extra that is not installed (also Unsupported)
     │   └── HistoryFormatError         history / session / dump files (names the file and what is wrong)
     ├── ProviderError        (3)       a model provider failed after retries (auth, rate limit, server, connection)
     │   └── ContextOverflowError       the provider said the context window is exceeded
     ├── InfrastructureError  (3)       an environment could not be built, a subprocess failed
+    ├── Unsupported          (3)       a valid scenario this environment cannot run (run error kind `unsupported`)
     │   └── OutputWriteError           a file could not be written: the disk is full, a quota, an I/O error
     └── Interrupted          (130)     Ctrl-C / SIGINT (143 for a run stopped by SIGTERM: EXIT_TERMINATED)
 
@@ -89,6 +91,20 @@ class ScenarioError(InputError):
         self.line = line
         self.column = column
         self.field = field
+
+
+class Unsupported(AgentrigError):
+    """A valid scenario this environment cannot run: the engine does not express a feature it uses (`--engine
+    tinyagent`), or an extra it requires is not installed. A run reports it as the scenario's error of kind
+    `unsupported` (exit code 3), never as the agent's error: nothing of the user's raised."""
+
+    exit_code = EXIT_PROVIDER
+
+
+class MissingExtraError(ScenarioError, Unsupported):
+    """A scenario's `requires:` (or a UI turn's protocol) names an extra that is not installed; located at that line."""
+
+    exit_code = EXIT_PROVIDER
 
 
 class HistoryFormatError(InputError):

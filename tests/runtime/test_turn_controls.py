@@ -18,6 +18,7 @@ from agentrig.runtime.engine.pydantic_ai_engine.turn_control import TurnControl
 from agentrig.runtime.history.run_records import ScenarioResult, TurnRecord
 from agentrig.runtime.history.turn_controls import SteeringDelivery
 from agentrig.runtime.history.usage import Usage
+from agentrig.runtime.reports.report_files import describe_error
 from agentrig.runtime.suite.runner import RunOptions, run_suite
 from tests.runtime.engine_helpers import execute, load_yaml
 
@@ -98,6 +99,11 @@ def test_a_missing_extra_refuses_the_scenario_with_one_located_line(
     assert result.error is not None
     assert result.error.message == (
         f"{path}:2: requires[0]: the harness extra is not installed (agentrig_no_such_module missing): pip install it"
+    )
+    assert result.error.kind == "unsupported"  # not the agent's error: nothing of the user's raised
+    entry = {"status": "error", "error": {"kind": "unsupported", "message": "m"}}
+    assert describe_error(entry) == (
+        "error unsupported (this engine or environment cannot run the scenario; nothing of yours raised): m"
     )
 
 

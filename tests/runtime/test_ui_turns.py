@@ -154,6 +154,7 @@ def test_a_ui_turn_without_its_extra_is_refused_at_the_turn(tmp_path: Path, monk
         f"{path}:3: turns[0].ui.protocol: the vercel-ai extra is not installed (agentrig_no_such_module missing):"
         " pip install it"
     )
+    assert result.error.kind == "unsupported"
 
 
 def test_agentrigs_own_preparation_would_hide_pydantic_ais_cleanup(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -141,6 +141,7 @@ RunErrorKind = Literal[
     "script_exhausted",
     "script_mismatch",
     "replay_mismatch",
+    "unsupported",
     "agent_error",
 ]
 """Every `agentrig.runtime.history.run_records.RunErrorKind` (a test keeps the two lists equal)."""

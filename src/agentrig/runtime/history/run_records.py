@@ -29,6 +29,7 @@ RunErrorKind: TypeAlias = Literal[
     "script_exhausted",
     "script_mismatch",
     "replay_mismatch",
+    "unsupported",
     "agent_error",
 ]
 """Why a turn ended in error. Provider kinds map to exit code 3 when nothing expected them."""

@@ -336,6 +336,8 @@ def describe_error(entry: Mapping[str, Any]) -> str:
         return f"error {kind} (provider error): {message}"
     if kind == "agent_error":
         return f"error {kind} (raised while running the scenario: the agent, its tools or its loading): {message}"
+    if kind == "unsupported":
+        return f"error {kind} (this engine or environment cannot run the scenario; nothing of yours raised): {message}"
     return f"error {kind}: {message}"
 
 

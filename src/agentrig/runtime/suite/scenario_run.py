@@ -12,7 +12,7 @@ from contextvars import Context, ContextVar
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
-from agentrig.errors import AgentrigError
+from agentrig.errors import AgentrigError, Unsupported
 from agentrig.runtime.checks.event_checks import check_events
 from agentrig.runtime.checks.expectations import check_scenario
 from agentrig.runtime.checks.outcome import scenario_status, unexpected_error
@@ -302,17 +302,21 @@ PYTEST_TIMEOUT_MESSAGE = "from pytest-timeout"
 
 def _failure_kind(error: BaseException) -> RunErrorKind:
     """What a scenario whose run raised `error` failed of: a stop agentrig made (a missing recording is a
-    `replay_mismatch`), pytest-timeout ending the test it runs in (`timeout`), else the agent's own error."""
+    `replay_mismatch`), pytest-timeout ending the test it runs in (`timeout`), a scenario this environment cannot
+    run (`unsupported`), else the agent's own error."""
     if isinstance(error, RunStopped):
         return error.kind
     if type(error).__name__ == "Failed" and PYTEST_TIMEOUT_MESSAGE in str(error):
         return "timeout"
+    if isinstance(error, Unsupported):  # the engine or a missing extra: nothing of the user's raised
+        return "unsupported"
     return "agent_error"
 
 
 def failure(loaded: LoadedScenario, error: BaseException, *, started: float) -> ScenarioResult:
-    """The result of a scenario whose run raised `error`: `error` status for the agent's own error (it could not
-    run), `failed` for a stop with a kind of its own (as a turn ending in it would be)."""
+    """The result of a scenario whose run raised `error`: `error` status for the agent's own error or a scenario
+    this environment cannot run (it could not run), `failed` for a stop with a kind of its own (as a turn ending in
+    it would be)."""
     message = error.message if isinstance(error, AgentrigError | RunStopped) else _describe(error)
     scenario = loaded.scenario
     kind = _failure_kind(error)
@@ -320,7 +324,7 @@ def failure(loaded: LoadedScenario, error: BaseException, *, started: float) -> 
         name=scenario.name,
         path=loaded.path.as_posix(),
         tags=scenario.tags,
-        status="error" if kind == "agent_error" else "failed",
+        status="error" if kind in ("agent_error", "unsupported") else "failed",
         error=RunError(kind=kind, message=message.splitlines()[0] if message else type(error).__name__),
         duration_s=time.perf_counter() - started,
     )

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic_ai.capabilities import AbstractCapability, ProcessHistory
 
-from agentrig.errors import ScenarioError
+from agentrig.errors import MissingExtraError, ScenarioError
 from agentrig.runtime.engine.module_loading import resolve_attribute
 from agentrig.runtime.engine.pydantic_ai_engine.deps import offline_import
 from agentrig.scenarios.composition_model import EXTRAS
@@ -40,12 +40,14 @@ def check_requires(loaded: LoadedScenario) -> None:
     for index, extra in enumerate(loaded.scenario.requires):
         reason = missing_extra(extra)
         if reason is not None:
-            raise ScenarioError(reason, path=loaded.path, line=loaded.line_of("requires"), field=f"requires[{index}]")
+            raise MissingExtraError(
+                reason, path=loaded.path, line=loaded.line_of("requires"), field=f"requires[{index}]"
+            )
     for index, turn in enumerate(loaded.scenario.turns):
         reason = missing_extra(UI_EXTRA[turn.ui.protocol]) if turn.ui is not None else None
         if reason is not None:
             where = ("turns", index, "ui", "protocol")
-            raise ScenarioError(
+            raise MissingExtraError(
                 reason, path=loaded.path, line=loaded.line_of(*where), field=f"turns[{index}].ui.protocol"
             )
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from tinyagent import Agent
 
-from agentrig.errors import AgentrigError, ScenarioError
+from agentrig.errors import ScenarioError, Unsupported
 from agentrig.scenarios.loader import LoadedScenario
 
 __all__ = ["UNSUPPORTED_PREFIX", "EngineUnsupported", "load_tinyagent_agent"]
@@ -30,7 +30,7 @@ __all__ = ["UNSUPPORTED_PREFIX", "EngineUnsupported", "load_tinyagent_agent"]
 UNSUPPORTED_PREFIX = "the tinyagent engine does not run "
 
 
-class EngineUnsupported(AgentrigError):
+class EngineUnsupported(Unsupported):
     """The scenario uses a feature the tinyagent engine does not run; the message starts with
     `UNSUPPORTED_PREFIX` and names the feature."""
 

@@ -11,6 +11,7 @@ var CAUSES = new Map([
   ["script_mismatch", "the run did not follow the model script"],
   ["replay_mismatch", "a request was not in the recording"],
   ["unexpected_model_behavior", "pydantic-ai stopped on the model's behaviour"],
+  ["unsupported", "this engine or environment cannot run the scenario (a feature or an extra it needs)"],
   ["agent_error", "the agent, its tools or its loading raised"]]);
 var PROVIDER_KINDS = new Set(["context_length", "rate_limit", "server_error", "request_rejected", "auth", "connection"]);
 
