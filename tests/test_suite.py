@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentrig.runtime.reports.report_files import describe_check
-from agentrig.runtime.suite.reports import scenario_json
+from agentrig.runtime.suite.outputs.reports import scenario_json
 from agentrig.runtime.suite.runner import RunOptions, SuiteResult, run_suite
 from agentrig.scenarios.loader import LoadedScenario, load_paths
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from agentrig.runtime.suite import pool, scenario_run
+from agentrig.runtime.suite import scenario_run
+from agentrig.runtime.suite.processes import pool
 from tests.cli.cli_helpers import run_main
 from tests.runtime.runner_fakes import fake_execute
 from tests.runtime.test_runner import write_scenario

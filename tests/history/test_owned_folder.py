@@ -15,8 +15,8 @@ from agentrig.errors import UsageError
 from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.output_manifest import MANIFEST_NAME, append_records, checked_relative, read_manifest
 from agentrig.runtime.history.owned_folder import Layout, OwnedFolder
-from agentrig.runtime.suite import scenario_files
-from agentrig.runtime.suite.scenario_files import write_folder
+from agentrig.runtime.suite.outputs import scenario_files
+from agentrig.runtime.suite.outputs.scenario_files import write_folder
 
 LAYOUT = Layout(kind="run", files=frozenset({"report.json"}), trees=frozenset({"scenarios"}))
 

@@ -11,8 +11,8 @@ import pytest
 
 from agentrig.cli import main
 from agentrig.runtime.history import jsonio
+from agentrig.runtime.suite.outputs.reports import REPEAT_SCENARIO_KEYS, REPEATS_KEYS, REPORT_KEYS
 from agentrig.runtime.suite.repeats import base_name, repeat_name, wilson_interval
-from agentrig.runtime.suite.reports import REPEAT_SCENARIO_KEYS, REPEATS_KEYS, REPORT_KEYS
 from tests.providers.conftest import ServerFactory
 from tests.providers.loopback import text
 

@@ -13,8 +13,8 @@ from typing import Any, cast
 
 from agentrig.runtime.history.run_records import ScenarioResult
 from agentrig.runtime.suite.options import RunOptions
+from agentrig.runtime.suite.processes.workers import run_parallel
 from agentrig.runtime.suite.scenario_store import ScenarioRef, store_scenarios
-from agentrig.runtime.suite.workers import run_parallel
 from agentrig.scenarios.loader import load_paths
 from tests.runtime.runner_fakes import fake_execute
 from tests.runtime.test_runner import write_scenario

@@ -374,7 +374,7 @@ if STATUSES == {{"crash": "exit 2"}}:
 # Its output folder as `agentrig run` keeps it: claimed, every file recorded in the manifest, the rest removed.
 from agentrig.runtime.history.owned_folder import OwnedFolder
 from agentrig.runtime.reports.report_files import RUN_LAYOUT
-from agentrig.runtime.suite.scenario_files import write_folder
+from agentrig.runtime.suite.outputs.scenario_files import write_folder
 out = pathlib.Path(sys.argv[sys.argv.index("--out") + 1])
 scenarios = [{{"name": name, "status": status}} for name, status in STATUSES.items()]
 folder = OwnedFolder.claim(out, label=f"--out {{out}}", layout=RUN_LAYOUT)

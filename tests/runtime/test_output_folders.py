@@ -13,8 +13,8 @@ import pytest
 
 from agentrig.errors import UsageError
 from agentrig.runtime.suite.options import RunOptions
+from agentrig.runtime.suite.outputs.scenario_files import write_folder
 from agentrig.runtime.suite.runner import run_suite
-from agentrig.runtime.suite.scenario_files import write_folder
 from tests.runtime.runner_fakes import fake_execute
 from tests.runtime.test_runner import write_scenario
 

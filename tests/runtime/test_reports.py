@@ -13,7 +13,7 @@ from agentrig.runtime.history.jsonio import read_json_file
 from agentrig.runtime.history.sessions import load_session
 from agentrig.runtime.history.wire import loads_history
 from agentrig.runtime.reports.report_files import render_summary, summary_line
-from agentrig.runtime.suite.reports import (
+from agentrig.runtime.suite.outputs.reports import (
     CHECK_KEYS,
     ERROR_KEYS,
     REPORT_FORMAT,

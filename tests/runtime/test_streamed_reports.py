@@ -12,7 +12,7 @@ from agentrig.errors import ScenarioError
 from agentrig.runtime.history.jsonio import dumps, read_json_file
 from agentrig.runtime.reports.report_files import render_junit, render_summary, report_files
 from agentrig.runtime.suite import spool
-from agentrig.runtime.suite.reports import write_report_files
+from agentrig.runtime.suite.outputs.reports import write_report_files
 from agentrig.runtime.suite.runner import RunOptions, SuiteResult, run_suite
 from agentrig.scenarios.loader import iter_scenarios, load_paths, validation_report
 from tests.runtime.runner_fakes import fake_execute

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from agentrig.runtime.suite.pool import started_pool
+from agentrig.runtime.suite.processes.pool import started_pool
 
 
 def _message_adapter_state() -> str:
@@ -25,7 +25,7 @@ def test_workers_start_with_the_message_serializer_built() -> None:
 
 def test_the_pool_module_imports_the_standard_library_only() -> None:
     probe = (
-        "import sys; import agentrig.runtime.suite.pool; "
+        "import sys; import agentrig.runtime.suite.processes.pool; "
         "print(sorted(m for m in ('pydantic', 'pydantic_ai', 'yaml', 'typer') if m in sys.modules))"
     )
     output = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)

@@ -48,7 +48,7 @@ def register(app: typer.Typer) -> None:
         from agentrig.runtime.history.jsonio import dumps
         from agentrig.runtime.reports.merge_checks import describe_partial
         from agentrig.runtime.reports.report_files import summary_line
-        from agentrig.runtime.suite.reports import append_step_summary, merge_reports
+        from agentrig.runtime.suite.outputs.reports import append_step_summary, merge_reports
         from agentrig.runtime.suite.runner import exit_code_for
 
         report = merge_reports(directories, out, allow_partial=allow_partial)

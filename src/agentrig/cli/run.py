@@ -221,7 +221,7 @@ def register(app: typer.Typer) -> None:
         request_timeout: flags.RequestTimeout = None,
     ) -> None:
         from agentrig.runtime.suite.options import JOBS_PER_CPU, RunOptions, max_jobs
-        from agentrig.runtime.suite.pool import started_pool
+        from agentrig.runtime.suite.processes.pool import started_pool
 
         human = sys.stderr if as_json else sys.stdout
         if jobs > max_jobs():
@@ -267,7 +267,7 @@ def register(app: typer.Typer) -> None:
         pool = started_pool(jobs, user_modules_later=True) if jobs > 1 else None
         from agentrig.runtime.reports.report_files import describe_check, summary_line
         from agentrig.runtime.reports.totals import accounting_lines
-        from agentrig.runtime.suite.reports import append_step_summary, report_entries
+        from agentrig.runtime.suite.outputs.reports import append_step_summary, report_entries
         from agentrig.runtime.suite.runner import run_suite
 
         progress = _Progress(human, quiet=quiet)

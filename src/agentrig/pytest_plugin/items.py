@@ -93,7 +93,7 @@ class ScenarioItem(pytest.Item):
 
     def runtest(self) -> None:
         from agentrig.runtime.history.redaction import redact_json
-        from agentrig.runtime.suite.reports import scenario_json
+        from agentrig.runtime.suite.outputs.reports import scenario_json
 
         state = self.config.stash[STATE_KEY]
         started = time.perf_counter()

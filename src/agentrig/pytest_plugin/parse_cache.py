@@ -52,7 +52,7 @@ PLAN_FILE = "plan.json"
 
 _ITEM_MODULES = (
     "agentrig.runtime.suite.single",
-    "agentrig.runtime.suite.reports",
+    "agentrig.runtime.suite.outputs.reports",
     "agentrig.runtime.history.redaction",
 )
 """What a scenario item imports before it runs (`items.ScenarioItem.runtest`), besides its engine."""
@@ -256,7 +256,7 @@ def import_for_items(engine: str) -> None:
 def without_cyclic_collection() -> Generator[None]:
     """No cyclic collection while pydantic-ai and agentrig are imported: what an import makes lives as long as the
     process, and the collector's passes over it were a quarter of the import's time (as in `agentrig run -j N`'s
-    forkserver, `runtime/suite/forkserver_start.py`). Collection is as it was afterwards."""
+    forkserver, `runtime/suite/processes/forkserver_start.py`). Collection is as it was afterwards."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:

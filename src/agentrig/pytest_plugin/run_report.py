@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from agentrig.runtime.history.owned_folder import OwnedFolder
-    from agentrig.runtime.suite.stop_signals import StopSignals
+    from agentrig.runtime.suite.processes.stop_signals import StopSignals
 
 __all__ = ["INTERRUPTED_REASON", "STOPPED_EARLY_REASON", "RunReport"]
 
@@ -72,7 +72,7 @@ class RunReport:
     def hold_signals(self) -> None:
         """From now until `release_signals`, SIGINT and SIGTERM stop the session (in the main thread only)."""
         if self._signals is None:
-            from agentrig.runtime.suite.stop_signals import StopSignals
+            from agentrig.runtime.suite.processes.stop_signals import StopSignals
 
             self._signals = StopSignals().__enter__()
 
@@ -89,7 +89,9 @@ class RunReport:
     def prepare(self) -> None:
         """Claim `out_dir` (new, empty, or provably agentrig's) before anything runs: an `AgentrigError` if not."""
         if self.out_dir is not None:
-            from agentrig.runtime.suite.scenario_files import prepare_run_out_dir  # light: not the reports' imports
+            from agentrig.runtime.suite.outputs.scenario_files import (
+                prepare_run_out_dir,  # light: not the reports' imports
+            )
 
             self.out_folder = prepare_run_out_dir(self.out_dir)
 
@@ -99,7 +101,7 @@ class RunReport:
         if self.out_folder is not None and not self.writing:
             self.writing = True
             from agentrig.runtime.checks.outcome import SuiteResult
-            from agentrig.runtime.suite.reports import mark_run_started
+            from agentrig.runtime.suite.outputs.reports import mark_run_started
 
             mark_run_started(self.out_folder, SuiteResult(results=(), duration_s=0.0, interrupted=True))
 
@@ -110,7 +112,7 @@ class RunReport:
             self._signals.protect()  # a signal now is held: the reports are written whole
         if self.out_dir is None or self.out_folder is None or not self.writing:  # nothing of an earlier run touched
             return
-        from agentrig.runtime.suite.reports import entries_report, write_report_files
+        from agentrig.runtime.suite.outputs.reports import entries_report, write_report_files
 
         entries = self.all_entries(interrupted=interrupted)
         report = entries_report(
@@ -148,7 +150,7 @@ class RunReport:
 def _not_run_entry(path: str, name: str, tags: Iterable[str], *, status: str, message: str) -> dict[str, Any]:
     """The report entry of a scenario that did not run: `skipped` (with the reason), or `error` (its setup)."""
     from agentrig.runtime.history.run_records import Check, RunError, ScenarioResult
-    from agentrig.runtime.suite.reports import scenario_json
+    from agentrig.runtime.suite.outputs.reports import scenario_json
 
     if status == "skipped":
         result = ScenarioResult(

@@ -258,7 +258,7 @@ class ScenarioRunner:
 
     def _finish(self, result: ScenarioResult) -> ScenarioRun:
         from agentrig.runtime.history.redaction import redact_json
-        from agentrig.runtime.suite.reports import scenario_json
+        from agentrig.runtime.suite.outputs.reports import scenario_json
 
         return _as_run(result, redact_json(scenario_json(result)), self.update_golden)
 

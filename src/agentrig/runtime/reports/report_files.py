@@ -49,7 +49,7 @@ RUN_LAYOUT = Layout(
     kind="run", files=frozenset({"report.json", "junit.xml", "summary.md", REPORT_HTML}), trees=frozenset({"scenarios"})
 )
 """What `agentrig run`, `merge` and the pytest plugin's --agentrig-out write in their output folder (`OUT/scenarios/`
-whole: one folder per scenario, `suite/scenario_files`)."""
+whole: one folder per scenario, `suite/outputs/scenario_files`)."""
 
 AddEntry = Callable[[Mapping[str, Any]], dict[str, Any]]
 """Writes one scenario's entry to the report files; returns it as written (redacted)."""

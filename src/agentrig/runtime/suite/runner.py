@@ -27,13 +27,15 @@ from agentrig.runtime.models.provider_options import check_positive_seconds, che
 from agentrig.runtime.models.record_modes import check_recorded_models, needs_live_model, record_setup
 from agentrig.runtime.reports.report_files import HtmlOptions
 from agentrig.runtime.reports.totals import RunTotals, cost_json
-from agentrig.runtime.suite import reports
 from agentrig.runtime.suite.budget import RunBudget
 from agentrig.runtime.suite.options import DEFAULT_OUT_DIR, ExecuteScenario, ExecutionLike, RunOptions, max_jobs
-from agentrig.runtime.suite.pool import send_worker_imports, started_pool
+from agentrig.runtime.suite.outputs import reports
+from agentrig.runtime.suite.outputs.scenario_files import write_scenario_outputs
+from agentrig.runtime.suite.processes.pool import send_worker_imports, started_pool
+from agentrig.runtime.suite.processes.run_limiter import run_limiter
+from agentrig.runtime.suite.processes.stop_signals import StopSignals
+from agentrig.runtime.suite.processes.workers import run_parallel
 from agentrig.runtime.suite.repeats import RepeatTally, base_name, expand_repeats
-from agentrig.runtime.suite.run_limiter import run_limiter
-from agentrig.runtime.suite.scenario_files import write_scenario_outputs
 from agentrig.runtime.suite.scenario_run import engine_for, run_one
 from agentrig.runtime.suite.scenario_store import ScenarioIdentity, ScenarioRef, store_scenarios
 from agentrig.runtime.suite.selection import (
@@ -46,8 +48,6 @@ from agentrig.runtime.suite.selection import (
 from agentrig.runtime.suite.sequential import run_sequentially
 from agentrig.runtime.suite.shard_plan import COUNT_PLAN, read_durations
 from agentrig.runtime.suite.spool import Spool, SpoolView
-from agentrig.runtime.suite.stop_signals import StopSignals
-from agentrig.runtime.suite.workers import run_parallel
 from agentrig.scenarios.loader import LoadedScenario, iter_scenarios
 
 __all__ = [

@@ -27,10 +27,10 @@ from agentrig.runtime.models.request_policy import using_scenario_settings
 from agentrig.runtime.models.stops import RunStopped
 from agentrig.runtime.models.timeouts import timeout_flag
 from agentrig.runtime.suite.options import ExecuteScenario, ExecutionLike, RunOptions
-from agentrig.runtime.suite.process_exit import ProcessExitCalled
+from agentrig.runtime.suite.outputs.scenario_files import write_scenario_outputs
+from agentrig.runtime.suite.processes.process_exit import ProcessExitCalled
+from agentrig.runtime.suite.processes.stop_signals import RunInterrupted
 from agentrig.runtime.suite.repeats import base_name
-from agentrig.runtime.suite.scenario_files import write_scenario_outputs
-from agentrig.runtime.suite.stop_signals import RunInterrupted
 from agentrig.scenarios.loader import LoadedScenario
 
 __all__ = [

@@ -44,9 +44,9 @@ from typing import Any
 from agentrig.errors import OutputWriteError
 from agentrig.runtime.checks.outcome import is_failure
 from agentrig.runtime.history.run_records import RunError, ScenarioResult
-from agentrig.runtime.suite import stop_signals
 from agentrig.runtime.suite.options import ExecuteScenario, RunOptions
-from agentrig.runtime.suite.process_exit import intercepted_process_exit
+from agentrig.runtime.suite.processes import stop_signals
+from agentrig.runtime.suite.processes.process_exit import intercepted_process_exit
 from agentrig.runtime.suite.scenario_run import (
     Finished,
     failure,

@@ -22,7 +22,7 @@ from agentrig.runtime.history.redaction import refresh_secrets
 from agentrig.runtime.history.run_records import ScenarioResult
 from agentrig.runtime.models.chain import real_model
 from agentrig.runtime.suite.options import ExecuteScenario, RunOptions
-from agentrig.runtime.suite.run_limiter import session_limiter
+from agentrig.runtime.suite.processes.run_limiter import session_limiter
 from agentrig.runtime.suite.runner import check_recording_dirs, checked_options, live_model_name
 from agentrig.runtime.suite.scenario_run import engine_for, failed_result, run_one_in_loop
 from agentrig.runtime.suite.sequential import FedLane

@@ -55,6 +55,6 @@ def _import_user_modules() -> None:
 
 _import_user_modules()
 # Everything imported so far lives as long as the forkserver and its workers: frozen, no collection scans it again.
-# Collection was off while importing (`suite.forkserver_start`); each worker forks with it on.
+# Collection was off while importing (`suite.processes.forkserver_start`); each worker forks with it on.
 gc.freeze()
 gc.enable()

@@ -17,11 +17,11 @@ from typing import Any
 from agentrig.runtime.checks.outcome import is_failure
 from agentrig.runtime.history.run_records import RunError, ScenarioResult
 from agentrig.runtime.models.chain import real_model
-from agentrig.runtime.suite import stop_signals
 from agentrig.runtime.suite.options import ExecuteScenario, RunOptions
-from agentrig.runtime.suite.pool import new_pool
-from agentrig.runtime.suite.run_limiter import worker_limiter
-from agentrig.runtime.suite.scenario_files import write_scenario_outputs
+from agentrig.runtime.suite.outputs.scenario_files import write_scenario_outputs
+from agentrig.runtime.suite.processes import stop_signals
+from agentrig.runtime.suite.processes.pool import new_pool
+from agentrig.runtime.suite.processes.run_limiter import worker_limiter
 from agentrig.runtime.suite.scenario_store import ScenarioIdentity, ScenarioRef
 from agentrig.runtime.suite.sequential import run_sequentially
 from agentrig.scenarios.loader import LoadedScenario

@@ -79,10 +79,10 @@ def _alive(pid: int) -> bool:
 # `forkserver_start` first (no cyclic collection while importing), `warm_up` last (it imports the user's modules,
 # then freezes everything and turns collection back on).
 _WORKER_PRELOAD = [
-    "agentrig.runtime.suite.forkserver_start",
-    "agentrig.runtime.suite.workers",
+    "agentrig.runtime.suite.processes.forkserver_start",
+    "agentrig.runtime.suite.processes.workers",
     "agentrig.runtime.engine.pydantic_ai_engine.scenario_execution",
-    "agentrig.runtime.suite.reports",
+    "agentrig.runtime.suite.outputs.reports",
     "agentrig.runtime.history.wire",
     "agentrig.runtime.history.sessions",
     "agentrig.scenarios.loader",

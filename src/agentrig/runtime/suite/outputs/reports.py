@@ -37,9 +37,9 @@ from agentrig.runtime.reports.merge_checks import (
 from agentrig.runtime.reports.report_files import RUN_LAYOUT, HtmlOptions, report_files
 from agentrig.runtime.reports.report_shape import check_report_shape, installed_pydantic_ai_version
 from agentrig.runtime.reports.totals import RunTotals, cost_json
-from agentrig.runtime.suite import stop_signals
+from agentrig.runtime.suite.outputs.scenario_files import check_json, prepare_run_out_dir, write_folder
+from agentrig.runtime.suite.processes import stop_signals
 from agentrig.runtime.suite.repeats import merged_repeats
-from agentrig.runtime.suite.scenario_files import check_json, prepare_run_out_dir, write_folder
 
 __all__ = [
     "REPORT_FORMAT",
