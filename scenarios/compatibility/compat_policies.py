@@ -17,7 +17,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, Tool
 CLEARED = "[cleared: old tool result]"
 
 
-def _cleared(messages: list[ModelMessage], run_id: str | None) -> list[ModelMessage]:
+def cleared_earlier_runs(messages: list[ModelMessage], run_id: str | None) -> list[ModelMessage]:
     """New messages with the tool results of earlier runs cleared; the inputs are not mutated."""
     result: list[ModelMessage] = []
     for message in messages:
@@ -32,7 +32,7 @@ def _cleared(messages: list[ModelMessage], run_id: str | None) -> list[ModelMess
 
 
 async def _clear_in_model_input(ctx: RunContext[Any], *, request_context: Any, handler: Any) -> ModelResponse:
-    model_input = _cleared(request_context.messages, ctx.run_id)
+    model_input = cleared_earlier_runs(request_context.messages, ctx.run_id)
     response: ModelResponse = await handler(dataclasses.replace(request_context, messages=model_input))
     return response
 

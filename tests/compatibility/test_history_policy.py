@@ -11,47 +11,36 @@ with the same per-attempt semantics; 2.38 does not have it, so the runtime uses 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
+import importlib.util
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
 from pydantic_ai import Agent, RunContext
-from pydantic_ai.capabilities import AbstractCapability, Hooks, ProcessHistory
-from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
-from pydantic_ai.models import ModelRequestContext
+from pydantic_ai.capabilities import AbstractCapability, ProcessHistory
+from pydantic_ai.messages import ModelMessage, TextPart, ToolCallPart
 from pydantic_ai.models.function import DeltaToolCall
 
 from agentrig.runtime.history import canonical
 from agentrig.runtime.models.conversion import to_canonical
 from tests.compatibility.support import RecordedScript, flat_parts
 
-CLEARED = "[cleared: old tool result]"
+POLICIES = Path(__file__).resolve().parents[2] / "scenarios" / "compatibility" / "compat_policies.py"
 
 
-def clear_earlier_runs(messages: list[ModelMessage], run_id: str | None) -> list[ModelMessage]:
-    """New messages with the tool results of earlier runs cleared; the inputs are not mutated."""
-    cleared: list[ModelMessage] = []
-    for message in messages:
-        if isinstance(message, ModelRequest) and message.run_id != run_id:
-            parts = [
-                dataclasses.replace(part, content=CLEARED) if isinstance(part, ToolReturnPart) else part
-                for part in message.parts
-            ]
-            message = dataclasses.replace(message, parts=parts)
-        cleared.append(message)
-    return cleared
+def _shipped_policies() -> ModuleType:
+    """The policy module the history-policy scenarios attach (`compat_policies:...`), tested here directly."""
+    spec = importlib.util.spec_from_file_location("agentrig_test_compat_policies", POLICIES)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-async def clear_in_model_input(
-    ctx: RunContext[Any], *, request_context: ModelRequestContext, handler: Any
-) -> ModelResponse:
-    model_input = clear_earlier_runs(request_context.messages, ctx.run_id)
-    response: ModelResponse = await handler(dataclasses.replace(request_context, messages=model_input))
-    return response
-
-
-def model_input_policy() -> AbstractCapability[Any]:
-    return Hooks(model_request=clear_in_model_input)
+policies = _shipped_policies()
+CLEARED: str = policies.CLEARED
 
 
 def two_turns(capability: AbstractCapability[Any], *, streamed: bool) -> tuple[RecordedScript, list[ModelMessage]]:
@@ -99,7 +88,7 @@ def tool_returns(history: list[canonical.Message]) -> list[tuple[str, object]]:
 
 @pytest.mark.parametrize("streamed", [False, True], ids=["run", "run_stream_events"])
 def test_runtime_clears_old_tool_results_in_model_input_only(streamed: bool) -> None:
-    scripted, stored = two_turns(model_input_policy(), streamed=streamed)
+    scripted, stored = two_turns(policies.clear_old_tool_results(), streamed=streamed)
 
     assert len(scripted.received) == 4
     # Turn 2: the model gets turn 1's result cleared, and this turn's result intact.
@@ -115,7 +104,7 @@ def test_process_history_output_is_persisted() -> None:
     # The contrast, asserted so a change upstream is noticed: the same clearing as a ProcessHistory
     # capability changes the stored history as well (every pinned version).
     def clear(ctx: RunContext[Any], messages: list[ModelMessage]) -> list[ModelMessage]:
-        return clear_earlier_runs(messages, ctx.run_id)
+        return policies.cleared_earlier_runs(messages, ctx.run_id)
 
     scripted, stored = two_turns(ProcessHistory(clear), streamed=False)
 
