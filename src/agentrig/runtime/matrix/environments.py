@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from agentrig.errors import EXIT_USAGE, AgentrigError, InfrastructureError, UsageError
 from agentrig.runtime.history import jsonio
@@ -48,6 +49,7 @@ __all__ = [
     "environment_spec",
     "find_uv",
     "run_matrix",
+    "run_side_by_side",
 ]
 
 VERSION_PATTERN = re.compile(r"[0-9]+(\.[0-9]+)*([a-z]+[0-9]*)?(\.post[0-9]+|\.dev[0-9]+)?")
@@ -60,6 +62,7 @@ INSTALLED_VERSION_SCRIPT = "import importlib.metadata as m; print(m.version('pyd
 PYTHON_PROBE_SCRIPT = "import os, sys; print(os.path.realpath(sys.executable)); print('%d.%d' % sys.version_info[:2])"
 
 Progress = Callable[[str], None]
+_T = TypeVar("_T")
 
 MATRIX_LAYOUT = Layout(
     kind="matrix",
@@ -322,6 +325,20 @@ def _status_counts(output: VersionOutput) -> str:
     return ", ".join(parts)
 
 
+def run_side_by_side(run: Callable[[int, Progress], _T], count: int, *, jobs: int, progress: Progress) -> list[_T]:
+    """`run(index, progress)` for index 1..count on up to `jobs` threads, their progress lines one at a time; the
+    results in order once every run has ended (then the first failure in that order is raised)."""
+    lock = threading.Lock()
+
+    def locked_progress(line: str) -> None:
+        with lock:
+            progress(line)
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = [pool.submit(run, index, locked_progress) for index in range(1, count + 1)]
+    return [future.result() for future in futures]
+
+
 def _run_version(
     index: int, spec: EnvironmentSpec, options: MatrixOptions, uv: str | None, progress: Progress, folder: OwnedFolder
 ) -> VersionOutput:
@@ -405,22 +422,12 @@ def run_matrix(options: MatrixOptions, *, command_line: str = "", progress: Prog
     ]
     folder = claim_matrix_out(options.out, options.versions)
     _ignore_in_git(options.env_root)
-    lock = threading.Lock()
-
-    def locked_progress(line: str) -> None:
-        with lock:
-            progress(line)
-
-    with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool:
-        futures = [
-            pool.submit(_run_version, index, spec, options, uv, locked_progress, folder)
-            for index, spec in enumerate(specs, start=1)
-        ]
-        errors = [future.exception() for future in futures]
-    for error in errors:
-        if error is not None:
-            raise error
-    outputs = [future.result() for future in futures]
+    outputs = run_side_by_side(
+        lambda index, report: _run_version(index, specs[index - 1], options, uv, report, folder),
+        len(specs),
+        jobs=options.jobs,
+        progress=progress,
+    )
     _require_baseline_report(outputs[0])
     report = build_report(
         outputs,

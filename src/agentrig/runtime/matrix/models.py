@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,7 +23,13 @@ from agentrig.errors import EXIT_USAGE, InfrastructureError, UsageError
 from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.owned_folder import OwnedFolder
 from agentrig.runtime.matrix.compare import VersionOutput, load_version_output
-from agentrig.runtime.matrix.environments import claim_matrix_out, last_line, log_tail, version_run_env
+from agentrig.runtime.matrix.environments import (
+    claim_matrix_out,
+    last_line,
+    log_tail,
+    run_side_by_side,
+    version_run_env,
+)
 from agentrig.runtime.matrix.report import MatrixReport, build_report
 
 __all__ = ["ModelMatrixOptions", "model_label", "parse_models", "run_model_matrix"]
@@ -121,18 +125,12 @@ def run_model_matrix(
         if not path.exists():
             raise UsageError(f"{path}: no such file or directory")
     folder = claim_matrix_out(options.out, [model_label(model) for model in options.models])
-    lock = threading.Lock()
-
-    def locked_progress(line: str) -> None:
-        with lock:
-            progress(line)
-
-    with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool:
-        futures = [
-            pool.submit(_run_model, index, model, options, locked_progress, folder)
-            for index, model in enumerate(options.models, start=1)
-        ]
-        outputs = [future.result() for future in futures]
+    outputs = run_side_by_side(
+        lambda index, report: _run_model(index, options.models[index - 1], options, report, folder),
+        len(options.models),
+        jobs=options.jobs,
+        progress=progress,
+    )
     baseline = outputs[0]
     if baseline.error is not None:  # nothing to compare with: a bad scenario file is the user's (exit 2), else 3
         reason = last_line(baseline.error).removeprefix("agentrig: error: ")
