@@ -6,6 +6,8 @@
    and report files with --agentrig-out / --out). Target: at most 1.15x.
 2. `pytest -n 2` against `agentrig run -j 2`. Target: at most 1.15x. Needs two idle cores.
 
+`--heavy-module pandas` times bench_heavy_imports.py's suite instead (68 scenarios whose agent imports pandas).
+
 Whole processes, start-up included (that is what a user waits for), interleaved A, B, A, B; each figure is the
 median (min-max) of the per-round ratios, of wall time and of CPU time (user + system of the process tree: steadier
 on a shared machine). pytest runs with plugin autoloading off and only agentrig's plugin and pytest-xdist loaded:
@@ -79,13 +81,24 @@ def main() -> None:
     parser.add_argument("--scenarios", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--all-plugins", action="store_true", help="let pytest autoload every installed plugin")
+    parser.add_argument(
+        "--heavy-module",
+        metavar="MODULE",
+        help="bench_heavy_imports.py's suite instead: 68 scenarios whose agent imports MODULE (e.g. pandas)",
+    )
     args = parser.parse_args()
     os.environ.setdefault("PYDANTIC_AI_NO_BANNER", "1")
     python = sys.executable
     with tempfile.TemporaryDirectory() as temporary:
         project = Path(temporary)
-        (project / "scenarios").mkdir()
-        write_scenarios(project / "scenarios", args.scenarios)
+        if args.heavy_module:
+            from bench_heavy_imports import write_suite  # pyright: ignore[reportMissingImports, reportUnknownVariableType]
+
+            write_suite(project / "scenarios", 68, args.heavy_module)
+            args.scenarios = 68
+        else:
+            (project / "scenarios").mkdir()
+            write_scenarios(project / "scenarios", args.scenarios)
         # A project of its own: no ini of this repository (its addopts, its testpaths) in the way.
         (project / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
         # Bytecode cached (in the scratch folder), as on a user's machine: with PYTHONDONTWRITEBYTECODE every process

@@ -70,6 +70,7 @@ def _project(tmp_path: Path, *, timeout: float | None) -> Path:
 def _start_pytest(project: Path, *args: str) -> subprocess.Popen[str]:
     env = {**os.environ, "PYDANTIC_AI_NO_BANNER": "1"}
     env.pop("PYTEST_ADDOPTS", None)
+    env.pop("PYTEST_XDIST_WORKER", None)  # this suite's own worker's: under -n the session forks its workers warm
     return subprocess.Popen(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--agentrig-out", "out", *args],
         cwd=project,
@@ -157,3 +158,19 @@ def test_an_agent_calling_os_exit_errors_its_scenario_not_the_session(tmp_path: 
     found = statuses(project / "out")
     assert found.pop("m-hung") == ("error", "the agent called os._exit(0)")
     assert found == {"a-healthy": ("passed", ""), "z-healthy": ("passed", "")}
+
+
+def test_ctrl_c_in_the_terminal_ends_a_session_of_warm_workers_and_everything_it_started(tmp_path: Path) -> None:
+    # A terminal's Ctrl-C reaches the whole foreground process group: the controller, the warm server, the shims
+    # and the workers forked from the server (`pytest_plugin/warm_workers.py`).
+    project = _project(tmp_path, timeout=None)
+    process = _start_pytest(project, "-n", "2")
+    wait_for(project / "started", process)
+
+    os.killpg(process.pid, signal.SIGINT)
+    code, output = finish(process)
+
+    assert code == 2, output  # pytest's own "interrupted"
+    assert report(project / "out")["interrupted"] is True
+    assert statuses(project / "out")["m-hung"] == ("skipped", "")
+    assert left_running(process.pid) == []

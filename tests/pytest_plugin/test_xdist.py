@@ -21,6 +21,7 @@ NAMES = ("alpha", "bravo", "charlie", "delta")
 
 def test_update_golden_and_reports_under_n_2(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     # One test, two sessions of three processes each: starting pydantic-ai in a process is most of the time here.
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)  # this test's own worker's: not the inner controller's
     write(pytester, {f"scenarios/{name}.yaml": scenario(name, golden=True) for name in NAMES})
 
     updated = pytester.runpytest_subprocess(

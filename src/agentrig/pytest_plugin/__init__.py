@@ -14,6 +14,8 @@ docs/pytest.md is the user's guide.
 
 from __future__ import annotations
 
+import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,6 +27,8 @@ from agentrig.pytest_plugin.state import STATE_KEY, PluginState, is_xdist_worker
 
 if TYPE_CHECKING:
     from agentrig.pytest_plugin.items import ScenarioFile
+    from agentrig.pytest_plugin.parse_cache import UserModules
+    from agentrig.pytest_plugin.warm_workers import WarmWorkers
     from agentrig.testing.scenarios import ScenarioRunner
 
 __all__ = ["RECORD_MODES", "agentrig_scenario"]
@@ -58,6 +62,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         " imports agent modules for a scripted run; removed once collection ends.",
         type="bool",
         default=False,
+    )
+    parser.addini(
+        "agentrig_warm_workers",
+        "Under pytest-xdist (-n N), fork the workers from one process that imported pytest, pydantic-ai and agentrig"
+        " once, instead of starting each cold (docs/pytest.md).",
+        type="bool",
+        default=True,
     )
     parser.addini(
         "agentrig_scenarios",
@@ -97,12 +108,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+def pytest_load_initial_conftests(early_config: pytest.Config, args: list[str]) -> None:
     # The first hook that sees the plugin's options parsed, before any conftest is imported from a wrong rootdir.
     from agentrig.pytest_plugin.guards import check_path_options
     from agentrig.pytest_plugin.offline_keys import set_placeholder_keys
 
     check_path_options(early_config)
+    _start_warm_workers(early_config, args)
     set_placeholder_keys(early_config)  # before the project's conftest.py files and test modules are imported
 
 
@@ -123,6 +135,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     state = PluginState.from_config(config)
     config.stash[STATE_KEY] = state
+    config.add_cleanup(state.unfreeze)  # first registered, last to run (`PluginState.unfreeze`)
     config.pluginmanager.register(state, "agentrig-state")  # its hooks see this session's state, not a global
     if state.options.provider_bound and getattr(config.option, "numprocesses", None) and not is_xdist_worker(config):
         from agentrig.pytest_plugin.provider_options import XdistLimiter
@@ -130,8 +143,51 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(XdistLimiter(state.options.provider), "agentrig-limiter")
     config.addinivalue_line("markers", "agentrig: an agentrig scenario (added to every scenario item)")
     if not is_xdist_worker(config):
+        warm = config.pluginmanager.get_plugin(WARM_WORKERS_PLUGIN)
+        if warm is not None:  # while the warm server imports: its workers are ready to collect sooner
+            state.read_files_for_workers(_user_modules(config, warm))
         state.prepare_out_dir()  # before any worker starts writing into it
         state.warn_about_unreached_roots()
+
+
+def _start_warm_workers(early_config: pytest.Config, args: list[str]) -> None:
+    """Under pytest-xdist, the server its workers fork from starts as early as the options are known, and imports
+    while the session goes on (`warm_workers`)."""
+    from agentrig.pytest_plugin.warm_workers import WarmWorkers, wanted
+
+    if os.environ.get("PYTEST_XDIST_WORKER") or not wanted(early_config, _may_collect_scenarios(early_config, args)):
+        return
+    from agentrig.pytest_plugin.parse_cache import item_modules
+
+    option = early_config.known_args_namespace
+    engine = str(option.agentrig_engine)
+    # The user's modules (agent:, deps:) too, on pydantic-ai's engine, once the controller has read the files.
+    user_modules = engine == "pydantic-ai" and not option.collectonly
+    warm = WarmWorkers.start(item_modules(engine), user_modules=user_modules)
+    if warm is not None:
+        early_config.pluginmanager.register(warm, WARM_WORKERS_PLUGIN)
+        early_config.add_cleanup(warm.close)
+
+
+def _may_collect_scenarios(early_config: pytest.Config, args: list[str]) -> bool:
+    """An `agentrig_scenarios` path exists, or a YAML file is named: a project of plain tests pays nothing."""
+    roots = (early_config.rootpath / str(entry) for entry in early_config.getini("agentrig_scenarios"))
+    named = (arg.split("::")[0] for arg in args if not arg.startswith("-"))
+    return any(root.exists() for root in roots) or any(name.endswith((".yaml", ".yml")) for name in named)
+
+
+def _user_modules(config: pytest.Config, warm: WarmWorkers) -> UserModules | None:
+    from agentrig.pytest_plugin.offline_keys import INI_NAME
+    from agentrig.pytest_plugin.parse_cache import UserModules
+
+    if not warm.waits_for_user_modules:
+        return None
+    offline = bool(config.getini(INI_NAME)) and not config.getoption("agentrig_model")
+    deps: str | None = config.getoption("agentrig_deps")
+    return UserModules(warm.user_modules_path, offline=offline, default_deps=deps, here=config.invocation_params.dir)
+
+
+WARM_WORKERS_PLUGIN = "agentrig-warm-workers"
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> ScenarioFile | None:
@@ -150,8 +206,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report = yield
     entry = getattr(item, "agentrig_entry", None)
     if call.when == "call" and entry is not None:
-        # A plain attribute holding JSON data: pytest-xdist sends it from the worker with the report.
-        report.agentrig_entry = entry
+        # A plain attribute holding JSON data: pytest-xdist sends it from the worker with the report, as one JSON
+        # text (execnet's serializer walks a nested dict item by item: half of a worker's time spent on a report).
+        report.agentrig_entry = json.dumps(entry) if is_xdist_worker(item.config) else entry
     return report
 
 

@@ -58,8 +58,12 @@ _ITEM_MODULES = (
 """What a scenario item imports before it runs (`items.ScenarioItem.runtest`), besides its engine."""
 
 _ENGINE_MODULES = {
-    "pydantic-ai": "agentrig.runtime.engine.pydantic_ai_engine.scenario_execution",
-    "tinyagent": "agentrig.runtime.engine.tinyagent_engine.execution",
+    # warm_up: what the first scenario would build (pydantic-ai's message adapter) or import on first use.
+    "pydantic-ai": (
+        "agentrig.runtime.engine.pydantic_ai_engine.scenario_execution",
+        "agentrig.runtime.engine.pydantic_ai_engine.warm_up",
+    ),
+    "tinyagent": ("agentrig.runtime.engine.tinyagent_engine.execution",),
 }
 
 
@@ -141,6 +145,8 @@ class ParseCacheWriter:
         self._directory: str | None = None
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
+        self.user_modules: UserModules | None = None
+        """Where the warm server waits for the user's modules to import (`warm_workers`), written once read."""
 
     @property
     def directory(self) -> str:
@@ -156,15 +162,23 @@ class ParseCacheWriter:
     def start(self, files: Callable[[], list[Path]], base: Path) -> None:
         """Read `files()` (called on the thread: walking the roots is part of the work moved off the critical path)
         one by one, each shown relative to `base` as a worker names it."""
-        if self._directory is None or self._thread is not None:
+        if self._thread is not None:
             return
-        directory = Path(self._directory)
+        directory = Path(self.directory)
         self._thread = threading.Thread(
             target=self._fill, args=(directory, files, base), name="agentrig-parse-cache", daemon=True
         )
         self._thread.start()
 
     def _fill(self, directory: Path, files: Callable[[], list[Path]], base: Path) -> None:
+        modules: list[Any] = []
+        try:
+            self._read(directory, files, base, modules)
+        finally:
+            if self.user_modules is not None:
+                self.user_modules.write(modules)  # whatever happened: the warm server waits for it
+
+    def _read(self, directory: Path, files: Callable[[], list[Path]], base: Path, modules: list[Any]) -> None:
         with contextlib.suppress(Exception):  # only ever a shortcut: whatever fails here, the workers read the files
             planned = files()
             _write_atomically(directory / PLAN_FILE, json.dumps([str(path) for path in planned]).encode())
@@ -184,6 +198,7 @@ class ParseCacheWriter:
                     continue  # changed while it was read: which version would this be?
                 entry = pickle.dumps((str(shown), before, scenarios), protocol=pickle.HIGHEST_PROTOCOL)
                 _write_atomically(directory / _entry_name(resolved), entry)
+                modules.extend(scenarios)
 
     def wait(self) -> None:
         """Until every planned file is read (or skipped)."""
@@ -196,6 +211,35 @@ class ParseCacheWriter:
         self.wait()
         if self._directory is not None:
             shutil.rmtree(self._directory, ignore_errors=True)
+
+
+class UserModules:
+    """The modules the scenarios' `agent:` and `deps:` name (and `--agentrig-deps`), for the warm server to import
+    before it forks the workers, as `agentrig run -j N`'s forkserver does (`pydantic_ai_engine/warm_up.py` reads
+    the file). Imported as a test module would import them: with placeholder provider keys only under
+    `agentrig_placeholder_keys` (in a cold worker the test modules, collected first, import them so); an import
+    that fails there (a key that is not set) is left to the worker, which imports the module itself."""
+
+    def __init__(self, path: Path, *, offline: bool, default_deps: str | None, here: Path) -> None:
+        self.path = path
+        self.offline = offline
+        self.default_deps = default_deps
+        self.here = here
+        self._written = False
+
+    def write(self, scenarios: list[Any]) -> None:
+        if self._written:
+            return
+        self._written = True
+        found: dict[str, tuple[str, list[str], bool]] = {}
+        for loaded in scenarios:
+            named = (loaded.scenario.agent, loaded.scenario.deps, self.default_deps)
+            for module in (spec.partition(":")[0] for spec in named if spec):
+                directories = [str(Path(loaded.base_dir).resolve()), str(self.here)]
+                found.setdefault(module, (module, directories, self.offline))
+        with contextlib.suppress(OSError):
+            self.path.parent.mkdir(exist_ok=True)
+            _write_atomically(self.path, json.dumps(list(found.values())).encode())
 
 
 def _write_atomically(path: Path, data: bytes) -> None:
@@ -243,11 +287,16 @@ class ParseCacheReader:
         return list(scenarios)
 
 
+def item_modules(engine: str) -> tuple[str, ...]:
+    """The modules a scenario item imports before it runs on `engine` (pydantic-ai with the engine)."""
+    return (*_ITEM_MODULES, *_ENGINE_MODULES.get(engine, _ENGINE_MODULES["pydantic-ai"]))
+
+
 def import_for_items(engine: str) -> None:
-    """Import what this process's first scenario item imports (pydantic-ai with the engine), now. An import that
-    fails is left for the item, which reports it where it always did."""
+    """Import what this process's first scenario item imports, now. An import that fails is left for the item,
+    which reports it where it always did."""
     with without_cyclic_collection():
-        for module in (*_ITEM_MODULES, _ENGINE_MODULES.get(engine, _ENGINE_MODULES["pydantic-ai"])):
+        for module in item_modules(engine):
             with contextlib.suppress(Exception):
                 importlib.import_module(module)
 

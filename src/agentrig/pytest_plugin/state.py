@@ -9,6 +9,7 @@ worker's reports carry (`agentrig_entry`); each worker runs its own items and wr
 from __future__ import annotations
 
 import gc
+import json
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,7 +23,7 @@ from agentrig.pytest_plugin.run_report import RunReport
 from agentrig.runtime.reports.report_shape import installed_pydantic_ai_version
 
 if TYPE_CHECKING:
-    from agentrig.pytest_plugin.parse_cache import ParseCacheReader, ParseCacheWriter
+    from agentrig.pytest_plugin.parse_cache import ParseCacheReader, ParseCacheWriter, UserModules
     from agentrig.runtime.suite.options import RunOptions
     from agentrig.runtime.suite.single import ScenarioSession
     from agentrig.testing.scenarios import ScenarioRunner
@@ -231,13 +232,25 @@ class PluginState:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> None:
         """On pytest-xdist's controller, its workers started: read the scenario files while they start."""
-        writer = self._parse_cache_writer
-        if writer is None or not writer.used or session.config.option.collectonly:
-            return
-        from agentrig.pytest_plugin.parse_cache import scenario_files_under
+        if self._parse_cache_writer is not None and self._parse_cache_writer.used:
+            self.read_files_for_workers()
 
+    def read_files_for_workers(self, user_modules: UserModules | None = None) -> None:
+        """On pytest-xdist's controller: read the scenario files on a thread, into the folder the workers collect
+        from (`parse_cache`); from `pytest_configure` when the workers fork warm (they are ready sooner, and the
+        warm server imports the `user_modules` the files name), else once the workers were started."""
+        if self.config.option.collectonly:
+            if user_modules is not None:
+                user_modules.write([])
+            return
+        from agentrig.pytest_plugin.parse_cache import ParseCacheWriter, scenario_files_under
+
+        if self._parse_cache_writer is None:
+            self._parse_cache_writer = ParseCacheWriter()
+        if user_modules is not None:
+            self._parse_cache_writer.user_modules = user_modules
         starts, roots, named = sorted(self.named), self.roots, sorted(self.named)
-        writer.start(
+        self._parse_cache_writer.start(
             lambda: scenario_files_under(starts, roots, named, self.collects), self.config.invocation_params.dir
         )
 
@@ -311,9 +324,11 @@ class PluginState:
         self.worker_counts.append(int(output.get("agentrig_collected", 0)))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if is_xdist_worker(self.config):
+            return  # the controller gathers the entries and writes the reports
         entry = getattr(report, "agentrig_entry", None)
         if entry is not None and report.when == "call":
-            self.report.add(report.nodeid, entry)
+            self.report.add(report.nodeid, json.loads(entry) if isinstance(entry, str) else entry)  # from a worker
         elif report.when == "setup" and report.failed:
             crash = getattr(report.longrepr, "reprcrash", None)  # `RuntimeError: the database is down`
             lines = [line for line in report.longreprtext.splitlines() if line.strip()]
@@ -334,6 +349,11 @@ class PluginState:
             if self.report.stopped_by_sigterm():
                 session.exitstatus = EXIT_TERMINATED  # as `agentrig run` (docs/exit-codes.md); Ctrl-C keeps pytest's 2
             self.report.release_signals()
+        if not self._frozen and self.report.entries:
+            # What the reports imported and the entries live to the end: pytest's end-of-session collections
+            # need not scan them (given back to the collector last, `unfreeze`).
+            gc.freeze()
+            self._frozen = True
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.problem is not None:
@@ -345,12 +365,19 @@ class PluginState:
         if self.out_dir is not None and self.report.entries:
             terminalreporter.write_line(f"agentrig reports: {self.out_dir}/ (report.json, junit.xml, summary.md)")
 
+    def unfreeze(self) -> None:
+        """Give the objects frozen at collection back to the cyclic collector: a config cleanup registered before
+        pytest's own, so it runs after them (LIFO) and after pytest's end-of-session collections, which would
+        otherwise scan every module and item again (70 ms each here). A pytest-xdist worker ends without tearing
+        anything down (`worker_exit`), so it keeps them frozen."""
+        if self._frozen and not is_xdist_worker(self.config):
+            gc.unfreeze()
+            self._frozen = False
+
     def pytest_unconfigure(self) -> None:
         if self._parse_cache_writer is not None:
             self._parse_cache_writer.close()
         self.report.release_signals()
-        if self._frozen:
-            gc.unfreeze()
         if self._session is not None:
             self._session.close()
         if self._test_runner is not None:

@@ -1,10 +1,10 @@
-"""Imported by the `-j N` workers' forkserver only: builds, once, what every scenario's run builds on first use.
-
-pydantic-ai builds its messages' validator and serializer (`ModelMessagesTypeAdapter`) the first time either is
-used, 40-60 ms; every scenario's run uses the serializer for `pydantic_ai_dump.json`. Built here, in the process
-the workers fork from, each worker starts with it instead of building its own. `-j 1` builds it during its first
-scenario, as any process would. The user's own modules are imported here too (`_import_user_modules`). Imported
-last of the forkserver's preload: it ends the import phase (freezes the imported objects, turns collection on).
+"""Imported by the `-j N` workers' forkserver and by pytest's warm server (`pytest_plugin/warm_server.py`) only:
+builds, once, what every scenario's run builds on first use. pydantic-ai builds its messages' validator and
+serializer (`ModelMessagesTypeAdapter`) the first time either is used, 40-60 ms, and a first run imports 20 ms more;
+every scenario's run uses the serializer for `pydantic_ai_dump.json`. Built here, in the process the workers fork
+from, each worker starts with it instead of building its own. `-j 1` builds it during its first scenario, as any
+process would. The user's own modules are imported here too (`_import_user_modules`). Imported last of the
+forkserver's preload: it ends the import phase (freezes the imported objects, turns collection on).
 """
 
 from __future__ import annotations
@@ -25,6 +25,10 @@ from agentrig.runtime.engine.pydantic_ai_engine.deps import offline_import
 
 ModelMessagesTypeAdapter.dump_json([])
 ModelMessagesTypeAdapter.validate_python([])
+# Imported on a first run's first use, 20 ms together: anyio's asyncio backend and genai-prices' price data.
+with contextlib.suppress(ImportError):
+    import anyio._backends._asyncio  # noqa: F401  # pyright: ignore[reportUnusedImport, reportPrivateUsage]
+    import genai_prices.data  # noqa: F401  # pyright: ignore[reportUnusedImport]
 
 
 def _import_user_modules() -> None:

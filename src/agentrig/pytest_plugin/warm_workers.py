@@ -1,0 +1,134 @@
+"""pytest-xdist workers forked warm, not started cold: the controller's side (`warm_server`, `warm_shim`).
+
+A pytest-xdist worker is a fresh interpreter, started by execnet once the controller has started, that imports
+pytest, pydantic-ai and agentrig before its first scenario: with two workers, twice the same second of imports,
+after the controller's own start-up (`docs/performance.md`). `agentrig run -j N` forks its workers from a
+forkserver that imported pydantic-ai once, started as soon as the run's options were read; this does the same for
+`pytest -n N`. When the controller configures a session that will run scenarios on `popen` workers, it starts the
+warm server at once (it imports while the controller goes on), and points each worker's execnet spec at the shim
+(`popen//python=...`); execnet and pytest-xdist work as ever, over the same pipes, and the worker is a fork of the
+server with the same streams, directory, environment and command line. If the server cannot be used, the shim
+starts the cold interpreter, as before.
+
+Off (the workers start cold) with the ini option `agentrig_warm_workers = false`, under coverage (a process forked
+from the server would not be measured from its start), with `--tx` specs of the user's own, and where the
+platform lacks the means (Linux's pidfds, descriptor passing).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+__all__ = ["WARM_WORKERS_INI", "WarmWorkers"]
+
+WARM_WORKERS_INI = "agentrig_warm_workers"
+_SHIM = Path(__file__).with_name("warm_shim.py")
+_SERVER = "from agentrig.pytest_plugin.warm_server import serve; serve()"
+
+
+def _platform_can() -> bool:
+    return (
+        sys.platform.startswith("linux")
+        and hasattr(os, "pidfd_open")
+        and hasattr(socket, "send_fds")
+        and hasattr(signal, "pidfd_send_signal")
+    )
+
+
+def wanted(early_config: pytest.Config, has_scenarios: bool) -> bool:
+    """Whether this session will be a pytest-xdist controller whose workers should fork warm. Decided at
+    `pytest_load_initial_conftests`, from the options as parsed so far (xdist turns `-n` into `--tx` later)."""
+    option = early_config.known_args_namespace
+    processes = getattr(option, "numprocesses", None)  # None: pytest-xdist not installed, or `-p no:xdist`
+    return (
+        has_scenarios
+        and bool(processes)
+        and not getattr(option, "tx", None)  # a --tx of the user's is theirs
+        and not getattr(option, "looponfail", False)
+        and bool(early_config.getini(WARM_WORKERS_INI))
+        and "coverage" not in sys.modules
+        and _platform_can()
+    )
+
+
+class WarmWorkers:
+    """The warm server of one session, and the pytest-xdist hook that sends its workers there."""
+
+    def __init__(self, directory: Path, process: subprocess.Popen[bytes], *, waits_for_user_modules: bool) -> None:
+        self.directory = directory
+        self.process = process
+        self.socket_path = directory / "workers.sock"
+        self.waits_for_user_modules = waits_for_user_modules
+        """The server imports the user's modules the scenarios name, once the controller writes them (it must)."""
+
+    @property
+    def user_modules_path(self) -> Path:
+        # A folder of its own: the reader removes the file's folder once it has read it (`warm_up`).
+        return self.directory / "imports" / "modules.json"
+
+    @classmethod
+    def start(cls, imports: tuple[str, ...], *, user_modules: bool = False) -> WarmWorkers | None:
+        """Start the server (it imports `imports`, then with `user_modules` those the controller names at
+        `user_modules_path`, while the controller goes on), or None if it cannot start."""
+        from agentrig.runtime.suite.processes.pool import WORKER_IMPORTS_VARIABLE  # standard library only
+
+        directory = Path(tempfile.mkdtemp(prefix="agentrig-warm-"))  # 0700: only this user's shims connect
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            listener.bind(str(directory / "workers.sock"))
+            listener.listen(64)  # bound before the server starts: a shim that connects early waits in the queue
+            env = {
+                **os.environ,
+                "AGENTRIG_WARM_LISTEN_FD": str(listener.fileno()),
+                "AGENTRIG_WARM_IMPORTS": ",".join(imports),
+            }
+            if user_modules:
+                env[WORKER_IMPORTS_VARIABLE] = str(directory / "imports" / "modules.json")
+            process = subprocess.Popen(
+                [sys.executable, "-u", "-c", _SERVER],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                pass_fds=(listener.fileno(),),
+                env=env,
+            )
+        except OSError:
+            shutil.rmtree(directory, ignore_errors=True)
+            return None
+        finally:
+            listener.close()
+        return cls(directory, process, waits_for_user_modules=user_modules)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_setupnodes(self, config: pytest.Config, specs: list[Any]) -> None:
+        python = " ".join(shlex.quote(part) for part in (sys.executable, "-I", "-S", str(_SHIM), str(self.socket_path)))
+        for spec in specs:
+            if spec.popen and not (spec.python or spec.via or spec.chdir):
+                spec.python = python
+
+    def close(self) -> None:
+        """End the server (its end of the pipe closes; the workers ended before) and remove its socket."""
+        if self.waits_for_user_modules and not self.user_modules_path.parent.exists():
+            with contextlib.suppress(OSError):  # a session that ended before it read its files: none to wait for
+                self.user_modules_path.parent.mkdir()
+                self.user_modules_path.write_text("[]", encoding="utf-8")
+        with contextlib.suppress(OSError):
+            if self.process.stdin is not None:
+                self.process.stdin.close()
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        shutil.rmtree(self.directory, ignore_errors=True)
