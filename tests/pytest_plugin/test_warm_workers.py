@@ -241,7 +241,9 @@ def test_the_server_imports_the_agent_modules_as_a_test_module_would(
     assert 1 <= len(keyed[1:]) <= 2
 
 
-@pytest.mark.parametrize("args", [("--collect-only", "-q"), ("-k", "nothing-matches"), ("--agentrig-engine", "tinyagent")])
+@pytest.mark.parametrize(
+    "args", [("--collect-only", "-q"), ("-k", "nothing-matches"), ("--agentrig-engine", "tinyagent")]
+)
 def test_sessions_that_read_no_module_list_never_wait_for_one(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...]
 ) -> None:

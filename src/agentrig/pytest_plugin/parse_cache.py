@@ -231,15 +231,16 @@ class UserModules:
         if self._written:
             return
         self._written = True
-        found: dict[str, tuple[str, list[str], bool]] = {}
-        for loaded in scenarios:
-            named = (loaded.scenario.agent, loaded.scenario.deps, self.default_deps)
-            for module in (spec.partition(":")[0] for spec in named if spec):
-                directories = [str(Path(loaded.base_dir).resolve()), str(self.here)]
-                found.setdefault(module, (module, directories, self.offline))
+        modules: list[tuple[str, list[str], bool]] = []
+        with contextlib.suppress(Exception):  # the server waits for the file: it is written, if empty
+            from agentrig.runtime.suite.processes.pool import worker_imports
+            from agentrig.runtime.suite.scenario_store import named_modules
+
+            named = ((named_modules(loaded), loaded.base_dir) for loaded in scenarios)
+            modules = worker_imports(named, default_deps=self.default_deps, offline=self.offline, cwd=self.here)
         with contextlib.suppress(OSError):
             self.path.parent.mkdir(exist_ok=True)
-            _write_atomically(self.path, json.dumps(list(found.values())).encode())
+            _write_atomically(self.path, json.dumps(modules).encode())
 
 
 def _write_atomically(path: Path, data: bytes) -> None:

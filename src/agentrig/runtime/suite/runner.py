@@ -31,7 +31,7 @@ from agentrig.runtime.suite.budget import RunBudget
 from agentrig.runtime.suite.options import DEFAULT_OUT_DIR, ExecuteScenario, ExecutionLike, RunOptions, max_jobs
 from agentrig.runtime.suite.outputs import reports
 from agentrig.runtime.suite.outputs.scenario_files import write_scenario_outputs
-from agentrig.runtime.suite.processes.pool import send_worker_imports, started_pool
+from agentrig.runtime.suite.processes.pool import send_worker_imports, started_pool, worker_imports
 from agentrig.runtime.suite.processes.run_limiter import run_limiter
 from agentrig.runtime.suite.processes.stop_signals import StopSignals
 from agentrig.runtime.suite.processes.workers import run_parallel
@@ -128,21 +128,12 @@ def run_suite(
 
 def _user_modules(selected: Sequence[ScenarioRef], options: RunOptions) -> list[tuple[str, list[str], bool]]:
     """What the `-j N` workers' forkserver imports before it forks them: each module the selected scenarios'
-    `agent:` and `deps:` (and `--deps`) name, once, from where its first scenario would import it."""
-    cwd = str(Path.cwd())
-    offline = options.model is None  # a scripted run imports agents with placeholder provider keys
-    modules: dict[str, tuple[str, list[str], bool]] = {}
-    for ref in selected:
-        names = ref.user_modules
-        if options.default_deps:
-            names = (*names, options.default_deps.partition(":")[0])
-        for name in names:
-            if name not in modules:
-                directories = [str(ref.base_dir.resolve())] if ref.base_dir is not None else []
-                modules[name] = (name, [*directories, cwd], offline)
+    `agent:` and `deps:` (and `--deps`) name; a scripted run imports agents with placeholder provider keys."""
+    named = ((ref.user_modules, ref.base_dir) for ref in selected)
+    modules = worker_imports(named, default_deps=options.default_deps, offline=options.model is None, cwd=Path.cwd())
     # A worker that talks to a provider forks with its SDK and pydantic-ai's model for it imported (0.3-0.5 s each).
     provider = [(name, [], False) for name in provider_modules(options.model) if options.provider_bound]
-    return [*provider, *modules.values()]
+    return [*provider, *modules]
 
 
 def live_model_name(options: RunOptions) -> str | None:

@@ -18,7 +18,7 @@ from typing import Protocol
 from agentrig.runtime.suite.spool import Spool
 from agentrig.scenarios.loader import LoadedScenario
 
-__all__ = ["ScenarioIdentity", "ScenarioRef", "store_scenarios"]
+__all__ = ["ScenarioIdentity", "ScenarioRef", "named_modules", "store_scenarios"]
 
 
 class ScenarioIdentity(Protocol):
@@ -62,14 +62,19 @@ class ScenarioRef:
         return loaded
 
 
+def named_modules(scenario: LoadedScenario) -> tuple[str, ...]:
+    """The modules a scenario's `agent:` and `deps:` (`module:attribute`) name."""
+    named = (scenario.scenario.agent, scenario.scenario.deps)
+    return tuple(spec.partition(":")[0] for spec in named if spec)
+
+
 def store_scenarios(scenarios: Iterable[LoadedScenario]) -> list[ScenarioRef]:
     """A reference to each scenario, the scenarios themselves kept in one new spool (detached from their YAML)."""
     store = Spool[LoadedScenario]()
     refs: list[ScenarioRef] = []
     for scenario in scenarios:
         scenario = scenario.detached()
-        named = (scenario.scenario.agent, scenario.scenario.deps)
-        modules = tuple(spec.partition(":")[0] for spec in named if spec)
+        modules = named_modules(scenario)
         index = store.append(scenario)
         pass_rate = scenario.scenario.settings.pass_rate
         refs.append(

@@ -17,9 +17,11 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 
-__all__ = ["WORKER_IMPORTS_VARIABLE", "new_pool", "send_worker_imports", "started_pool"]
+__all__ = ["WORKER_IMPORTS_VARIABLE", "new_pool", "send_worker_imports", "started_pool", "worker_imports"]
 
 WORKER_IMPORTS_VARIABLE = "AGENTRIG_WORKER_IMPORTS"
 """Names, for the forkserver being started, the file the run will write the user's modules into (`warm_up`)."""
@@ -128,6 +130,23 @@ def _start_forkserver_awaiting_imports() -> None:
         os.rmdir(directory)  # one started earlier in this process (a second run) serves, and waits for nothing
         return
     _imports_file = path
+
+
+def worker_imports(
+    scenarios: Iterable[tuple[Iterable[str], Path | None]], *, default_deps: str | None, offline: bool, cwd: Path
+) -> list[tuple[str, list[str], bool]]:
+    """What a process the workers fork from imports before it forks them (`warm_up` reads it): each module the
+    scenarios name (their `agent:` and `deps:` modules, with the scenario's directory) and the default deps' module,
+    once, from where its first scenario would import it; `offline`: with placeholder provider keys."""
+    modules: dict[str, tuple[str, list[str], bool]] = {}
+    for names, base_dir in scenarios:
+        if default_deps:
+            names = (*names, default_deps.partition(":")[0])
+        for name in names:
+            if name not in modules:
+                directories = [str(base_dir.resolve())] if base_dir is not None else []
+                modules[name] = (name, [*directories, str(cwd)], offline)
+    return list(modules.values())
 
 
 def send_worker_imports(modules: list[tuple[str, list[str], bool]]) -> None:
