@@ -59,6 +59,7 @@ def wanted(early_config: pytest.Config, has_scenarios: bool) -> bool:
         and not getattr(option, "looponfail", False)
         and bool(early_config.getini(WARM_WORKERS_INI))
         and "coverage" not in sys.modules
+        and not getattr(option, "cov_source", None)  # pytest-cov's --cov, whether or not coverage is imported yet
         and _platform_can()
     )
 
