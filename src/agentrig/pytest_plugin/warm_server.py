@@ -102,7 +102,8 @@ class _Server:
                 raise ValueError("cold")  # a fork of a process with threads inherits their locks held
             sys.stderr.flush()
             pid = os.fork()
-        except (OSError, ValueError):  # the shim starts the worker cold
+        except (OSError, ValueError, DeprecationWarning):  # the shim starts the worker cold
+            # (DeprecationWarning: Python 3.12+ warns of a fork beside native threads; raised under `-W error`)
             with contextlib.suppress(OSError):
                 connection.sendall(b"cold\n")
             connection.close()
