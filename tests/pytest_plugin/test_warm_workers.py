@@ -179,6 +179,31 @@ def test_the_forked_worker_is_the_shims_stand_in(tmp_path: Path, monkeypatch: py
     assert not server.directory.exists()
 
 
+def test_a_large_environment_reaches_the_worker_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # More than one read of the shim's request: the environment of a CI job can be that large.
+    for index in range(3):  # 300 kB (one variable may hold at most 128 kB)
+        monkeypatch.setenv(f"AGENTRIG_WARM_TEST_LARGE_{index}", str(index) * 100_000)
+    server = WarmWorkers.start(("json",))
+    assert server is not None
+    try:
+        shim = _shim(server, tmp_path)
+        source = "import os; print(sum(len(v) for k, v in os.environ.items() if 'WARM_TEST_LARGE' in k))"
+        out, err = shim.communicate(_bootstrap(source), timeout=30)
+        assert (shim.returncode, out) == (0, b"300000\n"), err
+    finally:
+        server.close()
+
+
+def test_no_server_where_its_socket_cannot_be_made(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    too_long = tmp_path / ("d" * 120)  # past the 108 bytes of a unix socket's path
+    too_long.mkdir()
+    monkeypatch.setenv("TMPDIR", str(too_long))
+    monkeypatch.setattr("tempfile.tempdir", None)
+
+    assert WarmWorkers.start(("json",)) is None  # the workers start cold
+    assert list(too_long.iterdir()) == []  # and nothing is left behind
+
+
 def test_the_server_ends_when_the_controller_is_gone() -> None:
     server = WarmWorkers.start(("json",))
     assert server is not None
