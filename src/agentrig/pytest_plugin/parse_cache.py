@@ -171,14 +171,17 @@ class ParseCacheWriter:
         self._thread.start()
 
     def _fill(self, directory: Path, files: Callable[[], list[Path]], base: Path) -> None:
-        modules: list[Any] = []
+        named: list[tuple[tuple[str, ...], Path]] = []
         try:
-            self._read(directory, files, base, modules)
+            self._read(directory, files, base, named)
         finally:
             if self.user_modules is not None:
-                self.user_modules.write(modules)  # whatever happened: the warm server waits for it
+                self.user_modules.write(named)  # whatever happened: the warm server waits for it
 
-    def _read(self, directory: Path, files: Callable[[], list[Path]], base: Path, modules: list[Any]) -> None:
+    def _read(
+        self, directory: Path, files: Callable[[], list[Path]], base: Path, named: list[tuple[tuple[str, ...], Path]]
+    ) -> None:
+        """Fill the folder; with `user_modules`, add to `named` each scenario's modules and directory."""
         with contextlib.suppress(Exception):  # only ever a shortcut: whatever fails here, the workers read the files
             planned = files()
             _write_atomically(directory / PLAN_FILE, json.dumps([str(path) for path in planned]).encode())
@@ -198,7 +201,10 @@ class ParseCacheWriter:
                     continue  # changed while it was read: which version would this be?
                 entry = pickle.dumps((str(shown), before, scenarios), protocol=pickle.HIGHEST_PROTOCOL)
                 _write_atomically(directory / _entry_name(resolved), entry)
-                modules.extend(scenarios)
+                if self.user_modules is not None:
+                    from agentrig.runtime.suite.scenario_store import named_modules
+
+                    named.extend((named_modules(loaded), loaded.base_dir) for loaded in scenarios)
 
     def wait(self) -> None:
         """Until every planned file is read (or skipped)."""
@@ -227,16 +233,15 @@ class UserModules:
         self.here = here
         self._written = False
 
-    def write(self, scenarios: list[Any]) -> None:
+    def write(self, named: list[tuple[tuple[str, ...], Path]]) -> None:
+        """Write the import list of `named` (each scenario's modules and directory), once."""
         if self._written:
             return
         self._written = True
         modules: list[tuple[str, list[str], bool]] = []
         with contextlib.suppress(Exception):  # the server waits for the file: it is written, if empty
             from agentrig.runtime.suite.processes.pool import worker_imports
-            from agentrig.runtime.suite.scenario_store import named_modules
 
-            named = ((named_modules(loaded), loaded.base_dir) for loaded in scenarios)
             modules = worker_imports(named, default_deps=self.default_deps, offline=self.offline, cwd=self.here)
         with contextlib.suppress(OSError):
             self.path.parent.mkdir(exist_ok=True)

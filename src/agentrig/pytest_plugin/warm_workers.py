@@ -36,6 +36,9 @@ __all__ = ["WARM_WORKERS_INI", "WarmWorkers"]
 WARM_WORKERS_INI = "agentrig_warm_workers"
 _SHIM = Path(__file__).with_name("warm_shim.py")
 _SERVER = "from agentrig.pytest_plugin.warm_server import serve; serve()"
+_SOCKET = "workers.sock"
+_USER_MODULES = Path("imports", "modules.json")
+"""In a folder of its own: the reader removes the file's folder once it has read it (`warm_up`)."""
 
 
 def _platform_can() -> bool:
@@ -70,33 +73,26 @@ class WarmWorkers:
     def __init__(self, directory: Path, process: subprocess.Popen[bytes], *, waits_for_user_modules: bool) -> None:
         self.directory = directory
         self.process = process
-        self.socket_path = directory / "workers.sock"
+        self.socket_path = directory / _SOCKET
+        self.user_modules_path = directory / _USER_MODULES
         self.waits_for_user_modules = waits_for_user_modules
         """The server imports the user's modules the scenarios name, once the controller writes them (it must)."""
-
-    @property
-    def user_modules_path(self) -> Path:
-        # A folder of its own: the reader removes the file's folder once it has read it (`warm_up`).
-        return self.directory / "imports" / "modules.json"
 
     @classmethod
     def start(cls, imports: tuple[str, ...], *, user_modules: bool = False) -> WarmWorkers | None:
         """Start the server (it imports `imports`, then with `user_modules` those the controller names at
         `user_modules_path`, while the controller goes on), or None if it cannot start."""
+        from agentrig.pytest_plugin.warm_server import IMPORTS_VARIABLE, LISTEN_FD_VARIABLE  # standard library only
         from agentrig.runtime.suite.processes.pool import WORKER_IMPORTS_VARIABLE  # standard library only
 
         directory = Path(tempfile.mkdtemp(prefix="agentrig-warm-"))  # 0700: only this user's shims connect
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            listener.bind(str(directory / "workers.sock"))
+            listener.bind(str(directory / _SOCKET))
             listener.listen(64)  # bound before the server starts: a shim that connects early waits in the queue
-            env = {
-                **os.environ,
-                "AGENTRIG_WARM_LISTEN_FD": str(listener.fileno()),
-                "AGENTRIG_WARM_IMPORTS": ",".join(imports),
-            }
+            env = {**os.environ, LISTEN_FD_VARIABLE: str(listener.fileno()), IMPORTS_VARIABLE: ",".join(imports)}
             if user_modules:
-                env[WORKER_IMPORTS_VARIABLE] = str(directory / "imports" / "modules.json")
+                env[WORKER_IMPORTS_VARIABLE] = str(directory / _USER_MODULES)
             process = subprocess.Popen(
                 [sys.executable, "-u", "-c", _SERVER],
                 stdin=subprocess.PIPE,
