@@ -27,6 +27,18 @@ def main() -> None:
         if _ctrl_c_within(error):
             _interrupted_at_start_up()
         raise
+    finally:
+        _spare_the_exit_collections()
+
+
+def _spare_the_exit_collections() -> None:
+    """The command is over: what is alive now (pydantic-ai, the agent's modules, the run's results) lives until the
+    process ends. The interpreter's exit runs full cyclic collections over all of it, 0.1 s of `agentrig run`'s
+    1.9 s on the 200-scenario bench; frozen, they pass it by. Everything else about the exit is as it was: the
+    `atexit` functions run, the streams are flushed and the modules are torn down, freeing what they hold."""
+    import gc
+
+    gc.freeze()
 
 
 def _ctrl_c_within(error: BaseException) -> bool:

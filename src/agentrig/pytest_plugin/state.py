@@ -8,6 +8,7 @@ worker's reports carry (`agentrig_entry`); each worker runs its own items and wr
 
 from __future__ import annotations
 
+import atexit
 import gc
 import json
 import time
@@ -78,6 +79,9 @@ class PluginState:
         self._session: ScenarioSession | None = None
         self._test_runner: ScenarioRunner | None = None
         self._frozen = False
+        self.only_scenarios_here = True
+        """Every item this process collected is a scenario (a pytest-xdist controller collects none)."""
+        atexit.unregister(gc.freeze)  # an earlier session's in this process (pytester's), decided again at the end
         if self.options.model is not None or self.options.replay_dir or self.options.record_dir or self.update_golden:
             self._usage_errors_now()
 
@@ -280,6 +284,7 @@ class PluginState:
             if problem is not None:
                 raise pytest.UsageError(problem)
         scenarios = [item for item in session.items if getattr(item, "agentrig_scenario", False)]
+        self.only_scenarios_here = len(scenarios) == len(session.items)
         if not scenarios:
             return
         for item in scenarios:
@@ -378,6 +383,11 @@ class PluginState:
         if self._parse_cache_writer is not None:
             self._parse_cache_writer.close()
         self.report.release_signals()
+        if self.report.entries and self.only_scenarios_here and not is_xdist_worker(self.config):
+            # As the `agentrig` command ends (`agentrig/__main__.py`): what lives at the process's exit (pydantic-ai,
+            # the entries) is frozen, and the interpreter's final cyclic collections pass it by (60 ms here). Only
+            # when this process ran scenarios and nothing else: a user's own tests keep the exit they always had.
+            atexit.register(gc.freeze)
         if self._session is not None:
             self._session.close()
         if self._test_runner is not None:

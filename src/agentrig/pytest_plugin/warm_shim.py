@@ -12,19 +12,26 @@ reached, refuses or goes away before forking: the shim becomes the cold interpre
 
 from __future__ import annotations
 
-import contextlib
-import json
+# The interpreter's C modules, not `socket`, `signal` and `json` (nor `contextlib`): those build their enums and
+# compile their regular expressions as they import, 9 of the shim's 15 ms, and the controller starts the second
+# worker's shim only once the first worker has answered.
+import _socket
 import os
-import signal
-import socket
 import sys
+from _json import encode_basestring_ascii as _quoted
+
+TYPE_CHECKING = False  # not typing's (one more import)
+if TYPE_CHECKING:
+    import signal as _signal  # `_signal` has no stubs: `signal` re-exports what the shim uses
+else:
+    import _signal
 
 
 def _cold(arguments: list[str]) -> None:
     os.execv(sys.executable, [sys.executable, *arguments])
 
 
-def _read_line(connection: socket.socket) -> bytes:
+def _read_line(connection: _socket.socket) -> bytes:
     line = b""
     while not line.endswith(b"\n"):
         chunk = connection.recv(1)
@@ -34,20 +41,35 @@ def _read_line(connection: socket.socket) -> bytes:
     return line
 
 
+def _request(arguments: list[str]) -> bytes:
+    """The server's request, one JSON line: working directory, environment, execnet's arguments (as `json.dumps`
+    writes them: ASCII, each odd byte of a name kept as its escaped surrogate)."""
+    env = ",".join(f"{_quoted(name)}:{_quoted(value)}" for name, value in os.environ.items())
+    args = ",".join(_quoted(argument) for argument in arguments)
+    return f'{{"cwd":{_quoted(os.getcwd())},"env":{{{env}}},"args":[{args}]}}\n'.encode("ascii")
+
+
+def _send_with_streams(connection: _socket.socket, data: bytes) -> None:
+    """`socket.send_fds(connection, [data], [0, 1, 2])`, then the rest of a long request."""
+    streams = b"".join(fd.to_bytes(4, sys.byteorder) for fd in (0, 1, 2))  # C ints, as `array("i")` packs them
+    sent = connection.sendmsg([data], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, streams)])
+    if sent < len(data):
+        connection.sendall(data[sent:])
+
+
 def main() -> None:
     socket_path, arguments = sys.argv[1], sys.argv[2:]
-    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    connection = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         connection.connect(socket_path)
-        request = {"cwd": os.getcwd(), "env": dict(os.environ), "args": arguments}
-        socket.send_fds(connection, [json.dumps(request).encode() + b"\n"], [0, 1, 2])
+        _send_with_streams(connection, _request(arguments))
         started = _read_line(connection)
     except OSError:
         started = b""
     if not started.startswith(b"started "):
         connection.close()
         _cold(arguments)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
     try:
         worker: int | None = os.pidfd_open(int(started.split()[1]))  # signals reach it, never a reused pid
     except ProcessLookupError:  # already ended, and reaped by the server: its status follows
@@ -55,18 +77,23 @@ def main() -> None:
 
     def send(signum: int) -> None:
         if worker is not None:
-            with contextlib.suppress(ProcessLookupError):
-                signal.pidfd_send_signal(worker, signum)
+            try:  # noqa: SIM105 (contextlib is one more import)
+                _signal.pidfd_send_signal(worker, signum)
+            except ProcessLookupError:
+                pass
 
-    signal.signal(signal.SIGTERM, lambda signum, _frame: send(signum))
-    signal.signal(signal.SIGHUP, lambda signum, _frame: send(signum))
+    def pass_on(signum: int, _frame: object) -> None:
+        send(signum)
+
+    _signal.signal(_signal.SIGTERM, pass_on)
+    _signal.signal(_signal.SIGHUP, pass_on)
     ended = _read_line(connection)
     if not ended.startswith(b"ended "):  # the server went away: the worker must not outlive it unseen
-        send(signal.SIGKILL)
+        send(_signal.SIGKILL)
         sys.exit(1)
     status = int(ended.split()[1])
     if status < 0:  # ended by a signal: end the same way, so the status execnet sees is the worker's
-        signal.signal(-status, signal.SIG_DFL)
+        _signal.signal(-status, _signal.SIG_DFL)
         os.kill(os.getpid(), -status)
     sys.exit(status)
 
