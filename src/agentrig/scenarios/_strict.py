@@ -2,19 +2,29 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, ConfigDict
 
 from agentrig.scenarios.field_docs import add_field_descriptions
+from agentrig.scenarios.version_spec import parse_version_spec
 
-__all__ = ["AGENT_SPEC_PATTERN", "JsonValue", "Strict"]
+__all__ = ["AGENT_SPEC_PATTERN", "JsonValue", "Strict", "VersionSpec"]
 
 JsonValue = Any
 """Any value YAML (and so JSON) can hold."""
 
 AGENT_SPEC_PATTERN = r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$"
 """`module:attribute`, as `agent:`, `deps:`, `agents:` and `output.type` name Python objects."""
+
+
+def _checked_version_spec(spec: str) -> str:
+    parse_version_spec(spec)  # ValueError naming the clause that is not `OP X.Y[.Z]`
+    return spec
+
+
+VersionSpec = Annotated[str, AfterValidator(_checked_version_spec)]
+"""A version specifier (`when_pydantic_ai`, `when_ag_ui_protocol`): `<2.60`, `>=2.40,<2.60` (`version_spec`)."""
 
 
 class Strict(BaseModel):

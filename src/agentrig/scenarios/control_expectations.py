@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
-from agentrig.scenarios._strict import Strict
-from agentrig.scenarios.version_spec import parse_version_spec
+from agentrig.scenarios._strict import Strict, VersionSpec
 
 __all__ = [
     "CancellationExpectation",
@@ -29,16 +28,10 @@ carries the tool results."""
 class StoredPlacementWhen(Strict):
     """The placement expected on the pydantic-ai versions `when_pydantic_ai` selects."""
 
-    when_pydantic_ai: str
+    when_pydantic_ai: VersionSpec
     """Which installed versions this applies to: comparisons joined by commas, e.g. `<2.60` or `>=2.40,<2.60`."""
     placement: StoredPlacement
     """`own_request` or `with_tool_return` on those versions."""
-
-    @field_validator("when_pydantic_ai")
-    @classmethod
-    def _valid_spec(cls, spec: str) -> str:
-        parse_version_spec(spec)
-        return spec
 
 
 class SteeringExpectation(Strict):

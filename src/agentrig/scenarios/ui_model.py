@@ -19,8 +19,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from agentrig.scenarios._strict import Strict
-from agentrig.scenarios.version_spec import parse_version_spec
+from agentrig.scenarios._strict import Strict, VersionSpec
 
 __all__ = [
     "UI_EXTRA",
@@ -89,16 +88,10 @@ def frontend_tool_names(request: UiRequest, base_dir: Path) -> frozenset[str] | 
 class UiStatusWhen(Strict):
     """The status expected on the pydantic-ai versions `when_pydantic_ai` selects."""
 
-    when_pydantic_ai: str
+    when_pydantic_ai: VersionSpec
     """Which installed versions this applies to, e.g. `>=2.63` (comparisons joined by commas)."""
     status: int = Field(ge=100, le=599)
     """The HTTP status on those versions."""
-
-    @field_validator("when_pydantic_ai")
-    @classmethod
-    def _valid_spec(cls, spec: str) -> str:
-        parse_version_spec(spec)
-        return spec
 
 
 class UiAnswerExpectation(Strict):
@@ -138,20 +131,13 @@ class UiEventFields(Strict):
     """Event fields that differ between versions, stated for the versions a variant selects: on those versions
     each named event carries exactly these values of these fields (absent when not named)."""
 
-    when_pydantic_ai: str | None = None
+    when_pydantic_ai: VersionSpec | None = None
     """The pydantic-ai versions this variant is for, e.g. `>=2.63` (see `when_pydantic_ai` of steering)."""
-    when_ag_ui_protocol: str | None = None
+    when_ag_ui_protocol: VersionSpec | None = None
     """The installed `ag-ui-protocol` versions it is for, e.g. `<1.0` (its event models decide some defaults)."""
     fields: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """By event type, the fields those events carry on these versions and their values (ids masked as in the
     golden): `{RUN_STARTED: {protocolVersion: "1.0"}, TEXT_MESSAGE_START: {role: assistant}}`; `{}`: none."""
-
-    @field_validator("when_pydantic_ai", "when_ag_ui_protocol")
-    @classmethod
-    def _valid_spec(cls, spec: str | None) -> str | None:
-        if spec is not None:
-            parse_version_spec(spec)
-        return spec
 
 
 class UiEventsGolden(Strict):
