@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from agentrig.pytest_plugin.state import SKIPPED_DIRECTORIES
+from agentrig.pytest_plugin.state import SKIPPED_DIRECTORIES, STATE_KEY
 from agentrig.scenarios import loader
 from tests.pytest_plugin.project import scenario, write
 
@@ -144,3 +146,27 @@ def test_a_tag_named_after_another_plugins_or_a_conftests_marker_is_no_marker(py
     by_new_tag.assert_outcomes(passed=1)
     by_foreign.assert_outcomes(deselected=1)
     by_keyword.assert_outcomes(passed=1)
+
+
+def test_a_path_is_resolved_as_path_resolve_resolves_it(pytester: pytest.Pytester) -> None:
+    # Each folder is resolved once per session (every file pytest reaches is resolved): through links the same.
+    root = pytester.path
+    (root / "real" / "deep").mkdir(parents=True)
+    (root / "real" / "deep" / "a.yaml").write_text("", encoding="utf-8")
+    (root / "linked").symlink_to(root / "real", target_is_directory=True)
+    (root / "real" / "b.yaml").symlink_to(root / "real" / "deep" / "a.yaml")
+    (root / "real" / "dangling.yaml").symlink_to(root / "nowhere.yaml")
+    state = pytester.parseconfigure().stash[STATE_KEY]
+
+    shapes = [
+        root / "real" / "deep" / "a.yaml",
+        root / "linked" / "deep" / "a.yaml",
+        root / "real" / "b.yaml",
+        root / "linked" / "b.yaml",
+        root / "real" / "dangling.yaml",
+        root / "real" / "deep" / ".." / "deep" / "a.yaml",
+        root / "missing" / "x.yaml",
+        Path("relative.yaml"),
+    ]
+    for _ in range(2):  # the second time from what the first remembered
+        assert [state.resolved(path) for path in shapes] == [path.resolve() for path in shapes]

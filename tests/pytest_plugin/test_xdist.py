@@ -3,6 +3,7 @@ worker that ran their scenario, reports gathered by the controller."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -113,3 +114,58 @@ def test_a_worker_ends_without_module_teardown_after_running_every_atexit_functi
     result.assert_outcomes(passed=4)
     ran = sorted(path.name for path in pytester.path.iterdir() if path.name.startswith(("atexit-", "torn-down-")))
     assert ran == ["atexit-controller", "atexit-gw0", "atexit-gw1", "torn-down-controller"]
+
+
+_COLLECTION_CONFTEST = """
+import json, os
+from pathlib import Path
+
+from agentrig.pytest_plugin import parse_cache
+from agentrig.pytest_plugin.state import STATE_KEY
+
+LOADED = []
+_load = parse_cache.CachedScenario.load
+
+
+def _counted_load(self):
+    LOADED.append(self.name)
+    return _load(self)
+
+
+parse_cache.CachedScenario.load = _counted_load
+
+
+def pytest_sessionfinish(session):
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker is None:
+        return
+    state = session.config.stash[STATE_KEY]
+    items = [item for item in session.items if getattr(item, "agentrig_scenario", False)]
+    seen = {
+        "from_controller": state.parse_cache.used if state.parse_cache is not None else None,
+        "collected": len(items),
+        "unpickled": sorted(LOADED),
+        "ran": sorted(item.name for item in items if item.agentrig_entry is not None),
+    }
+    Path(f"collection-{worker}.json").write_text(json.dumps(seen))
+"""
+
+
+def test_workers_collect_the_controllers_reading_and_load_only_the_scenarios_they_run(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A worker collects every item and runs its share: unpickling every scenario was a third of its collection.
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)  # this test's own worker's: not the inner controller's
+    names = [f"s{index}" for index in range(8)]
+    files = {f"scenarios/{name}.yaml": scenario(name) for name in names}
+    write(pytester, files | {"conftest.py": _COLLECTION_CONFTEST})
+
+    result = pytester.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider")
+
+    result.assert_outcomes(passed=8)
+    seen = [json.loads((pytester.path / f"collection-{worker}.json").read_text()) for worker in ("gw0", "gw1")]
+    assert [worker["from_controller"] for worker in seen] == [8, 8]  # every file, as the controller read it
+    assert [worker["collected"] for worker in seen] == [8, 8]
+    assert sorted(seen[0]["ran"] + seen[1]["ran"]) == names
+    for worker in seen:
+        assert worker["unpickled"] == worker["ran"]  # the scenarios it did not run were never unpickled

@@ -7,6 +7,7 @@ a failing item shows the failed checks (expected, actual, the golden diff) and n
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -16,7 +17,7 @@ import pytest
 from _pytest.fixtures import TopRequest  # as pytest's doctest items: fixtures for a non-function item
 
 from agentrig.errors import AgentrigError
-from agentrig.pytest_plugin.parse_cache import shown_path
+from agentrig.pytest_plugin.parse_cache import CachedScenario, shown_path
 from agentrig.pytest_plugin.state import STATE_KEY, PluginState
 
 __all__ = ["ScenarioFailure", "ScenarioFile", "ScenarioItem"]
@@ -31,31 +32,34 @@ class ScenarioFile(pytest.File):
 
     def collect(self) -> Iterator[ScenarioItem]:
         state = self.config.stash[STATE_KEY]
-        shown = shown_path(self.path, self.config.invocation_params.dir)
-        reported = shown_path(self.path, self.config.rootpath)
+        here, rootpath = self.config.invocation_params.dir, self.config.rootpath
+        shown = shown_path(self.path, here)
+        # Named rootdir-relative in reports (as the item's id); its files (goldens, histories) are resolved as
+        # `agentrig run` resolves them, from the file's folder as the command line reached it.
+        reported = shown if rootpath == here else shown_path(self.path, rootpath)
         # Under pytest-xdist, as the controller read the file while this worker started, if it is unchanged since.
-        cached = state.parse_cache.scenarios(self.path, shown) if state.parse_cache is not None else None
-        if cached is None:
+        parse_cache = state.parse_cache
+        scenarios: list[Any] | None = None
+        if parse_cache is not None:
+            scenarios = parse_cache.scenarios(state.resolved(self.path), shown)
+        if scenarios is None:
             from agentrig.scenarios.loader import iter_scenarios
 
-            cached = iter_scenarios([shown])
-        for loaded in cached:
-            first = state.names.setdefault(loaded.name, f"{shown}:{loaded.line}")
-            if first != f"{shown}:{loaded.line}":
+            scenarios = list(iter_scenarios([shown]))
+        for loaded in scenarios:
+            where = f"{shown}:{loaded.line}"
+            first = state.names.setdefault(loaded.name, where)
+            if first != where:
                 from agentrig.errors import ScenarioError
 
-                where = loaded.line_of("name")
                 raise ScenarioError(
                     f"duplicate scenario name '{loaded.name}' (first defined in {first})",
                     path=shown,
-                    line=where,
+                    line=loaded.line_of("name"),
                     field="name",
                 )
-            # Named rootdir-relative in reports (as the item's id); its files (goldens, histories) are resolved as
-            # `agentrig run` resolves them, from the file's folder as the command line reached it.
-            located = dataclasses.replace(loaded, path=reported)
             state.collected_count += 1
-            yield ScenarioItem.from_parent(self, name=loaded.name, loaded=located)
+            yield ScenarioItem.from_parent(self, name=loaded.name, scenario=loaded, scenario_path=reported)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:  # pyright: ignore[reportIncompatibleMethodOverride]
         if isinstance(excinfo.value, AgentrigError):  # `file:line: field: message`, no traceback
@@ -69,13 +73,18 @@ class ScenarioItem(pytest.Item):
     agentrig_scenario = True
     """Marks the items of this plugin (`state` finds them without importing this module)."""
 
-    def __init__(self, *, loaded: Any, **kwargs: Any) -> None:
+    def __init__(self, *, scenario: Any, scenario_path: Path, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.loaded = loaded
+        self._scenario = scenario
+        """A `LoadedScenario`, or a `CachedScenario` (the controller's reading) unpickled once it is needed."""
+        self.scenario_path = scenario_path
+        """The scenario file as reports name it (relative to the rootdir)."""
+        self.scenario_tags: tuple[str, ...] = scenario.tags
+        self.scenario_line: int = scenario.line
         self.agentrig_entry: dict[str, Any] | None = None
         state = self.config.stash[STATE_KEY]
         self.add_marker("agentrig")
-        for tag in loaded.tags:
+        for tag in self.scenario_tags:
             self.extra_keyword_matches.add(tag)  # `-k tag`, whatever the tag is
             if state.tag_markers.is_marker(tag):
                 self.add_marker(tag)
@@ -87,6 +96,14 @@ class ScenarioItem(pytest.Item):
         self.fixturenames = self._fixtureinfo.names_closure
         self.funcargs: dict[str, object] = {}
         self._request = TopRequest(self, _ispytest=True)  # pyright: ignore[reportArgumentType]
+
+    @functools.cached_property
+    def loaded(self) -> Any:
+        """The scenario as `agentrig run` would run it (a `LoadedScenario`), named as the reports name it."""
+        scenario = self._scenario
+        if isinstance(scenario, CachedScenario):
+            scenario = scenario.load()
+        return dataclasses.replace(scenario, path=self.scenario_path)
 
     def setup(self) -> None:
         self._request._fillfixtures()  # pyright: ignore[reportPrivateUsage]
@@ -122,7 +139,7 @@ class ScenarioItem(pytest.Item):
         return super().repr_failure(excinfo, style=style)
 
     def reportinfo(self) -> tuple[Path, int, str]:
-        return self.path, self.loaded.line - 1, f"scenario {self.name}"
+        return self.path, self.scenario_line - 1, f"scenario {self.name}"
 
 
 PYTEST_TIMEOUT_MESSAGE = "from pytest-timeout"

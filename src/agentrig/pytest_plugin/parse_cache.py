@@ -22,6 +22,7 @@ The folder is the controller's (`tempfile.mkdtemp`, readable by its user only) a
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import hashlib
 import importlib
@@ -37,6 +38,7 @@ from typing import Any
 
 __all__ = [
     "WORKER_INPUT_KEY",
+    "CachedScenario",
     "ParseCacheReader",
     "ParseCacheWriter",
     "import_for_items",
@@ -65,6 +67,31 @@ _ENGINE_MODULES = {
     ),
     "tinyagent": ("agentrig.runtime.engine.tinyagent_engine.execution",),
 }
+
+
+@dataclasses.dataclass(frozen=True)
+class CachedScenario:
+    """A scenario of the controller's reading as a worker collects it: what collection needs now, the scenario itself
+    (a `LoadedScenario`) unpickled only when its item first needs it. Every worker collects every item and runs its
+    share of them (about half, with two workers); unpickling each scenario's models was a third of a worker's
+    collection, before its first item could run."""
+
+    name: str
+    line: int
+    tags: tuple[str, ...]
+    path: Path
+    pickled: bytes = dataclasses.field(repr=False)
+
+    @classmethod
+    def of(cls, loaded: Any) -> CachedScenario:
+        return cls(loaded.name, loaded.line, loaded.tags, loaded.path, pickle.dumps(loaded, pickle.HIGHEST_PROTOCOL))
+
+    def load(self) -> Any:
+        """The `LoadedScenario` (as the controller read it: `path` as shown from where pytest started)."""
+        return pickle.loads(self.pickled)
+
+    def line_of(self, *field_path: str | int) -> int:
+        return self.load().line_of(*field_path)
 
 
 def _stat_key(path: Path) -> tuple[int, int, int, int] | None:
@@ -199,7 +226,8 @@ class ParseCacheWriter:
                     continue  # the worker reads it and raises the error itself
                 if before is None or _stat_key(resolved) != before:
                     continue  # changed while it was read: which version would this be?
-                entry = pickle.dumps((str(shown), before, scenarios), protocol=pickle.HIGHEST_PROTOCOL)
+                cached = [CachedScenario.of(loaded) for loaded in scenarios]
+                entry = pickle.dumps((str(shown), before, cached), protocol=pickle.HIGHEST_PROTOCOL)
                 _write_atomically(directory / _entry_name(resolved), entry)
                 if self.user_modules is not None:
                     from agentrig.runtime.suite.scenario_store import named_modules
@@ -276,9 +304,8 @@ class ParseCacheReader:
         except (OSError, ValueError):
             return False
 
-    def scenarios(self, path: Path, shown: Path) -> list[Any] | None:
-        """The file's detached `LoadedScenario`s as the controller read them, or None (read the file)."""
-        resolved = path.resolve()
+    def scenarios(self, resolved: Path, shown: Path) -> list[CachedScenario] | None:
+        """The scenarios of the file at `resolved` as the controller read them, or None (read the file)."""
         try:
             data = (self.directory / _entry_name(resolved)).read_bytes()
         except OSError:

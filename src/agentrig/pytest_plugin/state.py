@@ -11,6 +11,7 @@ from __future__ import annotations
 import atexit
 import gc
 import json
+import os
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -81,6 +82,8 @@ class PluginState:
         self._frozen = False
         self.only_scenarios_here = True
         """Every item this process collected is a scenario (a pytest-xdist controller collects none)."""
+        self._resolved_folders: dict[str, str] = {}
+        self._scenario_paths: dict[str, bool] = {}
         atexit.unregister(gc.freeze)  # an earlier session's in this process (pytester's), decided again at the end
         if self.options.model is not None or self.options.replay_dir or self.options.record_dir or self.update_golden:
             self._usage_errors_now()
@@ -119,9 +122,20 @@ class PluginState:
 
     # ---------------------------------------------------------------------------------------- collection
 
+    def resolved(self, path: Path) -> Path:
+        """`path.resolve()`, each folder resolved once per session: every file pytest reaches is resolved, and a
+        suite's files share a few folders (one system call per file instead of one per folder on its way)."""
+        folder, name = os.path.split(path)
+        if not path.is_absolute() or name in ("", ".", "..") or os.path.islink(path):
+            return path.resolve()
+        real = self._resolved_folders.get(folder)
+        if real is None:
+            real = self._resolved_folders[folder] = os.path.realpath(folder)
+        return Path(real, name)
+
     def collects(self, path: Path) -> bool:
         """Whether `path` (a *.yaml / *.yml file pytest reached) is a scenario file of this session."""
-        resolved = path.resolve()
+        resolved = self.resolved(path)
         if resolved in self.named:
             return True
         for root in self.roots:
@@ -187,9 +201,12 @@ class PluginState:
     def _scenario_nodeid(self, nodeid: str) -> tuple[str, str] | None:
         """(path, name) when `nodeid` (a worker's, under pytest-xdist) is a scenario item of this session."""
         path, separator, name = nodeid.partition("::")
-        if not separator or not path.endswith((".yaml", ".yml")) or not self.collects(self.config.rootpath / path):
+        if not separator or not path.endswith((".yaml", ".yml")):
             return None
-        return path, name
+        collected = self._scenario_paths.get(path)
+        if collected is None:  # every worker names every item: each path decided once
+            collected = self._scenario_paths[path] = self.collects(self.config.rootpath / path)
+        return (path, name) if collected else None
 
     # ---------------------------------------------------------------------------------------- hooks
 
@@ -288,8 +305,8 @@ class PluginState:
         if not scenarios:
             return
         for item in scenarios:
-            loaded = item.loaded  # pyright: ignore[reportAttributeAccessIssue]
-            self.report.collect(item.nodeid, loaded.path.as_posix(), loaded.name, loaded.tags)
+            path, tags = item.scenario_path, item.scenario_tags  # pyright: ignore[reportAttributeAccessIssue]
+            self.report.collect(item.nodeid, path.as_posix(), item.name, tags)
         if session.config.option.collectonly:
             return
         if not is_xdist_worker(session.config):
