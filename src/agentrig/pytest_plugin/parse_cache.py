@@ -9,7 +9,8 @@ to its `-j` workers. A worker collecting a file (`ParseCacheReader`) takes that 
 the file is still what the controller read (same device, inode, size and modification time, named by the same
 relative path), and reads the file itself otherwise: one the controller has not reached yet, one changed since, one
 that does not validate (no entry: the worker raises its error in its own words), a worker on another host. Nothing
-waits for anything: a collection is the same whichever way each file was read.
+waits for anything: a collection is the same whichever way each file was read. An entry's scenarios are
+`CachedScenario`s: collected at once, unpickled by the item that runs them.
 
 A worker that finds the controller's plan (the files it reads) imports pydantic-ai before it collects instead of
 after: it needs it for its first item anyway, and meanwhile the controller gets ahead with the files. Not when
