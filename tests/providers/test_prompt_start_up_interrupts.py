@@ -30,6 +30,9 @@ CLI_MOMENTS = (0.0, 0.3, 0.5, 0.7, 0.9)
 """When signals are sent, as fractions of how long `agentrig --version` takes here (importing the CLI: where Ctrl-C
 printed tracebacks). Measured first, so a busy machine still gets signals all through agentrig's start-up rather
 than only in the interpreter's."""
+START_UP_BOUND_S = 60
+"""A prompt's start-up takes 1-3 s here; one that has not reached the server after this is stuck (it was, once, for
+the 120 s the test then allowed, and the test passed): it fails with every thread's stack of the stuck process."""
 PROMPT_MOMENTS = (0.3, 0.6)
 """And as fractions of how long a prompt takes to reach the server (pydantic-ai imported, the session locked)."""
 
@@ -56,12 +59,18 @@ def test_a_signal_at_start_up_never_prints_a_traceback(
         session = tmp_path / f"session-{attempt}.json"
         command = [sys.executable, "-m", "agentrig", "prompt", "hi", "--session", str(session)]
         command += ["--model", "openai:gpt-4o", "--base-url", server.openai_base_url]
+        # PYTHONFAULTHANDLER: a SIGABRT prints every thread's stack (a start-up that never reaches the server).
         environment = {**os.environ, "PYDANTIC_AI_NO_BANNER": "1", "OPENAI_API_KEY": "sk-test"}
+        environment["PYTHONFAULTHANDLER"] = "1"
         sent = len(server.requests)
         started = time.monotonic()
         process = subprocess.Popen(command, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         if signal_after is None:  # the whole start-up: until the request reaches the server
-            while len(server.requests) == sent and process.poll() is None and time.monotonic() - started < 120:
+            while len(server.requests) == sent and process.poll() is None:
+                if time.monotonic() - started > START_UP_BOUND_S:  # a hang, not a slow machine: say where it is
+                    process.send_signal(signal.SIGABRT)
+                    _, stderr = process.communicate(timeout=120)
+                    pytest.fail(f"agentrig prompt never reached the server in {START_UP_BOUND_S} s:\n{stderr}")
                 time.sleep(0.005)
         else:
             time.sleep(signal_after)
