@@ -1,5 +1,5 @@
-"""Test-wide settings: no banner, no real model request can leave the machine by accident, and Hypothesis
-without deadlines (on a shared 2-core machine an example's time says nothing about the code).
+"""Test-wide settings: no banner, no real model request can leave the machine by accident, Hypothesis without
+deadlines (on a shared 2-core machine an example's time says nothing about the code), and Ctrl-C as a terminal has it.
 
 pydantic-ai's `ALLOW_MODEL_REQUESTS` guard is off for every test: a real provider model refuses to send a
 request. Tests that talk to a real (loopback) provider opt out explicitly, with
@@ -9,8 +9,16 @@ request. Tests that talk to a real (loopback) provider opt out explicitly, with
 from __future__ import annotations
 
 import os
+import signal
 
 os.environ.setdefault("PYDANTIC_AI_NO_BANNER", "1")  # before pydantic-ai is imported
+
+# A shell without job control starts a background job (`pytest ... &` in a script) with SIGINT ignored, and every
+# process it starts inherits that: the tests' real Ctrl-Cs to `agentrig` would then do nothing and the tests wait.
+# The processes the tests start get SIGINT as from a terminal (a handled signal is reset at exec; an ignored one
+# is not).
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 import pydantic_ai.models
 import pytest
