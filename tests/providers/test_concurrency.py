@@ -187,7 +187,7 @@ def test_a_scenario_that_blocks_the_shared_loop_is_abandoned_and_the_others_run_
     suite = write_suite(tmp_path / "suite", 3)
     (tmp_path / "suite" / "blocking_agent.py").write_text(_BLOCKING_AGENT)
     (tmp_path / "suite" / "blocker.yaml").write_text(
-        "name: blocker\nagent: blocking_agent:agent\nsettings: {timeout: 5}\nturns:\n  - user: block now\n"
+        "name: blocker\nagent: blocking_agent:agent\nsettings: {timeout: 1}\nturns:\n  - user: block now\n"
     )
     out = tmp_path / "out"
     finished = run_agentrig("run", str(suite), "--out", str(out), *_model(server))
