@@ -43,7 +43,8 @@ def test_an_unchanged_file_is_served_from_the_controllers_reading(suite: Path, t
     finally:
         writer.close()
     assert served is not None
-    assert [(loaded.name, loaded.path, loaded.line) for loaded in served] == [
+    assert [(cached.name, cached.line, cached.tags) for cached in served] == [("alpha", 1, ())]
+    assert [(loaded.name, loaded.path, loaded.line) for loaded in (cached.load() for cached in served)] == [
         ("alpha", Path("scenarios/alpha.yaml"), 1)
     ]
     assert reader.used == 1

@@ -80,12 +80,11 @@ class CachedScenario:
     name: str
     line: int
     tags: tuple[str, ...]
-    path: Path
     pickled: bytes = dataclasses.field(repr=False)
 
     @classmethod
     def of(cls, loaded: Any) -> CachedScenario:
-        return cls(loaded.name, loaded.line, loaded.tags, loaded.path, pickle.dumps(loaded, pickle.HIGHEST_PROTOCOL))
+        return cls(loaded.name, loaded.line, loaded.tags, pickle.dumps(loaded, pickle.HIGHEST_PROTOCOL))
 
     def load(self) -> Any:
         """The `LoadedScenario` (as the controller read it: `path` as shown from where pytest started)."""
