@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.run_process import finish, left_running, report, start_run, statuses, wait_for
+from tests.thread_signals import signal_another_thread
 
 pytestmark = pytest.mark.process
 
@@ -138,6 +139,24 @@ def test_sigterm_is_an_interruption_with_reports_and_nothing_left_running(suite:
     assert report(out)["interrupted"] is True
     assert statuses(out)["m-hung"][0] == "skipped"
     assert left_running(process.pid) == []
+
+
+@pytest.mark.parametrize(
+    ("jobs", "signum", "code"), [("1", signal.SIGINT, 130), ("2", signal.SIGTERM, 143)], ids=["j1-sigint", "j2-sigterm"]
+)
+def test_a_signal_the_kernel_hands_to_another_thread_still_stops_the_run(
+    suite: Path, jobs: str, signum: int, code: int
+) -> None:
+    # The main thread sleeps in a wait for its scenarios; the handler runs there only: it must wake and look.
+    _scenario(suite, "m-hung", timeout=None, tool="hang")
+    out = suite.parent / "out"
+    process = start_run(suite, out, "-j", jobs)
+    wait_for(suite.parent / "started", process)
+    signal_another_thread(process.pid, signum)
+    code_seen, output = finish(process)
+    assert code_seen == code, output
+    assert report(out)["interrupted"] is True
+    assert statuses(out)["m-hung"][0] == "skipped"
 
 
 def test_a_run_killed_outright_leaves_no_earlier_report_claiming_success(suite: Path) -> None:

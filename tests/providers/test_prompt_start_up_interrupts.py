@@ -31,8 +31,8 @@ CLI_MOMENTS = (0.0, 0.3, 0.5, 0.7, 0.9)
 printed tracebacks). Measured first, so a busy machine still gets signals all through agentrig's start-up rather
 than only in the interpreter's."""
 START_UP_BOUND_S = 60
-"""A prompt's start-up takes 1-3 s here; one that has not reached the server after this is stuck (it was, once, for
-the 120 s the test then allowed, and the test passed): it fails with every thread's stack of the stuck process."""
+"""A prompt's start-up takes 1-3 s here; one that has not reached the server after this is stuck: the test fails with
+every thread's stack of the stuck process."""
 PROMPT_MOMENTS = (0.3, 0.6)
 """And as fractions of how long a prompt takes to reach the server (pydantic-ai imported, the session locked)."""
 
@@ -76,7 +76,9 @@ def test_a_signal_at_start_up_never_prints_a_traceback(
             time.sleep(signal_after)
         elapsed = time.monotonic() - started
         process.send_signal(signum)
-        _, stderr = process.communicate(timeout=120)
+        # Less than the server holds a reply (120 s): a signal not acted on fails here, never passes late (one
+        # the kernel handed to another thread than the main one once did, after 120 s).
+        _, stderr = process.communicate(timeout=60)
         seen.append((elapsed, process.returncode, stderr))
         if session.exists() and session.stat().st_size:
             load_session(session)  # whole: a session, not half a file

@@ -231,6 +231,7 @@ def _prompt(
     from agentrig.runtime.history.run_records import PROVIDER_ERROR_KINDS
     from agentrig.runtime.models.provider_options import check_positive_seconds
     from agentrig.runtime.one_shot import PromptRequest, outcome_to_json, run_prompt
+    from agentrig.runtime.suite.processes.stop_signals import signals_wake_the_loop
 
     check_positive_seconds(timeout, "--timeout")
     provider = flags.provider_options(
@@ -263,8 +264,12 @@ def _prompt(
         if as_json:
             sys.stdout.write(jsonio.dumps(outcome_to_json(outcome)).decode() + "\n")
 
+    async def waking_on_signals() -> PromptOutcome:
+        with signals_wake_the_loop(asyncio.get_running_loop()):  # Ctrl-C whichever thread the kernel hands it to
+            return await run_prompt(request, on_interrupt=on_interrupt)
+
     try:
-        outcome = asyncio.run(run_prompt(request, on_interrupt=on_interrupt))
+        outcome = asyncio.run(waking_on_signals())
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM; the session (if any) was saved on the way out
         turn = interrupted_turn[0] if interrupted_turn else None
         if printer.printed:

@@ -324,8 +324,10 @@ def _watch(lane: _Lane, options: RunOptions, record: Record, until: Callable[[],
     no new lane is needed."""
     grace = 0.0 if options.width == 1 else BLOCKED_GRACE_S
     try:
-        while not lane.ended.is_set() and not until():
-            lane.changed.clear()
+        while True:
+            lane.changed.clear()  # before looking: a change from now on ends the wait below at once
+            if lane.ended.is_set() or until():
+                break
             with lane.lock:
                 deadlines = [flight for flight in lane.in_flight.values() if flight.deadline is not None]
             overdue = min(deadlines, key=lambda flight: flight.deadline or 0.0, default=None)
@@ -336,7 +338,7 @@ def _watch(lane: _Lane, options: RunOptions, record: Record, until: Callable[[],
                     _time_out(lane, overdue, options, record)
                     return False
             with stop_signals.waiting():
-                lane.changed.wait(remaining)
+                lane.changed.wait(stop_signals.wait_slice(remaining))
     except BaseException:  # Ctrl-C, SIGTERM, or what another signal handler raised here (pytest-timeout's failure)
         _wind_down(lane)
         raise

@@ -9,20 +9,84 @@ scenario that does not wind down (`sequential`). Before the run writes into `--o
 there is nothing to protect yet. A long write checks between its pieces (`raise_if_stopped`: the reports, one
 scenario at a time), so a signal held there ends the run within a moment, not when the write is done.
 
+CPython runs a signal's handler in the main thread only, and the kernel may hand a signal sent to the process to
+any of its threads (a lane's, an executor's: it does when the main thread has a signal pending already). The C
+handler then only sets a flag, and a main thread asleep in a lock's wait or an event loop's `select` never learns of
+the signal until something else wakes it: a run whose scenario hangs, or a prompt whose request is in flight, went
+on as if Ctrl-C had not been pressed. So the run's waits last `WAIT_SLICE_S` at most (`wait_slice`), and a loop
+the main thread runs is woken by the signal itself (`signals_wake_the_loop`).
+
 Standard library only: workers and the CLI import it before anything heavy.
 """
 
 from __future__ import annotations
 
+import contextlib
 import signal
+import socket
 import threading
 from collections.abc import Generator
 from contextlib import contextmanager
 from types import FrameType, TracebackType
+from typing import TYPE_CHECKING
 
-__all__ = ["RunInterrupted", "StopSignals", "raise_if_stopped", "waiting"]
+if TYPE_CHECKING:
+    from asyncio import AbstractEventLoop
+
+__all__ = [
+    "WAIT_SLICE_S",
+    "RunInterrupted",
+    "StopSignals",
+    "raise_if_stopped",
+    "signals_wake_the_loop",
+    "wait_slice",
+    "waiting",
+]
 
 HANDLED = (signal.SIGINT, signal.SIGTERM)
+
+WAIT_SLICE_S = 0.1
+"""The longest the main thread waits for scenarios before it looks again: how late a signal that the kernel handed
+to another thread is handled."""
+
+
+def wait_slice(remaining: float | None) -> float:
+    """How long the main thread may wait now, when it would wait `remaining` seconds (None: until woken)."""
+    return WAIT_SLICE_S if remaining is None else min(remaining, WAIT_SLICE_S)
+
+
+@contextmanager
+def signals_wake_the_loop(loop: AbstractEventLoop) -> Generator[None]:
+    """While the main thread runs `loop`, a signal wakes it whichever thread the kernel handed it to: Python's C
+    handler writes to the wakeup descriptor from that thread, the loop sees it, and the main thread runs the
+    handler (asyncio's, which cancels the run, or one of agentrig's). Elsewhere than in the main thread: nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    reader, writer = socket.socketpair()
+    reader.setblocking(False)
+    writer.setblocking(False)
+    try:
+        previous = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+    except ValueError:  # not the main interpreter's main thread after all
+        reader.close()
+        writer.close()
+        yield
+        return
+    loop.add_reader(reader.fileno(), _drain, reader)
+    try:
+        yield
+    finally:
+        signal.set_wakeup_fd(previous)
+        loop.remove_reader(reader.fileno())
+        reader.close()
+        writer.close()
+
+
+def _drain(reader: socket.socket) -> None:
+    with contextlib.suppress(OSError):  # BlockingIOError once it is empty
+        while reader.recv(512):
+            pass
 
 
 class RunInterrupted(KeyboardInterrupt):

@@ -119,7 +119,7 @@ def run_parallel(
             if not running:
                 break
             with stop_signals.waiting():  # Ctrl-C and SIGTERM reach the run here, never mid-record
-                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                done, _ = wait(running, timeout=stop_signals.WAIT_SLICE_S, return_when=FIRST_COMPLETED)
             broken = False
             for future in sorted(done, key=first_id):
                 batch, alone, started = running.pop(future)
