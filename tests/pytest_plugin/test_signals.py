@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.run_process import finish, left_running, report, statuses, wait_for
+from tests.thread_signals import signal_another_thread
 
 pytestmark = pytest.mark.process
 
@@ -95,15 +96,22 @@ def test_a_scenario_blocking_its_loop_is_abandoned_past_its_timeout_and_the_rest
     assert report(project / "out")["interrupted"] is False
 
 
-@pytest.mark.parametrize(("signum", "exit_code"), [(signal.SIGINT, 2), (signal.SIGTERM, 143)], ids=["ctrl-c", "term"])
+@pytest.mark.parametrize(
+    ("signum", "exit_code", "to_another_thread"),
+    [(signal.SIGINT, 2, False), (signal.SIGTERM, 143, False), (signal.SIGINT, 2, True)],
+    ids=["ctrl-c", "term", "ctrl-c-that-another-thread-receives"],
+)
 def test_a_signal_stops_a_blocked_scenario_and_the_reports_say_interrupted(
-    tmp_path: Path, signum: int, exit_code: int
+    tmp_path: Path, signum: int, exit_code: int, to_another_thread: bool
 ) -> None:
     project = _project(tmp_path, timeout=None)
     process = _start_pytest(project)
     wait_for(project / "started", process)
 
-    os.kill(process.pid, signum)
+    if to_another_thread:  # the kernel's choice when the main thread has a signal pending: pytest's must still wake
+        signal_another_thread(process.pid, signum)
+    else:
+        os.kill(process.pid, signum)
     code, output = finish(process)
 
     assert code == exit_code, output  # Ctrl-C: pytest's own "interrupted"; SIGTERM: 143, as `agentrig run`
