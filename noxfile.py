@@ -82,15 +82,16 @@ def run_suite(session: nox.Session, out: str) -> None:
     session.run("agentrig", "run", "scenarios/", "--stream", "--out", f"{out}-stream")
 
 
-# pytest-xdist: one worker per core (2 on the CI machine); the tests share no files or ports.
+# pytest-xdist as a user runs the plugin: one worker per core.
 PARALLEL = ("-n", "auto")
 
-# This project's own suite waits more than it computes: its process tests sit out timeouts, hangs and signals, and
-# its provider tests wait on a loopback server's latency and Retry-After. One worker more than the cores keeps them
-# busy meanwhile. On the 2-core machine (2026-12-04): every test at 2.68.0 took 195 s with 2 workers, 125 s with 3,
-# 126 s with 4 and 154 s with 6; the 2.38.0 selection 71 s, 57 s and 58 s (with 2, 3, 4).
+# This project's own tests (they share no files or ports) wait more than they compute: the process tests sit out
+# timeouts, hangs and signals, the provider tests a loopback server's latency and Retry-After. One worker more than
+# the cores keeps them busy meanwhile. On the 2-core machine (2026-12-04): every test at 2.68.0 took 195 s with 2
+# workers, 125 s with 3, 126 s with 4 and 154 s with 6; the 2.38.0 selection 71 s, 57 s and 58 s (with 2, 3, 4).
+# `nox -s tests -- -n 2` overrides it (the last -n wins).
 CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-"""The cores this process may run on, as pytest-xdist's `-n auto` counts them."""
+"""The logical cores this process may run on."""
 TEST_WORKERS = ("-n", str(CORES + 1))
 
 
