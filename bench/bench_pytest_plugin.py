@@ -7,6 +7,9 @@
 2. `pytest -n 2` against `agentrig run -j 2`. Target: at most 1.15x. Needs two idle cores.
 
 `--heavy-module pandas` times bench_heavy_imports.py's suite instead (68 scenarios whose agent imports pandas).
+`--suite DIR` times a folder of your own, copied with the modules beside it (e.g. `bench/scaffold_fidelity/suite`:
+68 scenarios over 25 real agents of pydantic-ai-examples; `python -m nox -s scaffold_fidelity` installs what their
+modules import). Every scenario must pass.
 
 Whole processes, start-up included (that is what a user waits for), interleaved A, B, A, B; each figure is the
 median (min-max) of the per-round ratios, of wall time and of CPU time (user + system of the process tree: steadier
@@ -21,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -86,12 +90,15 @@ def main() -> None:
         metavar="MODULE",
         help="bench_heavy_imports.py's suite instead: 68 scenarios whose agent imports MODULE (e.g. pandas)",
     )
+    parser.add_argument("--suite", type=Path, help="time this folder of scenarios instead of generated ones")
     args = parser.parse_args()
     os.environ.setdefault("PYDANTIC_AI_NO_BANNER", "1")
     python = sys.executable
     with tempfile.TemporaryDirectory() as temporary:
         project = Path(temporary)
-        if args.heavy_module:
+        if args.suite is not None:
+            shutil.copytree(args.suite, project / "scenarios", ignore=shutil.ignore_patterns("__pycache__"))
+        elif args.heavy_module:
             from bench_heavy_imports import write_suite  # pyright: ignore[reportMissingImports, reportUnknownVariableType]
 
             write_suite(project / "scenarios", 68, args.heavy_module)
@@ -113,9 +120,8 @@ def main() -> None:
         pytest_run = [python, "-m", "pytest", *only_ours, "scenarios", "-q", "-p", "no:cacheprovider", "--agentrig-out"]
         agentrig_run = [python, "-m", "agentrig", "run", "scenarios", "-q", "--out"]
         plugins = "every autoloaded plugin" if args.all_plugins else "only agentrig's plugin and pytest-xdist"
-        print(
-            f"{args.scenarios} scripted scenarios, {args.rounds} interleaved rounds, {os.cpu_count()} CPUs, {plugins}"
-        )
+        what = f"the scenarios of {args.suite}" if args.suite is not None else f"{args.scenarios} scripted scenarios"
+        print(f"{what}, {args.rounds} interleaved rounds, {os.cpu_count()} CPUs, {plugins}")
         single = ([*pytest_run, "out-p"], [*agentrig_run, "out-r"])
         compare("pytest scenarios/ vs agentrig run", *single, project, args.rounds, plugin_env, cpu_too=True)
         parallel = ([*pytest_run, "out-p2", "-n", "2"], [*agentrig_run, "out-r2", "-j", "2"])
