@@ -54,7 +54,7 @@ RECORD_MODES = ("none", "once", "new_episodes", "all", "rewrite")
 is the older name of `all`."""
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
     group = parser.getgroup("agentrig", "agentrig scenarios (docs/pytest.md)")
     parser.addini(
         "agentrig_placeholder_keys",
@@ -105,6 +105,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="The engine each scenario runs on (as `agentrig run --engine`).",
     )
     add_provider_options(group)  # --agentrig-max-concurrency, --agentrig-rpm, ... (docs/providers.md)
+    _start_warm_workers_early(pluginmanager)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -150,20 +151,62 @@ def pytest_configure(config: pytest.Config) -> None:
         state.warn_about_unreached_roots()
 
 
-def _start_warm_workers(early_config: pytest.Config, args: list[str]) -> None:
-    """Under pytest-xdist, the server its workers fork from starts as early as the options are known, and imports
-    while the session goes on (`warm_workers`)."""
-    from agentrig.pytest_plugin.warm_workers import WarmWorkers, wanted
+def _start_warm_workers_early(pluginmanager: pytest.PytestPluginManager) -> None:
+    """Where the command line asks for pytest-xdist workers, start their server as this plugin registers, before
+    pytest imports the plugins after it (`warm_workers.guess_early`); `_start_warm_workers` adopts it or ends it."""
+    from agentrig.pytest_plugin.warm_workers import WarmWorkers, guess_early
 
-    if os.environ.get("PYTEST_XDIST_WORKER") or not wanted(early_config, _may_collect_scenarios(early_config, args)):
+    config = pluginmanager.get_plugin("pytestconfig")
+    if os.environ.get("PYTEST_XDIST_WORKER") or not isinstance(config, pytest.Config) or _EARLY_SERVER in config.stash:
         return
+    guess = guess_early(config)
+    if guess is None or not _may_collect_scenarios(config, guess[0]):
+        return
+    collect_only = bool(getattr(config.known_args_namespace, "collectonly", False))
+    imports, user_modules = _server_needs(guess[1], collect_only=collect_only)
+    warm = WarmWorkers.start(imports, user_modules=user_modules)
+    if warm is not None:
+        config.stash[_EARLY_SERVER] = warm
+        config.add_cleanup(lambda: _discard(_take_early_server(config)))  # never claimed: the session ended first
+
+
+def _take_early_server(config: pytest.Config) -> WarmWorkers | None:
+    """The server started early, if any, taken: no one else will take it."""
+    warm = config.stash.get(_EARLY_SERVER, None)
+    if warm is not None:
+        del config.stash[_EARLY_SERVER]
+    return warm
+
+
+def _discard(warm: WarmWorkers | None) -> None:
+    if warm is not None:
+        warm.discard()
+
+
+def _server_needs(engine: str, *, collect_only: bool) -> tuple[tuple[str, ...], bool]:
+    """What the server imports on `engine` (a scenario item's modules), and whether it imports the user's modules
+    (agent:, deps:) too: on pydantic-ai's engine, once the controller has read the files."""
     from agentrig.pytest_plugin.parse_cache import item_modules
 
+    return item_modules(engine), engine == "pydantic-ai" and not collect_only
+
+
+def _start_warm_workers(early_config: pytest.Config, args: list[str]) -> None:
+    """Under pytest-xdist, the server its workers fork from starts as early as the options are known (or earlier,
+    on a guess: `_start_warm_workers_early`), and imports while the session goes on (`warm_workers`)."""
+    from agentrig.pytest_plugin.warm_workers import WarmWorkers, wanted
+
+    early = _take_early_server(early_config)
+    if os.environ.get("PYTEST_XDIST_WORKER") or not wanted(early_config, _may_collect_scenarios(early_config, args)):
+        _discard(early)
+        return
     option = early_config.known_args_namespace
-    engine = str(option.agentrig_engine)
-    # The user's modules (agent:, deps:) too, on pydantic-ai's engine, once the controller has read the files.
-    user_modules = engine == "pydantic-ai" and not option.collectonly
-    warm = WarmWorkers.start(item_modules(engine), user_modules=user_modules)
+    imports, user_modules = _server_needs(str(option.agentrig_engine), collect_only=option.collectonly)
+    if early is not None and early.serves(imports, user_modules=user_modules):
+        warm: WarmWorkers | None = early
+    else:
+        _discard(early)
+        warm = WarmWorkers.start(imports, user_modules=user_modules)
     if warm is not None:
         early_config.pluginmanager.register(warm, WARM_WORKERS_PLUGIN)
         early_config.add_cleanup(warm.close)
@@ -188,6 +231,7 @@ def _user_modules(config: pytest.Config, warm: WarmWorkers) -> UserModules | Non
 
 
 WARM_WORKERS_PLUGIN = "agentrig-warm-workers"
+_EARLY_SERVER = pytest.StashKey["WarmWorkers"]()
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> ScenarioFile | None:

@@ -67,12 +67,75 @@ def wanted(early_config: pytest.Config, has_scenarios: bool) -> bool:
     )
 
 
+def guess_early(config: pytest.Config) -> tuple[list[str], str] | None:
+    """At the plugin's registration, while pytest still imports the plugins after it: (the arguments, the engine)
+    when the raw command line (`PYTEST_ADDOPTS`, the ini's `addopts`, the arguments) asks for pytest-xdist workers
+    that would fork warm, else None. The plugins imported after this one (pytest-xdist's, logfire's and anyio's
+    where installed: 0.2 s here) come before any plugin sees the options parsed, and the server's imports lead to
+    the first item. A guess, made only while it can be: not for a plugin handed to `pytest.main(plugins=...)`
+    (registered before the ini is read), nor once the initial conftests load (`--confcutdir` is set by then; given
+    on the command line, no guess is made). `wanted` decides at `pytest_load_initial_conftests`."""
+    try:
+        config.rootpath  # noqa: B018 (set once pytest has read the ini; before that the guess cannot be made)
+    except AttributeError:
+        return None
+    namespace = config.known_args_namespace
+    if getattr(namespace, "confcutdir", None) is not None:
+        return None
+    plugins = {str(plugin).strip() for plugin in getattr(namespace, "plugins", None) or ()}
+    autoload = not os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD") and not getattr(
+        namespace, "disable_plugin_autoload", False
+    )
+    if plugins & {"no:xdist", "no:xdist.plugin"} or not (autoload or plugins & {"xdist", "xdist.plugin"}):
+        return None
+    arguments = [
+        *shlex.split(os.environ.get("PYTEST_ADDOPTS", "")),
+        *(str(argument) for argument in config.getini("addopts")),
+        *config.invocation_params.args,
+    ]
+    workers = _option_value(arguments, "-n", "--numprocesses")
+    if workers is None or workers.strip().lstrip("0") == "" or _names_other_workers(arguments):
+        return None
+    if not config.getini(WARM_WORKERS_INI) or "coverage" in sys.modules or not _platform_can():
+        return None
+    return arguments, _option_value(arguments, "--agentrig-engine") or "pydantic-ai"
+
+
+def _option_value(arguments: list[str], *names: str) -> str | None:
+    """The value of the last of `names` in `arguments`, as argparse reads it (`-n 2`, `-n2`, `--numprocesses=2`)."""
+    value: str | None = None
+    for index, argument in enumerate(arguments):
+        for name in names:
+            if argument == name:
+                value = arguments[index + 1] if index + 1 < len(arguments) else None
+            elif argument.startswith(f"{name}=") and name.startswith("--"):
+                value = argument.removeprefix(f"{name}=")
+            elif argument.startswith(name) and not name.startswith("--") and not argument.startswith("--"):
+                value = argument.removeprefix(name)
+    return value
+
+
+def _names_other_workers(arguments: list[str]) -> bool:
+    """Workers of the user's own (`--tx`), `--looponfail`, or coverage (pytest-cov's `--cov`): `wanted` says no."""
+    return any(
+        argument in ("-f", "--looponfail", "--tx") or argument.startswith(("--tx=", "--cov")) for argument in arguments
+    )
+
+
 class WarmWorkers:
     """The warm server of one session, and the pytest-xdist hook that sends its workers there."""
 
-    def __init__(self, directory: Path, process: subprocess.Popen[bytes], *, waits_for_user_modules: bool) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        process: subprocess.Popen[bytes],
+        *,
+        imports: tuple[str, ...] = (),
+        waits_for_user_modules: bool,
+    ) -> None:
         self.directory = directory
         self.process = process
+        self.imports = imports
         self.socket_path = directory / _SOCKET
         self.user_modules_path = directory / _USER_MODULES
         self.waits_for_user_modules = waits_for_user_modules
@@ -105,7 +168,21 @@ class WarmWorkers:
             return None
         finally:
             listener.close()
-        return cls(directory, process, waits_for_user_modules=user_modules)
+        return cls(directory, process, imports=imports, waits_for_user_modules=user_modules)
+
+    def serves(self, imports: tuple[str, ...], *, user_modules: bool) -> bool:
+        """Started for what the session now knows it needs (a server started early on a guess may not be)."""
+        return self.imports == imports and self.waits_for_user_modules == user_modules
+
+    def discard(self) -> None:
+        """End a server no session will use (started on a wrong guess): at once, in the middle of its imports; it
+        has no worker yet."""
+        self.process.kill()
+        self.process.wait()
+        with contextlib.suppress(OSError):
+            if self.process.stdin is not None:
+                self.process.stdin.close()
+        shutil.rmtree(self.directory, ignore_errors=True)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_setupnodes(self, config: pytest.Config, specs: list[Any]) -> None:

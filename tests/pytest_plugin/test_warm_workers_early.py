@@ -1,0 +1,150 @@
+"""The warm server started early, on a guess from the raw command line, as agentrig's plugin registers and before
+pytest imports the plugins after it (`warm_workers.guess_early`): adopted when the session wants it, ended at once
+when it does not, never a second server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agentrig.pytest_plugin.warm_workers import WarmWorkers
+from tests.pytest_plugin.project import scenario, write
+
+pytestmark = pytest.mark.process
+
+pytest_plugins = ["pytester"]
+
+# Loaded right after agentrig's plugin (`-p`), as logfire's or anyio's plugin would be: which warm servers does this
+# process have when this plugin is imported? With FAKE_COVERAGE it then looks like coverage is measuring, which
+# turns warm workers off (`warm_workers.wanted`), though the early guess said yes.
+_PROBE = """
+import os
+import sys
+import types
+from pathlib import Path
+
+
+def _servers():
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            cmdline = (stat.parent / "cmdline").read_bytes()
+        except (OSError, IndexError, ValueError):
+            continue
+        if parent == os.getpid() and b"warm_server" in cmdline:
+            found.append(stat.parent.name)
+    return found
+
+
+if not os.environ.get("PYTEST_XDIST_WORKER"):  # the controller's import, not a worker's
+    Path("servers-at-probe").write_text(" ".join(_servers()))
+if os.environ.get("FAKE_COVERAGE"):
+    sys.modules["coverage"] = types.ModuleType("coverage")
+"""
+
+# The workers' parent (the server they forked from), and, when the conftest is imported (after the plugin decided),
+# whether the servers the probe saw are still running.
+_CONFTEST = """
+import os
+from pathlib import Path
+
+_WHO = os.environ.get("PYTEST_XDIST_WORKER", "controller")
+(Path(__file__).parent / f"parent-{_WHO}").write_text(str(os.getppid()))
+(Path(__file__).parent / f"pid-{_WHO}").write_text(str(os.getpid()))
+if _WHO == "controller":
+    seen = Path(__file__).with_name("servers-at-probe").read_text().split()
+    alive = [pid for pid in seen if Path(f"/proc/{pid}/cmdline").exists() and Path(f"/proc/{pid}/cmdline").read_bytes()]
+    Path(__file__).with_name("servers-alive-at-conftest").write_text(" ".join(alive))
+"""
+
+
+def _project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    files = {f"scenarios/{name}.yaml": scenario(name) for name in ("alpha", "bravo", "charlie")}
+    write(pytester, files | {"probe.py": _PROBE, "conftest.py": _CONFTEST})
+
+
+def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    plugins = ("-p", "agentrig.pytest_plugin", "-p", "probe", "-p", "xdist.plugin", "-p", "no:cacheprovider")
+    return pytester.runpytest_subprocess(*plugins, *args, timeout=120)
+
+
+def _read(pytester: pytest.Pytester, name: str) -> list[str]:
+    return (pytester.path / name).read_text().split()
+
+
+def test_the_server_starts_before_later_plugins_import_and_is_the_one_the_workers_fork_from(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _project(pytester, monkeypatch)
+
+    result = _run(pytester, "-n", "2")
+
+    result.assert_outcomes(passed=3)
+    early = _read(pytester, "servers-at-probe")
+    assert len(early) == 1  # running before the next plugin was imported
+    assert _read(pytester, "parent-gw0") == _read(pytester, "parent-gw1") == early  # adopted, not started again
+    assert not Path(f"/proc/{early[0]}").exists()  # and ended with the session
+
+
+@pytest.mark.parametrize("workers", [("-n", "0"), ("-n0",), ("--numprocesses=0",), ()])
+def test_no_server_is_started_without_workers(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, workers: tuple[str, ...]
+) -> None:
+    _project(pytester, monkeypatch)
+
+    result = _run(pytester, *workers)
+
+    result.assert_outcomes(passed=3)
+    assert _read(pytester, "servers-at-probe") == []
+
+
+@pytest.mark.parametrize("workers", [("-n", "2"), ("-n2",), ("--numprocesses=2",), ("--numprocesses", "2")])
+def test_the_guess_reads_every_spelling_of_the_workers_option(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, workers: tuple[str, ...]
+) -> None:
+    _project(pytester, monkeypatch)
+
+    result = _run(pytester, *workers)
+
+    result.assert_outcomes(passed=3)
+    assert len(_read(pytester, "servers-at-probe")) == 1
+
+
+def test_the_guess_reads_addopts(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    _project(pytester, monkeypatch)
+    pytester.makeini("[pytest]\naddopts = -n 2\n")
+
+    result = _run(pytester)
+
+    result.assert_outcomes(passed=3)
+    early = _read(pytester, "servers-at-probe")
+    assert len(early) == 1
+    assert _read(pytester, "parent-gw0") == early
+
+
+def test_a_server_started_on_a_wrong_guess_is_ended_before_the_session_goes_on(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _project(pytester, monkeypatch)
+    monkeypatch.setenv("FAKE_COVERAGE", "1")  # a plugin after agentrig's started coverage: workers start cold
+
+    result = _run(pytester, "-n", "2")
+
+    result.assert_outcomes(passed=3)
+    assert len(_read(pytester, "servers-at-probe")) == 1  # the guess said yes
+    assert _read(pytester, "servers-alive-at-conftest") == []  # ended as soon as the options said no
+    assert _read(pytester, "parent-gw0") == _read(pytester, "pid-controller")  # the workers started cold
+
+
+def test_discard_ends_the_server_at_once_and_removes_its_folder() -> None:
+    server = WarmWorkers.start(("json",), user_modules=True)  # it would wait for a module list that never comes
+    assert server is not None
+
+    server.discard()
+
+    assert server.process.returncode is not None
+    assert not server.directory.exists()
