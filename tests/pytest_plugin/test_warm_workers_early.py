@@ -90,28 +90,28 @@ def test_the_server_starts_before_later_plugins_import_and_is_the_one_the_worker
     assert not Path(f"/proc/{early[0]}").exists()  # and ended with the session
 
 
-@pytest.mark.parametrize("workers", [("-n", "0"), ("-n0",), ("--numprocesses=0",), ()])
-def test_no_server_is_started_without_workers(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, workers: tuple[str, ...]
-) -> None:
-    _project(pytester, monkeypatch)
-
-    result = _run(pytester, *workers)
-
-    result.assert_outcomes(passed=3)
-    assert _read(pytester, "servers-at-probe") == []
-
-
-@pytest.mark.parametrize("workers", [("-n", "2"), ("-n2",), ("--numprocesses=2",), ("--numprocesses", "2")])
+@pytest.mark.parametrize(
+    ("workers", "servers"),
+    [
+        (("-n", "2"), 1),
+        (("-n2",), 1),
+        (("--numprocesses=2",), 1),
+        (("--numprocesses", "2"), 1),
+        (("-n", "0"), 0),
+        (("-n0",), 0),
+        (("--numprocesses=0",), 0),
+        ((), 0),
+    ],
+)
 def test_the_guess_reads_every_spelling_of_the_workers_option(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, workers: tuple[str, ...]
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, workers: tuple[str, ...], servers: int
 ) -> None:
     _project(pytester, monkeypatch)
 
     result = _run(pytester, *workers)
 
     result.assert_outcomes(passed=3)
-    assert len(_read(pytester, "servers-at-probe")) == 1
+    assert len(_read(pytester, "servers-at-probe")) == servers
 
 
 def test_the_guess_reads_addopts(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
