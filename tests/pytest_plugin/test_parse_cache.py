@@ -6,6 +6,8 @@ from __future__ import annotations
 import gc
 import os
 import pickle
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -149,3 +151,25 @@ def test_imports_run_without_cyclic_collection_and_leave_it_as_it_was() -> None:
         assert not gc.isenabled()  # a caller's own choice is kept
     finally:
         gc.enable()
+
+
+def test_the_end_of_a_session_does_not_wait_for_ever_on_a_reading_thread_that_cannot_go_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As after a Ctrl-C inside an import of the main thread, which can leave that module's import lock held: the
+    # thread, importing beside it, would wait for ever, and so would a session that joined it without a bound.
+    monkeypatch.setattr("agentrig.pytest_plugin.parse_cache.CLOSE_WAIT_S", 0.2)
+    never = threading.Event()
+    writer = ParseCacheWriter()
+    directory = Path(writer.directory)
+    writer.start(lambda: [Path(str(never.wait()))], tmp_path)  # blocks where the thread would block
+    closing = threading.Thread(target=writer.close, daemon=True)
+    started = time.monotonic()
+
+    closing.start()
+    closing.join(30)
+
+    assert not closing.is_alive()
+    assert time.monotonic() - started < 10
+    assert not directory.exists()
+    never.set()

@@ -4,6 +4,11 @@ when it does not, never a second server."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -67,9 +72,11 @@ def _project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None
     write(pytester, files | {"probe.py": _PROBE, "conftest.py": _CONFTEST})
 
 
+_PLUGINS = ("-p", "agentrig.pytest_plugin", "-p", "probe", "-p", "xdist.plugin", "-p", "no:cacheprovider")
+
+
 def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    plugins = ("-p", "agentrig.pytest_plugin", "-p", "probe", "-p", "xdist.plugin", "-p", "no:cacheprovider")
-    return pytester.runpytest_subprocess(*plugins, *args, timeout=120)
+    return pytester.runpytest_subprocess(*_PLUGINS, *args, timeout=120)
 
 
 def _read(pytester: pytest.Pytester, name: str) -> list[str]:
@@ -148,3 +155,75 @@ def test_discard_ends_the_server_at_once_and_removes_its_folder() -> None:
 
     assert server.process.returncode is not None
     assert not server.directory.exists()
+
+
+def _children(pid: int, named: bytes) -> list[int]:
+    found: list[int] = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            cmdline = (stat.parent / "cmdline").read_bytes()
+        except (OSError, IndexError, ValueError):
+            continue
+        if parent == pid and named in cmdline:
+            found.append(int(stat.parent.name))
+    return found
+
+
+_SLOW_AGENT = """
+import time
+from pathlib import Path
+
+from pydantic_ai import Agent
+
+Path(__file__).with_name("slow-import-started").touch()
+time.sleep(60)  # the server is still importing this when the session is interrupted
+agent = Agent(None)
+"""
+
+
+def test_a_ctrl_c_before_the_server_is_ready_ends_the_session_at_once_and_quietly(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A terminal's Ctrl-C reaches the whole process group: the controller, the server in the middle of its imports,
+    # and the shim waiting for it. The session ends as an interrupted one, without waiting for those imports (the
+    # server has no worker yet), and neither the server nor a shim prints a traceback or starts a cold worker.
+    _project(pytester, monkeypatch)
+    scenario_text = "name: slow\nagent: slow_agent:agent\nturns:\n  - user: hi\n    model:\n      - text: done\n"
+    write(pytester, {"slow_agent.py": _SLOW_AGENT, "scenarios/slow.yaml": scenario_text})
+    command = [sys.executable, "-m", "pytest", *_PLUGINS, "-n", "2"]
+    session = subprocess.Popen(
+        command, cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
+    deadline = time.monotonic() + 60
+    # execnet starts the second worker's shim once the first worker has answered: one shim waits.
+    while not _children(session.pid, b"warm_shim") or not (pytester.path / "slow-import-started").exists():
+        assert time.monotonic() < deadline
+        assert session.poll() is None
+        time.sleep(0.02)
+    server = _children(session.pid, b"warm_server")
+
+    os.killpg(session.pid, signal.SIGINT)
+    interrupted = time.monotonic()
+    out, err = session.communicate(timeout=60)
+
+    assert session.returncode == pytest.ExitCode.INTERRUPTED
+    assert "KeyboardInterrupt" in out.decode()  # pytest's own summary line
+    assert "Traceback" not in err.decode()  # none from the server, a shim or a cold worker
+    # Not the 5 s a server that serves is given to end its workers, nor the 60 s of the import.
+    assert time.monotonic() - interrupted < 4
+    assert len(server) == 1
+    assert not Path(f"/proc/{server[0]}").exists()
+    assert _children(session.pid, b"warm_shim") == []
+
+
+def test_nothing_the_server_writes_reaches_the_users_terminal() -> None:
+    # Not a traceback when a Ctrl-C interrupts its imports, nor what the user's modules print as it imports them
+    # (a worker writes to the streams its shim hands over).
+    server = WarmWorkers.start(("json",))
+    assert server is not None
+    try:
+        assert os.readlink(f"/proc/{server.process.pid}/fd/2") == os.devnull
+        assert os.readlink(f"/proc/{server.process.pid}/fd/1") == os.devnull
+    finally:
+        server.close()

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "CLOSE_WAIT_S",
     "WORKER_INPUT_KEY",
     "CachedScenario",
     "ParseCacheReader",
@@ -192,10 +193,11 @@ class ParseCacheWriter:
         if self._thread is not None:
             return
         directory = Path(self.directory)
-        self._thread = threading.Thread(
+        thread = threading.Thread(
             target=self._fill, args=(directory, files, base), name="agentrig-parse-cache", daemon=True
         )
-        self._thread.start()
+        thread.start()
+        self._thread = thread  # started (a Ctrl-C inside `start` leaves none to join)
 
     def _fill(self, directory: Path, files: Callable[[], list[Path]], base: Path) -> None:
         named: list[tuple[tuple[str, ...], Path]] = []
@@ -234,17 +236,25 @@ class ParseCacheWriter:
 
                     named.extend((named_modules(loaded), loaded.base_dir) for loaded in scenarios)
 
-    def wait(self) -> None:
-        """Until every planned file is read (or skipped)."""
+    def wait(self, timeout: float | None = None) -> None:
+        """Until every planned file is read (or skipped), or `timeout` seconds."""
         if self._thread is not None:
-            self._thread.join()
+            self._thread.join(timeout)
 
     def close(self) -> None:
-        """Stop reading and remove the folder (the workers are done with it)."""
+        """Stop reading and remove the folder (the workers are done with it). The thread stops at its next file; it
+        is given `CLOSE_WAIT_S` for that, then left behind (a daemon): a Ctrl-C that landed inside an import of the
+        session's main thread can leave that module's import lock held for ever, and the thread, importing the
+        scenario models beside it, would wait on it for ever. Whatever it writes after the folder is gone fails, and
+        is ignored."""
         self._stop.set()
-        self.wait()
+        self.wait(CLOSE_WAIT_S)
         if self._directory is not None:
             shutil.rmtree(self._directory, ignore_errors=True)
+
+
+CLOSE_WAIT_S = 2.0
+"""How long the end of a session waits for the reading thread to stop (it stops between two files)."""
 
 
 class UserModules:

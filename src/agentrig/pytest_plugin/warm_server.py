@@ -1,16 +1,16 @@
 """The warm server: one process that imports what a pytest-xdist worker of a scenario session imports, then forks
 each worker from there (`warm_workers` starts it, `warm_shim` connects to it).
 
-    python -u -c "from agentrig.pytest_plugin.warm_server import serve; serve()"
+    python -u -c "import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); from ... import serve; serve()"
 
-(execnet's own command line for a worker, which the forked worker inherits.) The listening socket is inherited as
-the descriptor named in `AGENTRIG_WARM_LISTEN_FD`; standard input is the controller's end of a pipe, whose end of
-file means the controller is gone. Protocol, one connection per worker: the shim sends one JSON line (working
-directory, environment, execnet's arguments) with its standard streams attached; the server answers
+(`warm_workers._SERVER`: execnet's own command line for a worker, which the forked worker inherits.) The listening
+socket is inherited as the descriptor named in `AGENTRIG_WARM_LISTEN_FD`; standard input is the controller's end of a
+pipe, whose end of file means the controller is gone. Protocol, one connection per worker: the shim sends one JSON
+line (working directory, environment, execnet's arguments) with its standard streams attached; the server answers
 `started PID`, later `ended STATUS` (a negative status: the signal that ended the worker). A shim whose connection
-closes first was killed, and the server kills its worker. Single-threaded (a fork of a process with threads
-inherits their locks held); when an import left a thread behind, a request cannot be read or the fork fails, the
-server answers `cold` and the shim starts the worker the usual way.
+closes first was killed, and the server kills its worker. Single-threaded (a fork of a process with threads inherits
+their locks held); when an import left a thread behind, a request cannot be read or the fork fails, the server
+answers `cold` and the shim starts the worker the usual way.
 """
 
 from __future__ import annotations
@@ -27,19 +27,27 @@ import sys
 import threading
 from typing import Any
 
-__all__ = ["IMPORTS_VARIABLE", "LISTEN_FD_VARIABLE", "serve"]
+__all__ = ["IMPORTS_VARIABLE", "LISTEN_FD_VARIABLE", "READY_FD_VARIABLE", "serve"]
 
 LISTEN_FD_VARIABLE = "AGENTRIG_WARM_LISTEN_FD"
+READY_FD_VARIABLE = "AGENTRIG_WARM_READY_FD"
+"""A pipe's end the server writes one byte to and closes once it has imported everything: until then it has forked
+no worker, and the controller may end it at once (`WarmWorkers.close`)."""
 IMPORTS_VARIABLE = "AGENTRIG_WARM_IMPORTS"
 
 
 def serve() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C ends the session; the controller's pipe ends this
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # (again, for a caller of its own) the controller's pipe ends this
     listener = socket.socket(fileno=int(os.environ.pop(LISTEN_FD_VARIABLE)))
     imports = [name for name in os.environ.pop(IMPORTS_VARIABLE, "").split(",") if name]
+    ready = os.environ.pop(READY_FD_VARIABLE, None)
     preimported = _import(imports)
     _Bootstrap.prepare()
     server = _Server(listener, preimported)
+    if ready is not None:
+        with contextlib.suppress(OSError):
+            os.write(int(ready), b".")
+            os.close(int(ready))
     try:
         server.run()
     finally:

@@ -7,7 +7,8 @@ bootstrap from these very streams, so to execnet nothing changed. The shim stays
 passes SIGTERM and SIGHUP on to the worker and exits with the worker's status. A worker's Ctrl-C comes from the
 terminal to its process group, which the worker shares, so the shim ignores its own. A server that cannot be
 reached, refuses or goes away before forking: the shim becomes the cold interpreter execnet asked for
-(`os.execv`), and the worker starts as it always did, only later.
+(`os.execv`), and the worker starts as it always did, only later; unless the session removed the socket first (it
+ended the server, interrupted before the server was ready), when the shim exits.
 """
 
 from __future__ import annotations
@@ -23,11 +24,16 @@ from _json import encode_basestring_ascii as _quoted
 TYPE_CHECKING = False  # not typing's (one more import)
 if TYPE_CHECKING:
     import signal as _signal  # `_signal` has no stubs: `signal` re-exports what the shim uses
+    from collections.abc import Callable
+    from types import FrameType
+
+    _Handler = Callable[[int, FrameType | None], object] | int | _signal.Handlers | None
 else:
     import _signal
 
 
-def _cold(arguments: list[str]) -> None:
+def _cold(arguments: list[str], ctrl_c: _Handler) -> None:
+    _signal.signal(_signal.SIGINT, ctrl_c)  # as the shim found it: the cold worker is interrupted as ever
     os.execv(sys.executable, [sys.executable, *arguments])
 
 
@@ -58,18 +64,24 @@ def _send_with_streams(connection: _socket.socket, data: bytes) -> None:
 
 
 def main() -> None:
+    # A terminal's Ctrl-C reaches the shim too, waiting for the server (which may still be importing): the session
+    # ends the shim, and the worker gets the Ctrl-C of its own.
+    ctrl_c = _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
     socket_path, arguments = sys.argv[1], sys.argv[2:]
     connection = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    connected = False
     try:
         connection.connect(socket_path)
+        connected = True
         _send_with_streams(connection, _request(arguments))
         started = _read_line(connection)
     except OSError:
         started = b""
     if not started.startswith(b"started "):
         connection.close()
-        _cold(arguments)
-    _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
+        if connected and not os.path.exists(socket_path):  # the session ended the server: it is ending
+            sys.exit(1)
+        _cold(arguments, ctrl_c)
     try:
         worker: int | None = os.pidfd_open(int(started.split()[1]))  # signals reach it, never a reused pid
     except ProcessLookupError:  # already ended, and reaped by the server: its status follows

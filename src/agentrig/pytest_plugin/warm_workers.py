@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import shlex
 import shutil
 import signal
@@ -35,7 +36,12 @@ __all__ = ["WARM_WORKERS_INI", "WarmWorkers"]
 
 WARM_WORKERS_INI = "agentrig_warm_workers"
 _SHIM = Path(__file__).with_name("warm_shim.py")
-_SERVER = "from agentrig.pytest_plugin.warm_server import serve; serve()"
+_SERVER = (
+    "import signal; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+    "from agentrig.pytest_plugin.warm_server import serve; serve()"
+)
+"""Ctrl-C ignored from the first statement: a terminal's Ctrl-C reaches the whole process group, and the session
+ends the server (through its pipe), not the signal; interrupted in its imports, it would print a traceback."""
 _SOCKET = "workers.sock"
 _USER_MODULES = Path("imports", "modules.json")
 """In a folder of its own: the reader removes the file's folder once it has read it (`warm_up`)."""
@@ -132,10 +138,13 @@ class WarmWorkers:
         *,
         imports: tuple[str, ...] = (),
         waits_for_user_modules: bool,
+        ready: int,
     ) -> None:
         self.directory = directory
         self.process = process
         self.imports = imports
+        self._ready = ready
+        """Our end of a pipe the server writes to once it has imported everything (or closes by ending)."""
         self.socket_path = directory / _SOCKET
         self.user_modules_path = directory / _USER_MODULES
         self.waits_for_user_modules = waits_for_user_modules
@@ -145,44 +154,63 @@ class WarmWorkers:
     def start(cls, imports: tuple[str, ...], *, user_modules: bool = False) -> WarmWorkers | None:
         """Start the server (it imports `imports`, then with `user_modules` those the controller names at
         `user_modules_path`, while the controller goes on), or None if it cannot start."""
-        from agentrig.pytest_plugin.warm_server import IMPORTS_VARIABLE, LISTEN_FD_VARIABLE  # standard library only
+        from agentrig.pytest_plugin.warm_server import (  # standard library only
+            IMPORTS_VARIABLE,
+            LISTEN_FD_VARIABLE,
+            READY_FD_VARIABLE,
+        )
         from agentrig.runtime.suite.processes.pool import WORKER_IMPORTS_VARIABLE  # standard library only
 
         directory = Path(tempfile.mkdtemp(prefix="agentrig-warm-"))  # 0700: only this user's shims connect
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        ready, ready_to_write = os.pipe()
         try:
             listener.bind(str(directory / _SOCKET))
             listener.listen(64)  # bound before the server starts: a shim that connects early waits in the queue
-            env = {**os.environ, LISTEN_FD_VARIABLE: str(listener.fileno()), IMPORTS_VARIABLE: ",".join(imports)}
+            env = {
+                **os.environ,
+                LISTEN_FD_VARIABLE: str(listener.fileno()),
+                READY_FD_VARIABLE: str(ready_to_write),
+                IMPORTS_VARIABLE: ",".join(imports),
+            }
             if user_modules:
                 env[WORKER_IMPORTS_VARIABLE] = str(directory / _USER_MODULES)
             process = subprocess.Popen(
                 [sys.executable, "-u", "-c", _SERVER],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
-                pass_fds=(listener.fileno(),),
+                # Nothing of the server's own is for the user (its failures fall back to cold workers), and what
+                # the user's modules print as the server imports them would bypass pytest's capture: the workers
+                # write to the streams their shims hand over.
+                stderr=subprocess.DEVNULL,
+                pass_fds=(listener.fileno(), ready_to_write),
                 env=env,
             )
         except OSError:
+            os.close(ready)
             shutil.rmtree(directory, ignore_errors=True)
             return None
         finally:
             listener.close()
-        return cls(directory, process, imports=imports, waits_for_user_modules=user_modules)
+            os.close(ready_to_write)
+        return cls(directory, process, imports=imports, waits_for_user_modules=user_modules, ready=ready)
 
     def serves(self, imports: tuple[str, ...], *, user_modules: bool) -> bool:
         """Started for what the session now knows it needs (a server started early on a guess may not be)."""
         return self.imports == imports and self.waits_for_user_modules == user_modules
 
     def discard(self) -> None:
-        """End a server no session will use (started on a wrong guess): at once, in the middle of its imports; it
-        has no worker yet."""
+        """End a server that has no worker (started on a wrong guess, or a session that ended before it was ready):
+        at once, in the middle of its imports if need be. The socket goes first: a shim waiting for the server
+        then exits instead of starting a cold worker for a session that is ending (`warm_shim`)."""
+        shutil.rmtree(self.directory, ignore_errors=True)
         self.process.kill()
         self.process.wait()
-        with contextlib.suppress(OSError):
-            if self.process.stdin is not None:
-                self.process.stdin.close()
-        shutil.rmtree(self.directory, ignore_errors=True)
+        self._release()
+
+    def _serving(self) -> bool:
+        """The server has imported everything and may have forked workers (or has ended)."""
+        return bool(select.select([self._ready], [], [], 0)[0])
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_setupnodes(self, config: pytest.Config, specs: list[Any]) -> None:
@@ -192,11 +220,12 @@ class WarmWorkers:
                 spec.python = python
 
     def close(self) -> None:
-        """End the server (its end of the pipe closes; the workers ended before) and remove its socket."""
-        if self.waits_for_user_modules and not self.user_modules_path.parent.exists():
-            with contextlib.suppress(OSError):  # a session that ended before it read its files: none to wait for
-                self.user_modules_path.parent.mkdir()
-                self.user_modules_path.write_text("[]", encoding="utf-8")
+        """End the server and remove its socket. One still importing has forked no worker: it ends at once (a
+        session interrupted early, or one that never read its files, does not wait for those imports). One that
+        serves ends when its end of the pipe closes, taking any worker still running with it."""
+        if not self._serving():
+            self.discard()
+            return
         with contextlib.suppress(OSError):
             if self.process.stdin is not None:
                 self.process.stdin.close()
@@ -205,4 +234,12 @@ class WarmWorkers:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+        self._release()
+
+    def _release(self) -> None:
+        with contextlib.suppress(OSError):
+            if self.process.stdin is not None:
+                self.process.stdin.close()
+        with contextlib.suppress(OSError):
+            os.close(self._ready)
         shutil.rmtree(self.directory, ignore_errors=True)
