@@ -84,3 +84,40 @@ def test_the_forkserver_imports_without_cyclic_collection_and_workers_run_with_i
     assert code == 0, output
     assert (suite / "import_gc.log").read_text(encoding="utf-8") == "False\n"
     assert (suite / "run_gc.log").read_text(encoding="utf-8").splitlines() == ["True True"] * 4
+
+
+_SLOW_AGENT = textwrap.dedent(
+    """
+    import time
+    from pathlib import Path
+    from pydantic_ai import Agent
+
+    with Path(__file__).with_name("slow_imports.log").open("a") as log:  # one line per import begun
+        log.write("begun\\n")
+    time.sleep(120)
+    agent = Agent(None)
+    """
+)
+
+
+def test_an_agent_import_past_its_scenarios_deadline_fails_them_as_at_j1(tmp_path: Path) -> None:
+    # At -j 1 the scenario importing its agent is stopped at its deadline (a timeout failure). The forkserver's import
+    # must not outlive that either: it would hold every worker back (for ever, for an import that hangs) and then pass
+    # a scenario that -j 1 fails. It gives the import up at the longest deadline of the scenarios naming it; the
+    # worker imports the module within its scenario's deadline, and the verdict is -j 1's.
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "slow_agent.py").write_text(_SLOW_AGENT, encoding="utf-8")
+    (suite / "slow.yaml").write_text(
+        "name: slow\nagent: slow_agent:agent\nsettings: {timeout: 0.5}\nturns:\n"
+        "  - user: hi\n    model:\n      - text: done\n",
+        encoding="utf-8",
+    )
+    code, output = finish(start_run(suite, tmp_path / "out", "-j", "2"))
+
+    assert code == 1, output
+    status, message = statuses(tmp_path / "out")["slow"]
+    assert status == "failed"
+    assert "did not finish within" in message, message  # -j 1's verdict, for the same reason
+    # Begun by the forkserver (given up), then by the worker for the scenario.
+    assert (suite / "slow_imports.log").read_text(encoding="utf-8").split() == ["begun", "begun"]

@@ -314,3 +314,35 @@ def test_the_bootstrap_from_cached_bytecode_is_the_compiled_text() -> None:
         code = nested.pop()
         assert code.co_filename == "<string>"
         nested.extend(value for value in code.co_consts if isinstance(value, type(code)))
+
+
+_SLOW_AGENT = """
+import time
+from pathlib import Path
+from pydantic_ai import Agent
+
+with Path(__file__).with_name("slow_imports.log").open("a") as log:  # one line per import begun
+    log.write("begun\\n")
+time.sleep(120)
+agent = Agent(None)
+"""
+
+
+def test_an_agent_import_past_its_scenarios_deadline_fails_the_item_as_a_cold_worker_would(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The server gives the import up at the longest deadline of the scenarios naming it (or no worker would ever
+    # fork, and then the scenario would pass where `agentrig run -j 1` fails it); the worker imports the module
+    # within the scenario's own deadline, and the item fails for a timeout.
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+    scenario_text = (
+        "name: slow\nagent: slow_agent:agent\nsettings: {timeout: 0.5}\nturns:\n  - user: hi\n    model:\n"
+        "      - text: done\n"
+    )
+    write(pytester, {"slow_agent.py": _SLOW_AGENT, "scenarios/slow.yaml": scenario_text})
+
+    result = pytester.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider", "--agentrig-out", "out", timeout=60)
+
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*did not finish within 5.5s*"])
+    assert (pytester.path / "slow_imports.log").read_text().split() == ["begun", "begun"]  # the server's, the worker's

@@ -226,8 +226,12 @@ def _user_modules(config: pytest.Config, warm: WarmWorkers) -> UserModules | Non
     if not warm.waits_for_user_modules:
         return None
     offline = bool(config.getini(INI_NAME)) and not config.getoption("agentrig_model")
+    from agentrig.pytest_plugin.provider_options import turn_timeout
+
     deps: str | None = config.getoption("agentrig_deps")
-    return UserModules(warm.user_modules_path, offline=offline, default_deps=deps, here=config.invocation_params.dir)
+    here = config.invocation_params.dir
+    timeout = turn_timeout(config)
+    return UserModules(warm.user_modules_path, offline=offline, default_deps=deps, default_timeout=timeout, here=here)
 
 
 WARM_WORKERS_PLUGIN = "agentrig-warm-workers"

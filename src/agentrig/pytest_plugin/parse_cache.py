@@ -166,6 +166,10 @@ def _walk(top: Path) -> Iterator[Path]:
             continue
 
 
+NamedModules = tuple[tuple[str, ...], Path, float | None, int]
+"""A scenario's `agent:` and `deps:` modules, its directory, its `settings.timeout` and how many turns it has."""
+
+
 class ParseCacheWriter:
     """The controller's side: a folder for the entries (`directory`, made on first use), filled by `start`."""
 
@@ -200,17 +204,15 @@ class ParseCacheWriter:
         self._thread = thread  # started (a Ctrl-C inside `start` leaves none to join)
 
     def _fill(self, directory: Path, files: Callable[[], list[Path]], base: Path) -> None:
-        named: list[tuple[tuple[str, ...], Path]] = []
+        named: list[NamedModules] = []
         try:
             self._read(directory, files, base, named)
         finally:
             if self.user_modules is not None:
                 self.user_modules.write(named)  # whatever happened: the warm server waits for it
 
-    def _read(
-        self, directory: Path, files: Callable[[], list[Path]], base: Path, named: list[tuple[tuple[str, ...], Path]]
-    ) -> None:
-        """Fill the folder; with `user_modules`, add to `named` each scenario's modules and directory."""
+    def _read(self, directory: Path, files: Callable[[], list[Path]], base: Path, named: list[NamedModules]) -> None:
+        """Fill the folder; with `user_modules`, add to `named` what each scenario names (`NamedModules`)."""
         with contextlib.suppress(Exception):  # only ever a shortcut: whatever fails here, the workers read the files
             planned = files()
             _write_atomically(directory / PLAN_FILE, json.dumps([str(path) for path in planned]).encode())
@@ -234,7 +236,11 @@ class ParseCacheWriter:
                 if self.user_modules is not None:
                     from agentrig.runtime.suite.scenario_store import named_modules
 
-                    named.extend((named_modules(loaded), loaded.base_dir) for loaded in scenarios)
+                    for loaded in scenarios:
+                        scenario = loaded.scenario
+                        named.append(
+                            (named_modules(loaded), loaded.base_dir, scenario.settings.timeout, len(scenario.turns))
+                        )
 
     def wait(self, timeout: float | None = None) -> None:
         """Until every planned file is read (or skipped), or `timeout` seconds."""
@@ -264,23 +270,32 @@ class UserModules:
     `agentrig_placeholder_keys` (in a cold worker the test modules, collected first, import them so); an import
     that fails there (a key that is not set) is left to the worker, which imports the module itself."""
 
-    def __init__(self, path: Path, *, offline: bool, default_deps: str | None, here: Path) -> None:
+    def __init__(
+        self, path: Path, *, offline: bool, default_deps: str | None, default_timeout: float | None, here: Path
+    ) -> None:
         self.path = path
         self.offline = offline
         self.default_deps = default_deps
+        self.default_timeout = default_timeout
+        """The session's default `settings.timeout` (a scenario's own comes first)."""
         self.here = here
         self._written = False
 
-    def write(self, named: list[tuple[tuple[str, ...], Path]]) -> None:
-        """Write the import list of `named` (each scenario's modules and directory), once."""
+    def write(self, named: list[NamedModules]) -> None:
+        """Write the import list of `named`, once."""
         if self._written:
             return
         self._written = True
-        modules: list[tuple[str, list[str], bool]] = []
+        modules: list[Any] = []
         with contextlib.suppress(Exception):  # the server waits for the file: it is written, if empty
             from agentrig.runtime.suite.processes.pool import worker_imports
+            from agentrig.runtime.suite.timeouts import budget_of
 
-            modules = worker_imports(named, default_deps=self.default_deps, offline=self.offline, cwd=self.here)
+            budgeted = (
+                (names, base_dir, budget_of(self.default_timeout if timeout is None else timeout, turns))
+                for names, base_dir, timeout, turns in named
+            )
+            modules = worker_imports(budgeted, default_deps=self.default_deps, offline=self.offline, cwd=self.here)
         with contextlib.suppress(OSError):
             self.path.parent.mkdir(exist_ok=True)
             _write_atomically(self.path, json.dumps(modules).encode())

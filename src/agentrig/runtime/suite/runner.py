@@ -31,7 +31,7 @@ from agentrig.runtime.suite.budget import RunBudget
 from agentrig.runtime.suite.options import DEFAULT_OUT_DIR, ExecuteScenario, ExecutionLike, RunOptions, max_jobs
 from agentrig.runtime.suite.outputs import reports
 from agentrig.runtime.suite.outputs.scenario_files import write_scenario_outputs
-from agentrig.runtime.suite.processes.pool import send_worker_imports, started_pool, worker_imports
+from agentrig.runtime.suite.processes.pool import WorkerImport, send_worker_imports, started_pool, worker_imports
 from agentrig.runtime.suite.processes.run_limiter import run_limiter
 from agentrig.runtime.suite.processes.stop_signals import StopSignals
 from agentrig.runtime.suite.processes.workers import run_parallel
@@ -48,6 +48,7 @@ from agentrig.runtime.suite.selection import (
 from agentrig.runtime.suite.sequential import run_sequentially
 from agentrig.runtime.suite.shard_plan import COUNT_PLAN, read_durations
 from agentrig.runtime.suite.spool import Spool, SpoolView
+from agentrig.runtime.suite.timeouts import budget_of
 from agentrig.scenarios.loader import LoadedScenario, iter_scenarios
 
 __all__ = [
@@ -126,13 +127,18 @@ def run_suite(
             pool.shutdown(wait=False, cancel_futures=True)
 
 
-def _user_modules(selected: Sequence[ScenarioRef], options: RunOptions) -> list[tuple[str, list[str], bool]]:
+def _user_modules(selected: Sequence[ScenarioRef], options: RunOptions) -> list[WorkerImport]:
     """What the `-j N` workers' forkserver imports before it forks them: each module the selected scenarios'
     `agent:` and `deps:` (and `--deps`) name; a scripted run imports agents with placeholder provider keys."""
-    named = ((ref.user_modules, ref.base_dir) for ref in selected)
+    named = (
+        (ref.user_modules, ref.base_dir, budget_of(options.timeout if ref.timeout is None else ref.timeout, ref.turns))
+        for ref in selected
+    )
     modules = worker_imports(named, default_deps=options.default_deps, offline=options.model is None, cwd=Path.cwd())
     # A worker that talks to a provider forks with its SDK and pydantic-ai's model for it imported (0.3-0.5 s each).
-    provider = [(name, [], False) for name in provider_modules(options.model) if options.provider_bound]
+    provider: list[WorkerImport] = [
+        (name, [], False, None) for name in provider_modules(options.model) if options.provider_bound
+    ]
     return [*provider, *modules]
 
 

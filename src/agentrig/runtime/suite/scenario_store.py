@@ -52,6 +52,10 @@ class ScenarioRef:
     """Its `settings.pass_rate`: the fraction of its repeats it must pass (`--repeat`)."""
     repeat: int = 0
     """Which run of the scenario this is under `--repeat N` (1..N; its name then ends in `@NN`), 0 without."""
+    timeout: float | None = None
+    """Its `settings.timeout` (`--timeout` applies where it is None)."""
+    turns: int = 0
+    """How many turns it has: with `timeout`, what its run may take (`timeouts.budget_of`)."""
 
     def load(self) -> LoadedScenario:
         """The scenario (from memory, or read back from the spool: then a copy of its own), named as this run of
@@ -88,6 +92,8 @@ def store_scenarios(scenarios: Iterable[LoadedScenario]) -> list[ScenarioRef]:
                 modules,
                 scenario.base_dir,
                 pass_rate,
+                timeout=scenario.scenario.settings.timeout,
+                turns=len(scenario.scenario.turns),
             )
         )
     return refs

@@ -55,6 +55,7 @@ from agentrig.runtime.suite.scenario_run import (
     with_default_timeout,
     write_finished,
 )
+from agentrig.runtime.suite.timeouts import budget_of
 from agentrig.scenarios.loader import LoadedScenario
 
 __all__ = ["BLOCKED_GRACE_S", "WIND_DOWN_S", "FedLane", "run_sequentially", "scenario_budget"]
@@ -71,18 +72,10 @@ MayStart = Callable[[int], bool]
 """Given how many scenarios are running, whether another may start beside them (`budget.RunBudget.allows_start`)."""
 
 
-SETUP_FLOOR_S = 5.0
-"""The least a scenario with a timeout gets for loading its agent and building and closing its deps."""
-
-
 def scenario_budget(loaded: LoadedScenario) -> float | None:
-    """Seconds the whole scenario may take: `settings.timeout` per turn, plus one more timeout (at least
-    `SETUP_FLOOR_S`) for loading its agent and building and closing its deps; None without a timeout. (`--timeout`
-    is applied to the scenario first: `scenario_run.with_default_timeout`.)"""
-    timeout = loaded.scenario.settings.timeout
-    if timeout is None:
-        return None
-    return timeout * len(loaded.scenario.turns) + max(timeout, SETUP_FLOOR_S)
+    """Seconds the whole scenario may take (`timeouts.budget_of`); None without a timeout. (`--timeout` is applied
+    to the scenario first: `scenario_run.with_default_timeout`.)"""
+    return budget_of(loaded.scenario.settings.timeout, len(loaded.scenario.turns))
 
 
 def run_sequentially(

@@ -15,7 +15,9 @@ import importlib
 import json
 import os
 import shutil
+import signal
 import time
+from collections.abc import Generator
 from pathlib import Path
 
 from pydantic_ai.messages import ModelMessagesTypeAdapter
@@ -47,14 +49,41 @@ def _import_user_modules() -> None:
         time.sleep(0.01)
     try:
         with open(path, encoding="utf-8") as handle:
-            modules: list[tuple[str, list[str], bool]] = json.load(handle)
+            modules: list[tuple[str, list[str], bool, float | None]] = json.load(handle)
     finally:
         shutil.rmtree(os.path.dirname(path), ignore_errors=True)
-    for module, directories, offline in modules:
+    for module, directories, offline, seconds in modules:
         paths = [Path(directory) for directory in directories]
-        # An import that fails here is imported again by the worker, which reports what goes wrong.
-        with offline_import(offline), on_sys_path(paths), contextlib.suppress(BaseException):
+        # An import that fails here (or is given up) is imported again by the worker, within its scenario's own
+        # deadline, which reports what goes wrong.
+        with offline_import(offline), on_sys_path(paths), contextlib.suppress(BaseException), _given(seconds):
             importlib.import_module(module)
+
+
+class _ImportTooSlow(BaseException):
+    """Raised into an import that outlived the time its scenarios may take."""
+
+
+@contextlib.contextmanager
+def _given(seconds: float | None) -> Generator[None]:
+    """At most `seconds` (None: no bound) for what runs inside. A scenario that imports its agent itself, as at
+    `-j 1`, is stopped past its deadline; here nothing would stop an import that hangs, and no worker would ever fork.
+    So the import is given up (SIGALRM raises into it) and left to the workers, where the scenario's deadline
+    applies. This process is single-threaded, and the alarm is cleared before anything else runs."""
+    if seconds is None:
+        yield
+        return
+
+    def give_up(_signum: int, _frame: object) -> None:
+        raise _ImportTooSlow
+
+    previous = signal.signal(signal.SIGALRM, give_up)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 _import_user_modules()

@@ -21,9 +21,20 @@ from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-__all__ = ["WORKER_IMPORTS_VARIABLE", "new_pool", "send_worker_imports", "started_pool", "worker_imports"]
+__all__ = [
+    "WORKER_IMPORTS_VARIABLE",
+    "WorkerImport",
+    "new_pool",
+    "send_worker_imports",
+    "started_pool",
+    "worker_imports",
+]
 
 WORKER_IMPORTS_VARIABLE = "AGENTRIG_WORKER_IMPORTS"
+
+WorkerImport = tuple[str, list[str], bool, float | None]
+"""A module the workers' forkserver imports: its name, the directories to import it from, whether with placeholder
+provider keys, and the seconds its import may take (None: no bound)."""
 """Names, for the forkserver being started, the file the run will write the user's modules into (`warm_up`)."""
 
 _imports_file: str | None = None
@@ -133,25 +144,36 @@ def _start_forkserver_awaiting_imports() -> None:
 
 
 def worker_imports(
-    scenarios: Iterable[tuple[Iterable[str], Path | None]], *, default_deps: str | None, offline: bool, cwd: Path
-) -> list[tuple[str, list[str], bool]]:
+    scenarios: Iterable[tuple[Iterable[str], Path | None, float | None]],
+    *,
+    default_deps: str | None,
+    offline: bool,
+    cwd: Path,
+) -> list[WorkerImport]:
     """What a process the workers fork from imports before it forks them (`warm_up` reads it): each module the
-    scenarios name (their `agent:` and `deps:` modules, with the scenario's directory) and the default deps' module,
-    once, from where its first scenario would import it; `offline`: with placeholder provider keys."""
-    modules: dict[str, tuple[str, list[str], bool]] = {}
-    for names, base_dir in scenarios:
+    scenarios name (their `agent:` and `deps:` modules, with the scenario's directory, and the seconds the scenario
+    may take) and the default deps' module, once, from where its first scenario would import it; `offline`: with
+    placeholder provider keys. The import is given the longest time a scenario naming it may take (no bound if one
+    may take any time): a scenario importing it itself, as at `-j 1`, would have been stopped past that."""
+    modules: dict[str, WorkerImport] = {}
+    for names, base_dir, budget in scenarios:
         if default_deps:
             names = (*names, default_deps.partition(":")[0])
         for name in names:
             if name not in modules:
                 directories = [str(base_dir.resolve())] if base_dir is not None else []
-                modules[name] = (name, [*directories, str(cwd)], offline)
+                modules[name] = (name, [*directories, str(cwd)], offline, budget)
+            else:
+                known = modules[name]
+                longest = None if known[3] is None or budget is None else max(known[3], budget)
+                modules[name] = (*known[:3], longest)
     return list(modules.values())
 
 
-def send_worker_imports(modules: list[tuple[str, list[str], bool]]) -> None:
+def send_worker_imports(modules: list[WorkerImport]) -> None:
     """Tell the forkserver `started_pool(..., user_modules_later=True)` started which modules to import before it
-    forks workers: (module, directories to import it from, with placeholder provider keys). Once per forkserver;
+    forks workers: (module, directories to import it from, with placeholder provider keys, seconds it may take or
+    None). Once per forkserver;
     a forkserver that was already running (a second run in one process) never reads it, and imports nothing."""
     global _imports_file
     path, _imports_file = _imports_file, None
