@@ -35,7 +35,10 @@ import tempfile
 import threading
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agentrig.runtime.suite.processes.pool import WorkerImport
 
 __all__ = [
     "CLOSE_WAIT_S",
@@ -286,7 +289,7 @@ class UserModules:
         if self._written:
             return
         self._written = True
-        modules: list[Any] = []
+        modules: list[WorkerImport] = []
         with contextlib.suppress(Exception):  # the server waits for the file: it is written, if empty
             from agentrig.runtime.suite.processes.pool import worker_imports
             from agentrig.runtime.suite.timeouts import budget_of

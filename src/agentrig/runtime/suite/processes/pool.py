@@ -31,11 +31,11 @@ __all__ = [
 ]
 
 WORKER_IMPORTS_VARIABLE = "AGENTRIG_WORKER_IMPORTS"
+"""Names, for the forkserver being started, the file the run will write the user's modules into (`warm_up`)."""
 
 WorkerImport = tuple[str, list[str], bool, float | None]
 """A module the workers' forkserver imports: its name, the directories to import it from, whether with placeholder
 provider keys, and the seconds its import may take (None: no bound)."""
-"""Names, for the forkserver being started, the file the run will write the user's modules into (`warm_up`)."""
 
 _imports_file: str | None = None
 """The file a forkserver this process started waits for, until `send_worker_imports` writes it."""
