@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from agentrig.pytest_plugin.warm_workers import WarmWorkers
+from tests.pytest_plugin import process_tree
+from tests.pytest_plugin.process_tree import children
 from tests.pytest_plugin.project import scenario, write
 
 pytestmark = pytest.mark.process
@@ -29,22 +31,10 @@ import sys
 import types
 from pathlib import Path
 
-
-def _servers():
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])
-            cmdline = (stat.parent / "cmdline").read_bytes()
-        except (OSError, IndexError, ValueError):
-            continue
-        if parent == os.getpid() and b"warm_server" in cmdline:
-            found.append(stat.parent.name)
-    return found
-
+from process_tree import children
 
 if not os.environ.get("PYTEST_XDIST_WORKER"):  # the controller's import, not a worker's
-    Path("servers-at-probe").write_text(" ".join(_servers()))
+    Path("servers-at-probe").write_text(" ".join(str(pid) for pid in children(os.getpid(), b"warm_server")))
 if os.environ.get("FAKE_COVERAGE"):
     sys.modules["coverage"] = types.ModuleType("coverage")
 """
@@ -69,7 +59,8 @@ def _project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     files = {f"scenarios/{name}.yaml": scenario(name) for name in ("alpha", "bravo", "charlie")}
-    write(pytester, files | {"probe.py": _PROBE, "conftest.py": _CONFTEST})
+    helper = Path(process_tree.__file__).read_text(encoding="utf-8")
+    write(pytester, files | {"probe.py": _PROBE, "conftest.py": _CONFTEST, "process_tree.py": helper})
 
 
 _PLUGINS = ("-p", "agentrig.pytest_plugin", "-p", "probe", "-p", "xdist.plugin", "-p", "no:cacheprovider")
@@ -157,19 +148,6 @@ def test_discard_ends_the_server_at_once_and_removes_its_folder() -> None:
     assert not server.directory.exists()
 
 
-def _children(pid: int, named: bytes) -> list[int]:
-    found: list[int] = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])
-            cmdline = (stat.parent / "cmdline").read_bytes()
-        except (OSError, IndexError, ValueError):
-            continue
-        if parent == pid and named in cmdline:
-            found.append(int(stat.parent.name))
-    return found
-
-
 _SLOW_AGENT = """
 import time
 from pathlib import Path
@@ -197,11 +175,11 @@ def test_a_ctrl_c_before_the_server_is_ready_ends_the_session_at_once_and_quietl
     )
     deadline = time.monotonic() + 60
     # execnet starts the second worker's shim once the first worker has answered: one shim waits.
-    while not _children(session.pid, b"warm_shim") or not (pytester.path / "slow-import-started").exists():
+    while not children(session.pid, b"warm_shim") or not (pytester.path / "slow-import-started").exists():
         assert time.monotonic() < deadline
         assert session.poll() is None
         time.sleep(0.02)
-    server = _children(session.pid, b"warm_server")
+    server = children(session.pid, b"warm_server")
 
     os.killpg(session.pid, signal.SIGINT)
     interrupted = time.monotonic()
@@ -214,7 +192,7 @@ def test_a_ctrl_c_before_the_server_is_ready_ends_the_session_at_once_and_quietl
     assert time.monotonic() - interrupted < 4
     assert len(server) == 1
     assert not Path(f"/proc/{server[0]}").exists()
-    assert _children(session.pid, b"warm_shim") == []
+    assert children(session.pid, b"warm_shim") == []
 
 
 def test_nothing_the_server_writes_reaches_the_users_terminal() -> None:
