@@ -4,12 +4,17 @@ a test process may be running already, and only a fresh one reads a run's module
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
 
 from tests.cli.run_process import finish, start_run, statuses
+from tests.process_tree import children
 
 pytestmark = pytest.mark.process
 
@@ -121,3 +126,40 @@ def test_an_agent_import_past_its_scenarios_deadline_fails_them_as_at_j1(tmp_pat
     assert "did not finish within" in message, message  # -j 1's verdict, for the same reason
     # Begun by the forkserver (given up), then by the worker for the scenario.
     assert (suite / "slow_imports.log").read_text(encoding="utf-8").split() == ["begun", "begun"]
+
+
+def _ends_within(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while Path(f"/proc/{pid}").exists() and Path(f"/proc/{pid}/cmdline").read_bytes():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def test_the_forkserver_of_a_run_killed_before_it_named_the_modules_ends_too(tmp_path: Path) -> None:
+    # The forkserver waits for the run to name the user's modules. A run killed outright (SIGKILL, or a SIGTERM in
+    # its first moments, before it handles signals) never will: the forkserver must not wait for it for ever,
+    # holding the run's output streams open (a CI step reading them never ends). It watches the run by the pid the
+    # run gave it: by the time it looks, its parent may already be whoever adopted it.
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "a.yaml").write_text(
+        "name: a\nturns:\n  - user: hi\n    model:\n      - text: done\n    expect:\n      output: {equals: done}\n",
+        encoding="utf-8",
+    )
+    run = start_run(suite, tmp_path / "out", "-j", "2")
+    deadline = time.monotonic() + 60
+    while not (forkservers := children(run.pid, b"multiprocessing.forkserver")):
+        assert time.monotonic() < deadline
+        assert run.poll() is None
+        time.sleep(0.005)
+
+    os.kill(run.pid, signal.SIGKILL)  # while the forkserver imports pydantic-ai, before the run named the modules
+
+    try:
+        assert _ends_within(forkservers[0], 30)
+        run.communicate(timeout=60)  # nothing holds the run's streams open any more
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(forkservers[0], signal.SIGKILL)

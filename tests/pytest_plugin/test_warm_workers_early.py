@@ -4,6 +4,7 @@ when it does not, never a second server."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -14,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from agentrig.pytest_plugin.warm_workers import WarmWorkers
-from tests.pytest_plugin import process_tree
-from tests.pytest_plugin.process_tree import children
+from tests import process_tree
+from tests.process_tree import children
 from tests.pytest_plugin.project import scenario, write
 
 pytestmark = pytest.mark.process
@@ -205,3 +206,68 @@ def test_nothing_the_server_writes_reaches_the_users_terminal() -> None:
         assert os.readlink(f"/proc/{server.process.pid}/fd/1") == os.devnull
     finally:
         server.close()
+
+
+def _ends_within(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while Path(f"/proc/{pid}").exists() and Path(f"/proc/{pid}/cmdline").read_bytes():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def _session(pytester: pytest.Pytester) -> subprocess.Popen[bytes]:
+    command = [sys.executable, "-m", "pytest", *_PLUGINS, "-n", "2"]
+    return subprocess.Popen(
+        command, cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
+
+
+def test_a_controller_killed_outright_leaves_no_server_behind(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Killed before it named the user's modules, the controller never will: the server watches it by the pid the
+    # controller gave it (its parent may already be whoever adopted it when it looks), and ends.
+    _project(pytester, monkeypatch)
+    session = _session(pytester)
+    deadline = time.monotonic() + 60
+    while not (server := children(session.pid, b"warm_server")):
+        assert time.monotonic() < deadline
+        assert session.poll() is None
+
+    os.kill(session.pid, signal.SIGKILL)
+
+    try:
+        assert _ends_within(server[0], 30)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(server[0], signal.SIGKILL)
+        session.communicate(timeout=60)
+
+
+def test_a_launcher_whose_controller_is_gone_stops_waiting_for_the_server(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The server is still importing the user's modules (a minute here) when the controller is killed outright: the
+    # launcher waiting for it ends, instead of waiting that minute (or for ever) with the session's streams open.
+    _project(pytester, monkeypatch)
+    scenario_text = "name: slow\nagent: slow_agent:agent\nturns:\n  - user: hi\n    model:\n      - text: done\n"
+    write(pytester, {"slow_agent.py": _SLOW_AGENT, "scenarios/slow.yaml": scenario_text})
+    session = _session(pytester)
+    deadline = time.monotonic() + 60
+    while not (shims := children(session.pid, b"warm_shim")):
+        assert time.monotonic() < deadline
+        assert session.poll() is None
+        time.sleep(0.02)
+    server = children(session.pid, b"warm_server")
+
+    os.kill(session.pid, signal.SIGKILL)
+
+    try:
+        assert _ends_within(shims[0], 10)
+    finally:
+        for pid in (*shims, *server):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        session.communicate(timeout=60)

@@ -37,13 +37,23 @@ def _cold(arguments: list[str], ctrl_c: _Handler) -> None:
     os.execv(sys.executable, [sys.executable, *arguments])
 
 
-def _read_line(connection: _socket.socket) -> bytes:
+def _read_line(connection: _socket.socket, *, while_parent: int | None = None) -> bytes:
+    """One line from the server; with `while_parent`, only while that process (the controller) is this one's parent:
+    a shim whose controller is gone exits instead of waiting for a server that may take long to answer."""
     line = b""
+    if while_parent is not None:
+        connection.settimeout(0.5)
     while not line.endswith(b"\n"):
-        chunk = connection.recv(1)
+        try:
+            chunk = connection.recv(1)
+        except TimeoutError:
+            if os.getppid() != while_parent:
+                sys.exit(1)
+            continue
         if not chunk:
             return b""
         line += chunk
+    connection.settimeout(None)
     return line
 
 
@@ -68,13 +78,14 @@ def main() -> None:
     # ends the shim, and the worker gets the Ctrl-C of its own.
     ctrl_c = _signal.signal(_signal.SIGINT, _signal.SIG_IGN)
     socket_path, arguments = sys.argv[1], sys.argv[2:]
+    controller = os.getppid()  # execnet's process, which started this one
     connection = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     connected = False
     try:
         connection.connect(socket_path)
         connected = True
         _send_with_streams(connection, _request(arguments))
-        started = _read_line(connection)
+        started = _read_line(connection, while_parent=controller)
     except OSError:
         started = b""
     if not started.startswith(b"started "):

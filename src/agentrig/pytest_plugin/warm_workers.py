@@ -159,7 +159,10 @@ class WarmWorkers:
             LISTEN_FD_VARIABLE,
             READY_FD_VARIABLE,
         )
-        from agentrig.runtime.suite.processes.pool import WORKER_IMPORTS_VARIABLE  # standard library only
+        from agentrig.runtime.suite.processes.pool import (  # standard library only
+            WORKER_IMPORTS_FROM_VARIABLE,
+            WORKER_IMPORTS_VARIABLE,
+        )
 
         directory = Path(tempfile.mkdtemp(prefix="agentrig-warm-"))  # 0700: only this user's shims connect
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -175,6 +178,7 @@ class WarmWorkers:
             }
             if user_modules:
                 env[WORKER_IMPORTS_VARIABLE] = str(directory / _USER_MODULES)
+                env[WORKER_IMPORTS_FROM_VARIABLE] = str(os.getpid())
             process = subprocess.Popen(
                 [sys.executable, "-u", "-c", _SERVER],
                 stdin=subprocess.PIPE,

@@ -40,11 +40,13 @@ def _import_user_modules() -> None:
     scenario files; this waits for that (or for the run to end). An import that fails is left to the worker,
     which imports the module again and reports the failure as its scenario's error."""
     path = os.environ.pop("AGENTRIG_WORKER_IMPORTS", None)
+    # The process that writes it, named by itself: by the time this runs it may have died already (a SIGTERM early
+    # in its start-up), and this process's parent would then be whoever adopted it.
+    writer = int(os.environ.pop("AGENTRIG_WORKER_IMPORTS_FROM", "0") or 0) or os.getppid()
     if not path:
         return
-    run_pid = os.getppid()
     while not os.path.exists(path):
-        if os.getppid() != run_pid:  # the run is gone: this forkserver is about to end too
+        if os.getppid() != writer:  # the run is gone: this process is about to end too
             return
         time.sleep(0.01)
     try:

@@ -22,6 +22,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 __all__ = [
+    "WORKER_IMPORTS_FROM_VARIABLE",
     "WORKER_IMPORTS_VARIABLE",
     "WorkerImport",
     "new_pool",
@@ -32,6 +33,8 @@ __all__ = [
 
 WORKER_IMPORTS_VARIABLE = "AGENTRIG_WORKER_IMPORTS"
 """Names, for the forkserver being started, the file the run will write the user's modules into (`warm_up`)."""
+WORKER_IMPORTS_FROM_VARIABLE = "AGENTRIG_WORKER_IMPORTS_FROM"
+"""The process that will write that file: if it is gone, the forkserver stops waiting for it (`warm_up`)."""
 
 WorkerImport = tuple[str, list[str], bool, float | None]
 """A module the workers' forkserver imports: its name, the directories to import it from, whether with placeholder
@@ -133,10 +136,12 @@ def _start_forkserver_awaiting_imports() -> None:
     directory = tempfile.mkdtemp(prefix="agentrig-imports-")
     path = os.path.join(directory, "imports.json")
     os.environ[WORKER_IMPORTS_VARIABLE] = path  # read by the forkserver's `warm_up` as it starts
+    os.environ[WORKER_IMPORTS_FROM_VARIABLE] = str(os.getpid())
     try:
         forkserver.ensure_running()  # starts it now, with this environment (or keeps one already running)
     finally:
         del os.environ[WORKER_IMPORTS_VARIABLE]
+        del os.environ[WORKER_IMPORTS_FROM_VARIABLE]
     if running is not None and getattr(server, "_forkserver_pid", None) == running:
         os.rmdir(directory)  # one started earlier in this process (a second run) serves, and waits for nothing
         return
