@@ -3,7 +3,10 @@ copied into pytester projects, whose plugins import it: standard library only.""
 
 from __future__ import annotations
 
+import subprocess
+import time
 from pathlib import Path
+from typing import Any
 
 
 def children(pid: int, named: bytes) -> list[int]:
@@ -18,3 +21,24 @@ def children(pid: int, named: bytes) -> list[int]:
         if parent == pid and named in cmdline:
             found.append(int(stat.parent.name))
     return found
+
+
+def first_child(process: subprocess.Popen[Any], named: bytes, *, within: float = 60) -> int:
+    """The first running child of `process` whose command line holds `named`, once there is one (`process` must
+    still be running meanwhile)."""
+    deadline = time.monotonic() + within
+    while not (found := children(process.pid, named)):
+        assert time.monotonic() < deadline, f"no child holding {named!r} within {within} s"
+        assert process.poll() is None, f"the process ended ({process.returncode}) before a child holding {named!r}"
+        time.sleep(0.002)
+    return found[0]
+
+
+def ends_within(pid: int, seconds: float) -> bool:
+    """Whether process `pid` ends (or is only a zombie) within `seconds`."""
+    deadline = time.monotonic() + seconds
+    while Path(f"/proc/{pid}").exists() and Path(f"/proc/{pid}/cmdline").read_bytes():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True

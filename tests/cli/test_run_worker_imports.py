@@ -8,13 +8,12 @@ import contextlib
 import os
 import signal
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.cli.run_process import finish, start_run, statuses
-from tests.process_tree import children
+from tests.process_tree import ends_within, first_child
 
 pytestmark = pytest.mark.process
 
@@ -128,15 +127,6 @@ def test_an_agent_import_past_its_scenarios_deadline_fails_them_as_at_j1(tmp_pat
     assert (suite / "slow_imports.log").read_text(encoding="utf-8").split() == ["begun", "begun"]
 
 
-def _ends_within(pid: int, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while Path(f"/proc/{pid}").exists() and Path(f"/proc/{pid}/cmdline").read_bytes():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
-
-
 def test_the_forkserver_of_a_run_killed_before_it_named_the_modules_ends_too(tmp_path: Path) -> None:
     # The forkserver waits for the run to name the user's modules. A run killed outright (SIGKILL, or a SIGTERM in
     # its first moments, before it handles signals) never will: the forkserver must not wait for it for ever,
@@ -149,17 +139,13 @@ def test_the_forkserver_of_a_run_killed_before_it_named_the_modules_ends_too(tmp
         encoding="utf-8",
     )
     run = start_run(suite, tmp_path / "out", "-j", "2")
-    deadline = time.monotonic() + 60
-    while not (forkservers := children(run.pid, b"multiprocessing.forkserver")):
-        assert time.monotonic() < deadline
-        assert run.poll() is None
-        time.sleep(0.005)
+    forkserver = first_child(run, b"multiprocessing.forkserver")
 
     os.kill(run.pid, signal.SIGKILL)  # while the forkserver imports pydantic-ai, before the run named the modules
 
     try:
-        assert _ends_within(forkservers[0], 30)
+        assert ends_within(forkserver, 30)
         run.communicate(timeout=60)  # nothing holds the run's streams open any more
     finally:
         with contextlib.suppress(ProcessLookupError):
-            os.kill(forkservers[0], signal.SIGKILL)
+            os.kill(forkserver, signal.SIGKILL)

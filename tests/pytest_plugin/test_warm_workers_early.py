@@ -16,7 +16,7 @@ import pytest
 
 from agentrig.pytest_plugin.warm_workers import WarmWorkers
 from tests import process_tree
-from tests.process_tree import children
+from tests.process_tree import children, ends_within, first_child
 from tests.pytest_plugin.project import scenario, write
 
 pytestmark = pytest.mark.process
@@ -161,24 +161,32 @@ agent = Agent(None)
 """
 
 
+def _session(pytester: pytest.Pytester) -> subprocess.Popen[bytes]:
+    command = [sys.executable, "-m", "pytest", *_PLUGINS, "-n", "2"]
+    return subprocess.Popen(
+        command, cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
+
+
+def _slow_session(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> subprocess.Popen[bytes]:
+    """A `pytest -n 2` session whose warm server spends a minute importing an agent module."""
+    _project(pytester, monkeypatch)
+    scenario_text = "name: slow\nagent: slow_agent:agent\nturns:\n  - user: hi\n    model:\n      - text: done\n"
+    write(pytester, {"slow_agent.py": _SLOW_AGENT, "scenarios/slow.yaml": scenario_text})
+    return _session(pytester)
+
+
 def test_a_ctrl_c_before_the_server_is_ready_ends_the_session_at_once_and_quietly(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A terminal's Ctrl-C reaches the whole process group: the controller, the server in the middle of its imports,
     # and the shim waiting for it. The session ends as an interrupted one, without waiting for those imports (the
     # server has no worker yet), and neither the server nor a shim prints a traceback or starts a cold worker.
-    _project(pytester, monkeypatch)
-    scenario_text = "name: slow\nagent: slow_agent:agent\nturns:\n  - user: hi\n    model:\n      - text: done\n"
-    write(pytester, {"slow_agent.py": _SLOW_AGENT, "scenarios/slow.yaml": scenario_text})
-    command = [sys.executable, "-m", "pytest", *_PLUGINS, "-n", "2"]
-    session = subprocess.Popen(
-        command, cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
-    )
+    session = _slow_session(pytester, monkeypatch)
+    first_child(session, b"warm_shim")  # execnet starts the second worker's shim once the first worker answered
     deadline = time.monotonic() + 60
-    # execnet starts the second worker's shim once the first worker has answered: one shim waits.
-    while not children(session.pid, b"warm_shim") or not (pytester.path / "slow-import-started").exists():
+    while not (pytester.path / "slow-import-started").exists():
         assert time.monotonic() < deadline
-        assert session.poll() is None
         time.sleep(0.02)
     server = children(session.pid, b"warm_server")
 
@@ -208,22 +216,6 @@ def test_nothing_the_server_writes_reaches_the_users_terminal() -> None:
         server.close()
 
 
-def _ends_within(pid: int, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while Path(f"/proc/{pid}").exists() and Path(f"/proc/{pid}/cmdline").read_bytes():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
-
-
-def _session(pytester: pytest.Pytester) -> subprocess.Popen[bytes]:
-    command = [sys.executable, "-m", "pytest", *_PLUGINS, "-n", "2"]
-    return subprocess.Popen(
-        command, cwd=pytester.path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
-    )
-
-
 def test_a_controller_killed_outright_leaves_no_server_behind(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -231,18 +223,15 @@ def test_a_controller_killed_outright_leaves_no_server_behind(
     # controller gave it (its parent may already be whoever adopted it when it looks), and ends.
     _project(pytester, monkeypatch)
     session = _session(pytester)
-    deadline = time.monotonic() + 60
-    while not (server := children(session.pid, b"warm_server")):
-        assert time.monotonic() < deadline
-        assert session.poll() is None
+    server = first_child(session, b"warm_server")
 
     os.kill(session.pid, signal.SIGKILL)
 
     try:
-        assert _ends_within(server[0], 30)
+        assert ends_within(server, 30)
     finally:
         with contextlib.suppress(ProcessLookupError):
-            os.kill(server[0], signal.SIGKILL)
+            os.kill(server, signal.SIGKILL)
         session.communicate(timeout=60)
 
 
@@ -251,23 +240,16 @@ def test_a_launcher_whose_controller_is_gone_stops_waiting_for_the_server(
 ) -> None:
     # The server is still importing the user's modules (a minute here) when the controller is killed outright: the
     # launcher waiting for it ends, instead of waiting that minute (or for ever) with the session's streams open.
-    _project(pytester, monkeypatch)
-    scenario_text = "name: slow\nagent: slow_agent:agent\nturns:\n  - user: hi\n    model:\n      - text: done\n"
-    write(pytester, {"slow_agent.py": _SLOW_AGENT, "scenarios/slow.yaml": scenario_text})
-    session = _session(pytester)
-    deadline = time.monotonic() + 60
-    while not (shims := children(session.pid, b"warm_shim")):
-        assert time.monotonic() < deadline
-        assert session.poll() is None
-        time.sleep(0.02)
+    session = _slow_session(pytester, monkeypatch)
+    shim = first_child(session, b"warm_shim")
     server = children(session.pid, b"warm_server")
 
     os.kill(session.pid, signal.SIGKILL)
 
     try:
-        assert _ends_within(shims[0], 10)
+        assert ends_within(shim, 10)
     finally:
-        for pid in (*shims, *server):
+        for pid in (shim, *server):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         session.communicate(timeout=60)
