@@ -250,6 +250,7 @@ def register(app: typer.Typer) -> None:
             repeat=repeat,
             pass_rate=pass_rate,
             timeout=timeout,
+            show_warnings=False,  # the reports hold them, and the last lines count them: not Python's two lines each
             provider=flags.provider_options(
                 max_concurrency=max_concurrency,
                 adaptive_concurrency=adaptive_concurrency,

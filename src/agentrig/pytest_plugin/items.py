@@ -150,6 +150,7 @@ pytest-timeout.`)."""
 def _timed_out(loaded: Any, message: str, started: float) -> Any:
     """The result of a scenario pytest-timeout ended: failed, a `timeout` (the scenario was left, as past its own
     `settings.timeout`), never the agent's error."""
+    from agentrig.runtime.engine.warning_capture import take_warnings
     from agentrig.runtime.history.run_records import RunError, ScenarioResult
 
     return ScenarioResult(
@@ -159,11 +160,12 @@ def _timed_out(loaded: Any, message: str, started: float) -> Any:
         status="failed",
         error=RunError(kind="timeout", message=f"{message.rstrip('.')}: the scenario was abandoned"),
         duration_s=time.perf_counter() - started,
+        warnings=take_warnings(loaded),  # what it showed before pytest-timeout ended it
     )
 
 
 def _properties(entry: Mapping[str, Any], state: PluginState) -> list[tuple[str, object]]:
-    """The testcase properties in JUnit: the pydantic-ai version, the status and the usage."""
+    """The testcase properties in JUnit: the pydantic-ai version, the status, the usage and the warnings shown."""
     usage = entry["usage"]
     properties: list[tuple[str, object]] = [("agentrig_status", entry["status"])]
     if state.pydantic_ai_version is not None:
@@ -171,6 +173,9 @@ def _properties(entry: Mapping[str, Any], state: PluginState) -> list[tuple[str,
     for key in ("requests", "input_tokens", "output_tokens", "total_tokens", "tool_calls"):
         if key in usage:
             properties.append((f"usage.{key}", usage[key]))
+    shown = sum(int(record.get("count") or 1) for record in entry.get("warnings") or ())
+    if shown:
+        properties.append(("agentrig_warnings", shown))
     return properties
 
 

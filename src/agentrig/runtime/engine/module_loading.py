@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from agentrig.errors import ScenarioError
+from agentrig.runtime.engine import warning_capture
 
 __all__ = ["on_sys_path", "resolve_attribute", "sys_exit_hint"]
 
@@ -39,8 +40,11 @@ def on_sys_path(paths: Sequence[Path]) -> Generator[None]:
 
 
 def _import_module(module_name: str, fail: Callable[[str], ScenarioError]) -> Any:
+    # What the import warns belongs to the module, and so to every scenario naming it: this one, and those of a
+    # process that finds it imported already (the forkserver imported it for every `-j N` worker).
     try:
-        return importlib.import_module(module_name)
+        with warning_capture.importing(module_name):
+            module = importlib.import_module(module_name)
     except ModuleNotFoundError as error:
         missing = error.name or ""
         if module_name == missing or module_name.startswith(missing + "."):
@@ -53,6 +57,8 @@ def _import_module(module_name: str, fail: Callable[[str], ScenarioError]) -> An
         raise fail(f"importing {module_name!r} failed: {type(error).__name__}: {error}") from None
     except SystemExit as exit_:  # sys.exit() or argparse at import time must not end agentrig's run
         raise fail(f"importing {module_name!r} called sys.exit({exit_.code!r}){sys_exit_hint(exit_)}") from None
+    warning_capture.add_module_warnings(module_name)
+    return module
 
 
 def resolve_attribute(spec: str, *, search_paths: Sequence[Path], fail: Callable[[str], ScenarioError]) -> Any:

@@ -12,6 +12,7 @@ from agentrig.runtime.history.provider_attempts import ProviderAttempts
 from agentrig.runtime.history.turn_controls import CancellationSnapshot, SteeringDelivery
 from agentrig.runtime.history.ui_exchange import UiExchange
 from agentrig.runtime.history.usage import Usage
+from agentrig.runtime.history.warning_records import WarningRecord
 
 RunErrorKind: TypeAlias = Literal[
     "context_length",
@@ -170,3 +171,6 @@ class ScenarioResult:
     """What its model requests cost; None when nothing priced it (a scenario that did not run)."""
     attempts: ProviderAttempts | None = None
     """How its requests went on the wire (attempts, retries, waits); None when it sent none to a provider."""
+    warnings: tuple[WarningRecord, ...] = ()
+    """The warnings shown while it ran (pydantic-ai's, its SDKs', the agent's), one per distinct warning, counted
+    (`engine/warning_capture`)."""

@@ -171,6 +171,8 @@ class HtmlReport:
             # not an error (status `error` is for what the run could not judge: docs/exit-codes.md).
             "cause": (entry.get("error") or {}).get("kind") if entry["status"] == "failed" else None,
             "streamed": payload["events"] is not None,
+            # Shown as often as each warning was (`report.json`'s `warnings` on the entry; the page draws each).
+            "warnings": sum(int(record.get("count") or 1) for record in entry.get("warnings") or ()),
             "key": self._key(str(entry["name"]), number),
         }
         payload["rerun"] = rerun_command(entry, self._head, self._engine)

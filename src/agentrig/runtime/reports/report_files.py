@@ -5,7 +5,8 @@
             add(entry)                         # one scenario's report.json entry: redacted, written, dropped
 
 A run never holds its whole report: each scenario's entry goes to the three files as it comes, so 10,000 scenarios
-cost the memory of one (summary.md keeps the details of failed scenarios for its last section, and only those).
+cost the memory of one (summary.md keeps the details of failed scenarios for its failures section, and only those,
+and one row per distinct warning for its last).
 report.html (`agentrig.runtime.reports.html`) reads each scenario's folder as its entry comes, so the folders must
 be written first (they are). The files are written atomically, together, when the block ends: all are replaced,
 or none (when the block raises, or the disk fills up).
@@ -28,6 +29,7 @@ from agentrig.runtime.history.jsonio import dumps, open_atomic_files
 from agentrig.runtime.history.owned_folder import Layout, OwnedFolder
 from agentrig.runtime.history.redaction import redact_json
 from agentrig.runtime.history.run_records import PROVIDER_ERROR_KINDS
+from agentrig.runtime.history.warning_records import describe_warning
 from agentrig.runtime.reports import markdown_text as md
 from agentrig.runtime.reports.distinct_names import DistinctNames
 from agentrig.runtime.reports.html import REPORT_HTML, HtmlReport
@@ -235,6 +237,10 @@ class _JUnit:
             element.text = "\n\n".join(describe_check(check) for check in failed) or error["message"]
         elif status == "skipped":
             ElementTree.SubElement(case, "skipped", {"message": _skip_reason(scenario)})
+        warned = scenario.get("warnings") or []
+        if warned:  # what CI viewers show of a test case besides its verdict (Jenkins, GitLab: its output)
+            lines = [f"warning: {describe_warning(record)}" for record in warned]
+            ElementTree.SubElement(case, "system-err").text = "\n".join(lines) + "\n"
         self._write(_element_text(case, 2))
 
     def finish(self) -> None:
@@ -250,6 +256,7 @@ class _Markdown:
     def __init__(self, handle: IO[bytes], head: Mapping[str, Any]) -> None:
         self._handle = handle
         self._failures: list[str] = []
+        self._warnings: dict[tuple[str, str, str], _Warned] = {}
         summary = head["summary"]
         versions = (md.inline(head.get("pydantic_ai_version") or "?"), md.inline(head.get("agentrig_version")))
         facts = [f"pydantic-ai {versions[0]}", f"agentrig {versions[1]}"]
@@ -292,10 +299,45 @@ class _Markdown:
         )
         if scenario["status"] in ("failed", "error"):
             self._failures += _failure_section(scenario)
+        for record in scenario.get("warnings") or ():
+            key = (str(record.get("category")), str(record.get("message")), str(record.get("module")))
+            self._warnings.setdefault(key, _Warned()).add(scenario["name"], record.get("count"))
 
     def finish(self) -> None:
         if self._failures:
             self._write_lines(["", "### Failures", *self._failures])
+        if self._warnings:
+            self._write_lines(["", "### Warnings", *_warnings_section(self._warnings)])
+
+
+class _Warned:
+    """One distinct warning over the run, for summary.md: how often it was shown, and where (the first few)."""
+
+    SHOWN_NAMES = 5
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.scenarios = 0
+        self.names: list[str] = []
+
+    def add(self, name: str, count: object) -> None:
+        self.count += count if isinstance(count, int) and not isinstance(count, bool) else 1
+        self.scenarios += 1
+        if len(self.names) < self.SHOWN_NAMES:
+            self.names.append(name)
+
+
+def _warnings_section(warned: Mapping[tuple[str, str, str], _Warned]) -> list[str]:
+    # One row per distinct warning, however many scenarios showed it: a deprecation every scenario hits is one row.
+    lines = ["", "| Warning | Module | Shown | Scenarios |", "|---|---|---:|---|"]
+    for (category, message, module), seen in sorted(warned.items()):
+        names = ", ".join(md.code(name, in_table=True) for name in seen.names)
+        more = f" and {seen.scenarios - len(seen.names)} more" if seen.scenarios > len(seen.names) else ""
+        lines.append(
+            f"| {md.code(category, in_table=True)}: {md.inline(message)} | {md.code(module, in_table=True)} | "
+            f"{seen.count} | {names}{more} |"
+        )
+    return lines
 
 
 def _failure_section(scenario: Mapping[str, Any]) -> list[str]:

@@ -55,6 +55,23 @@ def check_report_shape(data: Mapping[str, Any], path: Path) -> None:
         for number, check in enumerate(scenario["checks"]):
             if not isinstance(check, dict) or not isinstance(check.get("name"), str):
                 raise InputError(f"{path}: {where}checks[{number}]: must be an object with a 'name'")
+        # Optional: a report of an agentrig before warnings were recorded has none.
+        warned = _require(scenario, "warnings", (list,), "a list", where, path) if "warnings" in scenario else []
+        for number, record in enumerate(warned):
+            if not _is_warning(record):
+                raise InputError(
+                    f"{path}: {where}warnings[{number}]: must be an object with a 'category', 'message' and 'module'"
+                    " (strings) and a 'count' (a whole number)"
+                )
+
+
+def _is_warning(record: object) -> bool:
+    if not isinstance(record, dict):
+        return False
+    fields: dict[str, Any] = record  # pyright: ignore[reportUnknownVariableType]
+    count = fields.get("count", 1)
+    texts = all(isinstance(fields.get(key), str) for key in ("category", "message", "module"))
+    return texts and isinstance(count, int) and not isinstance(count, bool)
 
 
 def installed_pydantic_ai_version() -> str | None:

@@ -26,6 +26,7 @@ __all__ = [
     "describe_cost",
     "describe_repeat",
     "describe_totals",
+    "describe_warnings",
     "format_usd",
     "totals_properties",
 ]
@@ -44,10 +45,13 @@ TOTALS_KEYS = frozenset(
         "cost_note",
         "max_cost_usd",
         "not_run_for_budget",
+        "warnings",
+        "scenarios_warned",
     }
 )
 """Every key of report.json's `totals` (`attempts`: the provider layer's attempts, retries and waits summed over the
-scenarios that sent requests; null when none did, as in a scripted run)."""
+scenarios that sent requests; null when none did, as in a scripted run; `warnings`: the scenarios' warnings, each
+counted as often as it was shown, and `scenarios_warned`: how many scenarios showed any)."""
 COST_KEYS = frozenset({"usd", "spent_usd", "model", "priced_by", "note"})
 """Every key of a scenario's `cost` in report.json."""
 
@@ -93,11 +97,17 @@ class RunTotals:
         self.max_cost_usd = max_cost_usd
         self.not_run_for_budget = 0
         self.attempts: ProviderAttempts | None = None
+        self.warnings = 0
+        self.scenarios_warned = 0
 
     def add(self, entry: Mapping[str, Any]) -> None:
-        """One scenario's entry (`usage`, `attempts`, `cost`, `status`)."""
+        """One scenario's entry (`usage`, `attempts`, `cost`, `status`, `warnings`)."""
         if entry.get("status") != "skipped":
             self.scenarios_run += 1
+        shown = _warnings_shown(entry.get("warnings"))
+        if shown:
+            self.warnings += shown
+            self.scenarios_warned += 1
         attempts = entry.get("attempts")
         if isinstance(attempts, Mapping):
             counted = ProviderAttempts.from_json(attempts)
@@ -140,7 +150,25 @@ class RunTotals:
             "cost_note": "; ".join(self.notes) if self.notes else None,
             "max_cost_usd": self.max_cost_usd,
             "not_run_for_budget": self.not_run_for_budget,
+            "warnings": self.warnings,
+            "scenarios_warned": self.scenarios_warned,
         }
+
+
+def _warnings_shown(records: object) -> int:
+    """How many times a report entry's warnings were shown (a record without a count was shown once)."""
+    if not isinstance(records, list):
+        return 0
+    counts = (record.get("count", 1) if isinstance(record, Mapping) else 0 for record in records)  # pyright: ignore[reportUnknownVariableType, reportUnknownMemberType]
+    return sum(count for count in counts if isinstance(count, int) and not isinstance(count, bool))
+
+
+def describe_warnings(totals: Mapping[str, Any]) -> str | None:
+    """`3 shown in 2 scenarios` (None when there were none)."""
+    shown, scenarios = totals.get("warnings") or 0, totals.get("scenarios_warned") or 0
+    if not shown:
+        return None
+    return f"{shown} shown in {scenarios} scenario{'s' if scenarios != 1 else ''}"
 
 
 def describe_totals(totals: Mapping[str, Any]) -> str:
@@ -187,6 +215,9 @@ def accounting_lines(totals: Mapping[str, Any] | None, repeats: Mapping[str, Any
     # A scripted run's totals are its script's: said in report.json, not on the terminal.
     if totals is not None and (totals.get("priced") or totals.get("unpriced") or totals.get("not_run_for_budget")):
         lines.append(f"totals: {describe_totals(totals)}")
+    warned = describe_warnings(totals) if totals is not None else None
+    if warned is not None:
+        lines.append(f"warnings: {warned}")
     if repeats is not None:
         lines.append(f"repeats: each scenario {repeats['count']} times")
         lines += [f"  {describe_repeat(entry)}" for entry in repeats["scenarios"]]
@@ -208,6 +239,8 @@ def totals_properties(totals: Mapping[str, Any] | None, repeats: Mapping[str, An
         properties.append(("cost_note", str(totals["cost_note"])))
     if totals.get("not_run_for_budget"):
         properties.append(("not_run_for_budget", str(totals["not_run_for_budget"])))
+    if totals.get("warnings"):
+        properties.append(("total_warnings", str(totals["warnings"])))
     if repeats is not None:
         properties.append(("repeat", str(repeats["count"])))
         properties.append(("flaky", ", ".join(repeats["flaky"])))

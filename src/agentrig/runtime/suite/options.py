@@ -106,6 +106,9 @@ class RunOptions:
     """Seconds per turn (`--timeout`) for scenarios whose `settings.timeout` says nothing."""
     provider: ProviderOptions = field(default_factory=ProviderOptions)
     """The provider layer's settings (`--max-concurrency`, `--rpm`, `--tpm`, retries, `--request-timeout`)."""
+    show_warnings: bool = True
+    """Pass each warning a scenario records on to Python's own display too (stderr; pytest's warnings summary in the
+    plugin); `agentrig run` does not: its reports hold them (`engine/warning_capture`)."""
     limiter: LimiterAddress | None = None
     """Where the run's limiter listens, for its `-j N` workers (set by the runner, never by a front end)."""
 

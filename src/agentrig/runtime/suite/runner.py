@@ -261,6 +261,7 @@ def _run_suite(
                 "usage": result.usage.to_json(),
                 "attempts": attempts,
                 "cost": cost_json(result.cost),
+                "warnings": [record.to_json() for record in result.warnings],
             }
         )
         budget.add(result)

@@ -16,6 +16,7 @@ from agentrig.errors import AgentrigError, Unsupported
 from agentrig.runtime.checks.event_checks import check_events
 from agentrig.runtime.checks.expectations import check_scenario
 from agentrig.runtime.checks.outcome import scenario_status, unexpected_error
+from agentrig.runtime.engine.warning_capture import capturing, take_warnings
 from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.run_records import RunError, RunErrorKind, ScenarioResult
 from agentrig.runtime.history.usage import Usage
@@ -200,26 +201,36 @@ async def run_unwritten(
     `shared`: the model's connections serve scenarios running beside this one and stay open.
 
     The provider layer counts the scenario's requests in an `AttemptLog` of its own (the result's `attempts`),
-    follows its `settings.provider`, and a turn's timeout that came from `--timeout` is said so."""
+    follows its `settings.provider`, and a turn's timeout that came from `--timeout` is said so. The warnings shown
+    meanwhile are its `warnings` (`engine/warning_capture`: from its tasks, its tools' threads, its modules' import),
+    also when it fails, and when the run gives up on it (`take_warnings(loaded)`, the object given here)."""
     started = time.perf_counter()
     given = options.timeout is not None and loaded.scenario.settings.timeout is None
     flag = f"{options.provider.flag_prefix}timeout" if given else None
-    loaded = _as_run(loaded, options)
+    scenario, loaded = loaded, _as_run(loaded, options)
     meter = _scenario_meter(options)
     log = AttemptLog()
-    try:
-        with recording_attempts(log), using_scenario_settings(loaded.scenario.settings.provider), timeout_flag(flag):
-            execution = await _isolated(_execute(loaded, model, options, execute, meter, shared=shared), shared=shared)
-    # The engine or the user's agent failed: this scenario's error, not the suite's. Whatever it raised: a
-    # sys.exit() or os._exit() in a tool, a CancelledError or GeneratorExit nothing asked for, a BaseException of
-    # its own must not end the whole run with no report (and, at -j 1, exit code 0).
-    except BaseException as error:
-        if _is_interruption(error):
-            raise
-        # what it spent still counts
-        return Finished(replace(_with_cost(failure(loaded, error, started=started), meter), attempts=log.snapshot()))
-    finished = _checked(loaded, execution, started=started, options=options)
-    return replace(finished, result=replace(_with_cost(finished.result, meter), attempts=log.snapshot()))
+    with capturing(owner=scenario, show=options.show_warnings):
+        try:
+            with (
+                recording_attempts(log),
+                using_scenario_settings(loaded.scenario.settings.provider),
+                timeout_flag(flag),
+            ):
+                work = _execute(loaded, model, options, execute, meter, shared=shared)
+                execution = await _isolated(work, shared=shared)
+        # The engine or the user's agent failed: this scenario's error, not the suite's. Whatever it raised: a
+        # sys.exit() or os._exit() in a tool, a CancelledError or GeneratorExit nothing asked for, a BaseException
+        # of its own must not end the whole run with no report (and, at -j 1, exit code 0).
+        except BaseException as error:
+            if _is_interruption(error):
+                raise
+            # what it spent still counts
+            failed = _with_cost(failure(scenario, error, started=started), meter)
+            return Finished(replace(failed, attempts=log.snapshot()))
+        finished = _checked(loaded, execution, started=started, options=options)
+    result = replace(_with_cost(finished.result, meter), attempts=log.snapshot(), warnings=take_warnings(scenario))
+    return replace(finished, result=result)
 
 
 def write_finished(finished: Finished, options: RunOptions) -> ScenarioResult:
@@ -316,7 +327,7 @@ def _failure_kind(error: BaseException) -> RunErrorKind:
 def failure(loaded: LoadedScenario, error: BaseException, *, started: float) -> ScenarioResult:
     """The result of a scenario whose run raised `error`: `error` status for the agent's own error or a scenario
     this environment cannot run (it could not run), `failed` for a stop with a kind of its own (as a turn ending in
-    it would be)."""
+    it would be). With the warnings it showed until then (`loaded`: the object its run was given)."""
     message = error.message if isinstance(error, AgentrigError | RunStopped) else _describe(error)
     scenario = loaded.scenario
     kind = _failure_kind(error)
@@ -327,6 +338,7 @@ def failure(loaded: LoadedScenario, error: BaseException, *, started: float) -> 
         status="error" if kind in ("agent_error", "unsupported") else "failed",
         error=RunError(kind=kind, message=message.splitlines()[0] if message else type(error).__name__),
         duration_s=time.perf_counter() - started,
+        warnings=take_warnings(loaded),
     )
 
 

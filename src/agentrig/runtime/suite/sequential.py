@@ -43,6 +43,7 @@ from typing import Any
 
 from agentrig.errors import OutputWriteError
 from agentrig.runtime.checks.outcome import is_failure
+from agentrig.runtime.engine.warning_capture import take_warnings
 from agentrig.runtime.history.run_records import RunError, ScenarioResult
 from agentrig.runtime.suite.options import ExecuteScenario, RunOptions
 from agentrig.runtime.suite.processes import stop_signals
@@ -373,6 +374,7 @@ def _timed_out(flight: _InFlight, options: RunOptions, *, blocked: bool) -> Scen
             f" for its agent and deps) and {how}",
         ),
         duration_s=time.perf_counter() - flight.started,
+        warnings=take_warnings(flight.item),  # what it showed before it was given up on
     )
 
 

@@ -24,6 +24,7 @@ from pydantic_ai.messages import ModelMessagesTypeAdapter
 
 from agentrig.runtime.engine.module_loading import on_sys_path
 from agentrig.runtime.engine.pydantic_ai_engine.deps import offline_import
+from agentrig.runtime.engine.warning_capture import importing
 
 ModelMessagesTypeAdapter.dump_json([])
 ModelMessagesTypeAdapter.validate_python([])
@@ -57,8 +58,14 @@ def _import_user_modules() -> None:
     for module, directories, offline, seconds in modules:
         paths = [Path(directory) for directory in directories]
         # An import that fails here (or is given up) is imported again by the worker, within its scenario's own
-        # deadline, which reports what goes wrong.
-        with offline_import(offline), on_sys_path(paths), contextlib.suppress(BaseException), _given(seconds):
+        # deadline, which reports what goes wrong. What it warns is the module's: each scenario naming it lists it.
+        with (
+            offline_import(offline),
+            on_sys_path(paths),
+            contextlib.suppress(BaseException),
+            _given(seconds),
+            importing(module),
+        ):
             importlib.import_module(module)
 
 

@@ -23,6 +23,7 @@ from typing import Any
 from tinyagent import Agent
 
 from agentrig.errors import ScenarioError, Unsupported
+from agentrig.runtime.engine import warning_capture
 from agentrig.scenarios.loader import LoadedScenario
 
 __all__ = ["UNSUPPORTED_PREFIX", "EngineUnsupported", "load_tinyagent_agent"]
@@ -89,11 +90,13 @@ def load_tinyagent_agent(loaded: LoadedScenario) -> Agent:
         raise pydantic_agent
     with _on_sys_path([loaded.base_dir, Path.cwd()]):
         try:
-            value: Any = importlib.import_module(module_name)
+            with warning_capture.importing(module_name):  # what it warns is the module's (`module_loading`)
+                value: Any = importlib.import_module(module_name)
         except ImportError as error:
             if (error.name or "").partition(".")[0] in ("pydantic_ai", "pydantic_graph"):
                 raise pydantic_agent from None
             raise fail(f"cannot import {module_name!r}: {error}") from None
+    warning_capture.add_module_warnings(module_name)
     for attribute in attribute_path.split("."):
         if not hasattr(value, attribute):
             raise fail(f"module {module_name!r} has no attribute {attribute_path!r}")

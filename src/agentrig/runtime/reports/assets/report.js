@@ -41,6 +41,17 @@ function baselineSection(entry, b) {
   return box;
 }
 
+/* The warnings the scenario showed (report.json's `warnings`): each one with its category, module and count. */
+function warningsSection(list) {
+  var shown = list.reduce(function (sum, w) { return sum + (w.count || 1); }, 0);
+  return el("div", { class: "warnings" }, [
+    el("h3", { text: "Warnings (" + shown + ")" }),
+    el("ul", null, list.map(function (w) {
+      return el("li", null, [el("strong", { text: w.category }), ": ", w.message, " ",
+        el("span", { class: "sub", text: "(" + w.module + ((w.count || 1) > 1 ? ", shown " + w.count + " times" : "") + ")" })]);
+    }))]);
+}
+
 function scenarioDetail(row, data, query) {
   var entry = data.entry;
   var box = el("div");
@@ -65,6 +76,7 @@ function scenarioDetail(row, data, query) {
   box.appendChild(tags(entry.tags));
   box.appendChild(rerunBlock(data.rerun));
   (data.problems || []).forEach(function (p) { box.appendChild(el("div", { class: "error-box", text: "could not read " + p })); });
+  if (entry.warnings && entry.warnings.length) box.appendChild(warningsSection(entry.warnings));
   box.appendChild(verdictSection(entry, { pointAt: pointAt, pointAtTurn: pointAtTurn }));
   if (data.baseline) box.appendChild(baselineSection(entry, data.baseline));
   var byCall = new Map(), loose = [];
@@ -105,6 +117,7 @@ function markMatches(root, query) {
 function runPage() {
   var h = index.head, s = h.summary || {}, t = index.totals, rows = index.rows, base = index.baseline;
   var streamed = rows.filter(function (r) { return r.streamed; }).length;
+  var warned = rows.filter(function (r) { return r.warnings; });
   var header = el("header", { class: "top" }, [
     el("h1", { text: "agentrig: " + s.passed + " passed, " + s.failed + " failed, " + s.skipped + " skipped" + (s.error ? ", " + s.error + (s.error === 1 ? " error" : " errors") : "") }),
     facts([s.total + " scenarios", seconds(s.duration_s), "pydantic-ai " + (h.pydantic_ai_version || "?"), index.engine ? "engine " + index.engine : null,
@@ -112,7 +125,8 @@ function runPage() {
       "agentrig " + h.agentrig_version, "Python " + h.python_version, h.model ? "model " + h.model : "scripted models",
       h.shard ? "shard " + h.shard.index + "/" + h.shard.count : null, h.merged_from ? "merged from " + h.merged_from.length + " outputs" : null,
       h.interrupted ? "INTERRUPTED" : null]),
-    facts(["usage: " + t.requests + " requests", t.tool_calls + " tool calls", t.input_tokens + " input tokens", t.output_tokens + " output tokens"]),
+    facts(["usage: " + t.requests + " requests", t.tool_calls + " tool calls", t.input_tokens + " input tokens", t.output_tokens + " output tokens",
+      warned.length ? "warnings: " + warned.reduce(function (sum, r) { return sum + r.warnings; }, 0) + " shown in " + warned.length + (warned.length === 1 ? " scenario" : " scenarios") : null]),
     h.totals ? facts(["cost: " + (h.totals.cost_usd === null ? "no price" : "$" + h.totals.cost_usd.toFixed(4)) + (h.totals.spent_usd !== null && h.totals.spent_usd !== h.totals.cost_usd ? " ($" + h.totals.spent_usd.toFixed(4) + " spent live)" : ""),
       h.totals.cost_note, h.totals.not_run_for_budget ? h.totals.not_run_for_budget + " not run: --max-cost $" + h.totals.max_cost_usd + " spent" : null]) : null,
     h.repeats ? facts(["each scenario run " + h.repeats.count + " times", h.repeats.flaky.length ? "flaky: " + h.repeats.flaky.join(", ") : "none flaky"].concat(
@@ -129,7 +143,8 @@ function runPage() {
       "Scenarios in both: time " + delta(before.now_duration_s, before.duration_s, " s", 2) + ", tokens " + delta(before.now_tokens, before.tokens, "", 0) + "."]));
   }
   var columns = [
-    { key: "status", title: "Status", width: "96px", cell: function (r) { return el("div", null, [badge(r.status), r.cause ? el("div", { class: "sub", text: r.cause }) : null]); }, sortValue: function (r) { return rank(r.status); } },
+    { key: "status", title: "Status", width: "96px", cell: function (r) { return el("div", null, [badge(r.status), r.cause ? el("div", { class: "sub", text: r.cause }) : null,
+      r.warnings ? el("div", { class: "sub warned", text: r.warnings + (r.warnings === 1 ? " warning" : " warnings") }) : null]); }, sortValue: function (r) { return rank(r.status); } },
     { key: "name", title: "Scenario", width: "minmax(150px, 2fr)", cell: function (r) { return el("div", null, [el("div", { class: "sub", text: r.path || "" })]); }, sortValue: function (r) { return r.name; } },
     { key: "duration", title: "Time", num: true, width: "70px", cell: function (r) { return el("span", { text: seconds(r.duration_s) }); }, sortValue: function (r) { return r.duration_s || 0; } },
     { key: "requests", title: "Req", num: true, width: "48px", cell: function (r) { return el("span", { text: String(r.requests) }); }, sortValue: function (r) { return r.requests; } },
@@ -147,9 +162,10 @@ function runPage() {
     { key: "passed", title: "Passed", test: function (r) { return r.status === "passed"; } },
     { key: "error", title: "Errors", test: function (r) { return r.status === "error"; } },
     { key: "skipped", title: "Skipped", test: function (r) { return r.status === "skipped"; } }];
+  if (warned.length) filters.push({ key: "warnings", title: "Warnings", test: function (r) { return !!r.warnings; } });
   if (base) filters.push({ key: "changed", title: "Changed", test: function (r) { return !!r.changed; } });
   var list = makeList({ rows: rows, columns: columns, filters: filters, defaultSort: "status", linkColumn: 1, label: "scenarios of the run",
-    searchConversations: true, statusText: function (r) { return r.status + " " + (r.cause || ""); } });
+    searchConversations: true, statusText: function (r) { return r.status + " " + (r.cause || "") + (r.warnings ? " warnings" : ""); } });
   layout(header, list, scenarioDetail, rows);
 }
 
@@ -166,7 +182,8 @@ function matrixPage() {
         (t ? ", " + t.requests + " requests, " + t.input_tokens + " / " + t.output_tokens + " tokens, " + (t.cost_usd === null ? "no price" : "$" + t.cost_usd.toFixed(4)) : "");
     })),
     el("div", { class: "facts" }, versions.filter(function (v) { return own(index.links, v); }).map(function (v) { return el("span", null, [el("a", { href: own(index.links, v), text: v + " report" })]); })),
-    regressions.length ? el("div", { class: "banner" }, ["Regressions: " + regressions.map(function (r) { return r.scenario + " (" + r.status + " on " + r.version + ")"; }).join(", ")]) : null]);
+    matrixEnvironment(h),
+    regressions.length ? el("div", { class: "banner" }, ["Regressions: " + regressions.map(regressionText).join("; ")]) : null]);
   function statusOn(r, v) { return own(r.statuses, v) || "missing"; }
   function regressed(r) { return versions.some(function (v) { return statusOn(r, h.baseline) === "passed" && (statusOn(r, v) === "failed" || statusOn(r, v) === "error"); }); }
   function worst(r) { return Math.min.apply(null, versions.map(function (v) { return rank(statusOn(r, v)); })); }
@@ -193,11 +210,12 @@ function matrixDetail(row, data) {
   box.appendChild(tags(row.tags));
   box.appendChild(el("div", { class: "side" }, index.versions.map(function (v) {
     var cell = own(data.versions, v);
-    if (!cell) return el("div", null, [el("strong", { text: v }), " ", badge("missing"), el("p", { class: "sub", text: "not reported on this version" })]);
+    if (!cell) return el("div", null, [el("strong", { text: v }), " ", badge("missing"), el("p", { class: "sub", text: notReported(index.head, v) })]);
     return el("div", null, [
       el("strong", { text: v }), " ", badge(cell.status), el("div", { class: "sub", text: seconds(cell.duration_s) }),
       cell.error ? el("div", { class: "error-box", text: cell.error.kind + ": " + cell.error.message }) : null,
       el("div", null, cell.checks.map(function (c) { return checkBlock(c, null); })),
+      el("div", null, scenarioVersionNotes(data.scenario, v)),
       el("a", { href: cell.folder, text: "files" }),
       own(index.links, v) ? el("span", null, [" · ", el("a", { href: own(index.links, v) + "#" + encodeURIComponent(row.name), text: "conversation" })]) : null]);
   })));
