@@ -15,6 +15,7 @@ from pydantic_ai.models.function import AgentInfo, DeltaThinkingCalls, DeltaTool
 from pydantic_ai.usage import RequestUsage
 
 from agentrig.runtime.history.canonical import Message, Part
+from agentrig.runtime.history.per_run import without_per_run_values
 from agentrig.runtime.models.conversion import to_canonical
 
 StreamChunk = str | DeltaToolCalls | DeltaThinkingCalls
@@ -83,5 +84,5 @@ def flat_parts(history: Sequence[Message]) -> list[tuple[str, Part]]:
 
 
 def without_run_ids(history: Sequence[Message]) -> list[Message]:
-    """The history with run ids cleared: every run gets a fresh id."""
-    return [Message(kind=message.kind, parts=message.parts) for message in history]
+    """The history with its per-run values cleared (run and conversation ids): every run gets fresh ones."""
+    return without_per_run_values(history)

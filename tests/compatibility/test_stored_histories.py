@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import re
 import tomllib
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,7 @@ from tests.compatibility.support import RecordedScript
 
 DATA = Path(__file__).parent / "data"
 GOLDEN = DATA / "conversation.canonical.json"
-PINNED_VERSIONS = ("2.38.0", "2.40.0", "2.59.0", "2.60.0", "2.68.0")
+PINNED_VERSIONS = ("2.38.0", "2.40.0", "2.59.0", "2.60.0", "2.68.0", "2.78.0")
 
 
 def version_tuple(text: str) -> tuple[int, int, int]:
@@ -132,7 +133,11 @@ def test_conversation_continues_from_every_stored_history(version: str) -> None:
     model_input, rendered_retries = unrender_output_retries(seen[:-1])
     assert model_input == golden()
     assert rendered_retries == (1 if pydantic_ai_compat.RETRY_SHAPE == "retried" else 0)
-    assert seen[-1] == canonical.Message.request(canonical.TextPart(content="Thanks!"), run_id="turn-5")
+    # The new run continues the stored conversation: pydantic-ai takes the latest `conversation_id` of the history it
+    # is given (2.54+; the fixture's), which the canonical form carries.
+    continued = "fixture-conversation" if pydantic_ai_compat.supports_run_kwarg("conversation_id") else None
+    request = canonical.Message.request(canonical.TextPart(content="Thanks!"), run_id="turn-5")
+    assert seen[-1] == replace(request, conversation_id=continued)
     stored = to_canonical(result.all_messages())
     assert stored[:-2] == golden()
     assert check_invariants(stored) == []

@@ -12,7 +12,9 @@ import pytest
 
 from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.events import read_events
+from agentrig.runtime.history.per_run import message_json_without_per_run_values, without_per_run_values
 from agentrig.runtime.history.sessions import load_session
+from agentrig.runtime.history.wire import loads_history
 from tests.cli.cli_helpers import run_main
 from tests.providers.conftest import ServerFactory
 from tests.providers.loopback import LoopbackServer, Reply, ToolCallReply, text, tool_calls
@@ -67,6 +69,7 @@ def test_prompt_stream_json_record_is_unchanged(loopback: ServerFactory, capsys:
     plain_record, streamed_record = jsonio.loads(plain), jsonio.loads(streamed)
     for record in (plain_record, streamed_record):
         record.pop("duration_s")
+        record["messages"] = [message_json_without_per_run_values(message) for message in record["messages"]]
     assert streamed_record == plain_record
     assert streamed_record["usage"]["input_tokens"] == 21
 
@@ -143,8 +146,12 @@ def test_a_streamed_recording_replays_streamed_offline(
         capsys, "run", str(scenario), "--stream", "--replay", str(recordings), "--out", str(tmp_path / "rep")
     )
     assert code == 0, out
-    recorded = (tmp_path / "rec" / "scenarios" / "streamed-real" / "history.json").read_bytes()
-    replayed = (tmp_path / "rep" / "scenarios" / "streamed-real" / "history.json").read_bytes()
+    recorded, replayed = (
+        without_per_run_values(
+            loads_history((tmp_path / run / "scenarios" / "streamed-real" / "history.json").read_bytes())
+        )
+        for run in ("rec", "rep")
+    )
     assert replayed == recorded
     recorded_usage = jsonio.loads((tmp_path / "rec" / "scenarios" / "streamed-real" / "usage.json").read_bytes())
     replayed_usage = jsonio.loads((tmp_path / "rep" / "scenarios" / "streamed-real" / "usage.json").read_bytes())

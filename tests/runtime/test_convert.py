@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -37,6 +36,7 @@ from pydantic_ai.usage import RequestUsage
 
 from agentrig.errors import HistoryFormatError
 from agentrig.runtime.history import canonical
+from agentrig.runtime.history.per_run import without_per_run_values
 from agentrig.runtime.history.wire import dumps_history, history_from_json, loads_history
 from agentrig.runtime.models import pydantic_ai_compat
 from agentrig.runtime.models.conversion import (
@@ -59,7 +59,7 @@ def dump_path(history: str, pydantic_ai_version: str) -> Path:
 
 
 def without_run_ids(history: list[canonical.Message]) -> list[canonical.Message]:
-    return [replace(message, run_id=None) for message in history]
+    return without_per_run_values(history)
 
 
 def through_json(messages: list[ModelMessage]) -> list[ModelMessage]:

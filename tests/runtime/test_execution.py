@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from pydantic_ai.messages import ModelMessagesTypeAdapter
 
 from agentrig.runtime.history.canonical import TextPart, ToolCallPart, ToolReturnPart
+from agentrig.runtime.history.per_run import without_per_run_values
 from agentrig.runtime.models.conversion import to_canonical
 from tests.runtime.engine_helpers import assert_invariants, execute, kinds, load_yaml
 
@@ -82,7 +82,7 @@ def test_pydantic_ai_dump_loads_back_to_the_session_history(tmp_path: Path) -> N
 
     loaded = ModelMessagesTypeAdapter.validate_json(execution.pydantic_ai_dump)
     # The session does not keep pydantic-ai's run ids; everything else is the same history.
-    assert [replace(m, run_id=None) for m in to_canonical(loaded)] == list(execution.session.messages)
+    assert without_per_run_values(to_canonical(loaded)) == without_per_run_values(execution.session.messages)
 
 
 def test_initial_history_with_system_prompt_and_dangling_call_is_prepared(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from agentrig.runtime.engine.pydantic_ai_engine.agent_loading import AgentCache
 from agentrig.runtime.engine.pydantic_ai_engine.scenario_execution import execute_scenario
 from agentrig.runtime.engine.tinyagent_engine.execution import execute_scenario_tinyagent, unsupported_features
 from agentrig.runtime.engine.tool_rules import json_contains, matching_output_rule
+from agentrig.runtime.history.per_run import without_per_run_values
 from agentrig.scenarios.model import OutputValidatorRule
 from tests.runtime.engine_helpers import execute, load_yaml
 
@@ -164,4 +165,4 @@ def test_output_validator_rules_run_on_tinyagent_with_pydantic_ai_s_budget(tmp_p
             "unexpected_model_behavior",
             "Exceeded maximum output retries (1)",
         )
-    assert list(tinyagent.session.messages) == list(pydantic_ai.session.messages)
+    assert without_per_run_values(tinyagent.session.messages) == without_per_run_values(pydantic_ai.session.messages)

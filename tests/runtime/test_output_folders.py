@@ -8,10 +8,13 @@ from __future__ import annotations
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agentrig.errors import UsageError
+from agentrig.runtime.history.per_run import without_per_run_values
+from agentrig.runtime.history.wire import loads_history
 from agentrig.runtime.suite.options import RunOptions
 from agentrig.runtime.suite.outputs.scenario_files import write_folder
 from agentrig.runtime.suite.runner import run_suite
@@ -44,14 +47,14 @@ def scenarios(tmp_path: Path) -> Path:
 def test_a_second_run_leaves_what_a_first_run_leaves(scenarios: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     run(scenarios, out)
-    first = {name: (out / "scenarios" / name / "history.json").read_bytes() for name in ("alpha", "beta")}
+    first = {name: _history(out, name) for name in ("alpha", "beta")}
     # What an earlier run wrote and this one does not (a sub-agent's history), recorded as agentrig writes it.
     earlier = [(name, (out / "scenarios" / "alpha" / name).read_bytes()) for name in sorted(RAN)]
     write_folder(out, "scenarios/alpha", [*earlier, ("subagents/old.history.json", b"[]")], subfolders=["subagents"])
     run(scenarios, out)
     for name in ("alpha", "beta"):
         assert files(out / "scenarios" / name) == RAN
-        assert (out / "scenarios" / name / "history.json").read_bytes() == first[name]
+        assert _history(out, name) == first[name]
 
 
 def test_files_left_by_hand_in_a_scenario_folder_stop_the_run_untouched(scenarios: Path, tmp_path: Path) -> None:
@@ -139,3 +142,8 @@ def test_a_scenarios_folder_that_is_a_link_is_refused(scenarios: Path, tmp_path:
     with pytest.raises(UsageError, match="scenarios on its way is a link or not a folder"):
         run(scenarios, out)
     assert list(elsewhere.iterdir()) == []
+
+
+def _history(out: Path, name: str) -> list[Any]:
+    """A scenario's history.json without the ids pydantic-ai draws per run (a conversation id)."""
+    return without_per_run_values(loads_history((out / "scenarios" / name / "history.json").read_bytes()))

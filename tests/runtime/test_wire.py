@@ -11,6 +11,8 @@ from hypothesis import given
 
 from agentrig.errors import HistoryFormatError
 from agentrig.runtime.history.canonical import (
+    OPTIONAL_MESSAGE_FIELDS,
+    OPTIONAL_PART_FIELDS,
     Message,
     OpaquePart,
     RetryPromptPart,
@@ -27,6 +29,7 @@ from agentrig.runtime.history.canonical import (
     tool_return_ids,
 )
 from agentrig.runtime.history.jsonio import loads
+from agentrig.runtime.history.per_run import without_per_run_values
 from agentrig.runtime.history.pydantic_ai_dicts import to_pydantic_ai_dicts
 from agentrig.runtime.history.wire import (
     HISTORY_FORMAT,
@@ -68,7 +71,7 @@ EXPECTED_FROM_DUMPS = [
 
 
 def without_run_ids(history: list[Message]) -> list[Message]:
-    return [dataclasses.replace(m, run_id=None) for m in history]
+    return without_per_run_values(history)
 
 
 def sample_history() -> list[Message]:
@@ -89,6 +92,41 @@ def sample_history() -> list[Message]:
         ),
         Message.request(ToolReturnPart(tool_call_id="tc_3", content="x", outcome="interrupted")),
         Message.response(TextPart(content="Two files.")),
+        # The fields beyond the seed format, each set once (pydantic-ai 2.38 to 2.78).
+        dataclasses.replace(
+            Message.response(
+                TextPart(content="cited", id="msg_1", provider_name="openai", provider_details={"a": 1}, citations=[]),
+                ToolCallPart(
+                    tool_call_id="tc_4",
+                    tool_name="final_result",
+                    args={},
+                    tool_kind="output",
+                    ui_visibility="redacted",
+                    id="fc_1",
+                    provider_name="openai",
+                    provider_details={"b": 2},
+                ),
+            ),
+            conversation_id="conv-1",
+            metadata={"__pydantic_ai__": {"context_input_tokens": 10}},
+            failed_attempts=[{"model_name": "a", "outcome": "error", "kind": "retry", "retry_after": 2.0}],
+            workspace_ref={"id": "w"},
+        ),
+        dataclasses.replace(
+            Message.request(
+                ToolReturnPart(
+                    tool_call_id="tc_4",
+                    tool_name="final_result",
+                    content="Final result processed.",
+                    tool_kind="output",
+                    ui_visibility="redacted",
+                    metadata={"app": True},
+                    content_file_digests=["abc"],
+                ),
+                RetryPromptPart(content="Please return text.", cause="model_retry"),
+            ),
+            metadata={"__pydantic_ai__": {"deferred_pause": True}},
+        ),
     ]
 
 
@@ -179,8 +217,8 @@ def test_history_survives_round_trip_with_identical_parts_and_ids() -> None:
         loaded = loads_history(dumps_history(history, pretty=pretty))
         assert loaded == history
         assert [m.parts for m in loaded] == [m.parts for m in history]
-        assert tool_call_ids(loaded) == ["tc_1", "tc_2", "tc_3"]
-        assert tool_return_ids(loaded) == ["tc_1", "tc_3"]
+        assert tool_call_ids(loaded) == ["tc_1", "tc_2", "tc_3", "tc_4"]
+        assert tool_return_ids(loaded) == ["tc_1", "tc_3", "tc_4"]
         assert tool_retry_ids(loaded) == ["tc_2"]
 
 
@@ -192,14 +230,22 @@ def test_round_trip_is_identity_for_generated_histories(history: list[Message]) 
 def test_fast_decoders_build_values_equal_to_the_constructors() -> None:
     # The reader fills slots directly for speed; these values must be indistinguishable from constructed ones,
     # and a field added to a canonical class must show up here (and in wire_decoding.py's builders) first.
-    assert {f.name for f in dataclasses.fields(TextPart)} == {"content", "part_kind"}
-    assert {f.name for f in dataclasses.fields(ToolCallPart)} == {"tool_call_id", "tool_name", "args", "part_kind"}
+    optional = OPTIONAL_PART_FIELDS
+    assert {f.name for f in dataclasses.fields(TextPart)} == {"content", "part_kind", *optional[TextPart]}
+    assert {f.name for f in dataclasses.fields(ToolCallPart)} == {
+        "tool_call_id",
+        "tool_name",
+        "args",
+        "part_kind",
+        *optional[ToolCallPart],
+    }
     assert {f.name for f in dataclasses.fields(ToolReturnPart)} == {
         "tool_call_id",
         "tool_name",
         "content",
         "outcome",
         "part_kind",
+        *optional[ToolReturnPart],
     }
     assert {f.name for f in dataclasses.fields(ThoughtPart)} == {
         "content",
@@ -209,7 +255,7 @@ def test_fast_decoders_build_values_equal_to_the_constructors() -> None:
         "provider_details",
         "part_kind",
     }
-    assert {f.name for f in dataclasses.fields(Message)} == {"kind", "parts", "run_id", "state"}
+    assert {f.name for f in dataclasses.fields(Message)} == {"kind", "parts", *OPTIONAL_MESSAGE_FIELDS}
     loaded = loads_history(dumps_history(sample_history()))
     for message, expected in zip(loaded, sample_history(), strict=True):
         assert repr(message) == repr(expected)

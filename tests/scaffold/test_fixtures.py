@@ -69,6 +69,7 @@ REFUSED: dict[str, tuple[str | None, str]] = {
             "history-2.59.0.json",
             "history-2.60.0.json",
             "history-2.68.0.json",
+            "history-2.78.0.json",
         )
     },
     # The host's approvals and deferred results replay as turns; a host's *retry* has no scenario form yet.

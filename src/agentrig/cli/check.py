@@ -35,9 +35,9 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         from agentrig.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, AgentrigError
+        from agentrig.runtime.history.history_files import read_history_noting_fields
         from agentrig.runtime.history.invariants import check_invariants
         from agentrig.runtime.history.jsonio import dumps
-        from agentrig.runtime.history.sessions import load_history_file
         from agentrig.runtime.history.violations import INVARIANT_NAMES
 
         unknown = sorted(set(only or ()) - set(INVARIANT_NAMES))
@@ -49,11 +49,13 @@ def register(app: typer.Typer) -> None:
         unreadable = 0
         for path in files:
             try:
-                history = load_history_file(path)
+                history, warnings = read_history_noting_fields(path)
             except AgentrigError as error:
                 unreadable += 1
                 typer.echo(f"agentrig: error: {error.message}", err=True)
                 continue
+            for warning in warnings:
+                typer.echo(f"agentrig: warning: {path}: {warning}", err=True)
             violations = check_invariants(history, only=only or None)
             for violation in violations:
                 found.append(

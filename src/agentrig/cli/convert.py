@@ -54,7 +54,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         from agentrig.errors import UsageError
         from agentrig.runtime.history import jsonio
-        from agentrig.runtime.history.sessions import load_history_file
+        from agentrig.runtime.history.history_files import read_history_noting_fields
 
         if output is not None and _same_file(file, output):
             raise UsageError(f"{output}: refusing to overwrite the input file; choose another output path")
@@ -65,6 +65,9 @@ def register(app: typer.Typer) -> None:
         if session and to is not TargetFormat.tinyagent:
             raise UsageError("--session needs --to tinyagent")
         # A history may quote a key (a tool that echoed the environment): the copy never carries it on.
+        history, warnings = read_history_noting_fields(file)
+        for warning in warnings:
+            typer.echo(f"agentrig: warning: {file}: {warning}", err=True)
         if to is TargetFormat.tinyagent:
             from agentrig.runtime.history.tinyagent_export import file_to_tinyagent
 
@@ -72,11 +75,11 @@ def register(app: typer.Typer) -> None:
         elif to is TargetFormat.canonical:
             from agentrig.runtime.history.wire import history_to_json
 
-            data = dumps_redacted(history_to_json(load_history_file(file)), pretty=True)
+            data = dumps_redacted(history_to_json(history), pretty=True)
         else:
             from agentrig.runtime.models.conversion import dump_pydantic_ai_json
 
-            data = redact_json_bytes(dump_pydantic_ai_json(load_history_file(file), pretty=True), pretty=True)
+            data = redact_json_bytes(dump_pydantic_ai_json(history, pretty=True), pretty=True)
         if output is None:
             typer.echo(data, nl=False)  # bytes go to the binary stream untouched
         else:

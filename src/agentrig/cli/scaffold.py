@@ -123,6 +123,8 @@ def register(app: typer.Typer) -> None:
         }
         if _one_file(sources, output):
             result = write_scenario(ScaffoldOptions(source=sources[0], output=output, **common))  # pyright: ignore[reportArgumentType]
+            for warning in result.warnings:
+                typer.echo(f"agentrig: warning: {sources[0]}: {warning}", err=True)
             typer.echo(
                 f"wrote {result.scenario_path} (scenario {result.name}: {result.turns} turn(s), {result.steps}"
                 f" step(s), {len(result.tools)} tool(s), from {result.messages} messages)"
@@ -131,6 +133,9 @@ def register(app: typer.Typer) -> None:
                 typer.echo(f"wrote {result.golden_path}")
             return
         rows = scaffold_many(ManyOptions(sources=tuple(sources), directory=output, **common))  # pyright: ignore[reportArgumentType]
+        for row in rows:
+            for warning in row.warnings:
+                typer.echo(f"agentrig: warning: {row.source}: {warning}", err=True)
         typer.echo(_table(rows), nl=False)
         raise typer.Exit(code=max((row.exit_code for row in rows), default=0))
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 __all__ = ["PYDANTIC_AI_VERSIONS", "SUPPORTED_FLOOR"]
 
-PYDANTIC_AI_VERSIONS: tuple[str, ...] = ("2.38.0", "2.40.0", "2.59.0", "2.60.0", "2.68.0")
+PYDANTIC_AI_VERSIONS: tuple[str, ...] = ("2.38.0", "2.40.0", "2.59.0", "2.60.0", "2.68.0", "2.78.0")
 """Oldest first: the supported floor, ..., the newest release the suite was proven on."""
 
 SUPPORTED_FLOOR: str = PYDANTIC_AI_VERSIONS[0]

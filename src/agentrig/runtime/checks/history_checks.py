@@ -3,7 +3,6 @@ rewritten atomically with `--update-golden`)."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, get_args
@@ -13,6 +12,7 @@ from agentrig.runtime.checks.check_support import unified_diff
 from agentrig.runtime.history.canonical import JsonValue, Message
 from agentrig.runtime.history.invariants import check_invariants
 from agentrig.runtime.history.jsonio import write_atomic
+from agentrig.runtime.history.per_run import without_per_run_values
 from agentrig.runtime.history.redaction import redact_json_bytes
 from agentrig.runtime.history.run_records import Check, TurnRecord
 from agentrig.runtime.history.tool_registry import ToolCallRegistry
@@ -47,8 +47,9 @@ InvariantChecker = Callable[[Sequence[Message], Any, Sequence[str] | None], Sequ
 
 
 def strip_run_ids(history: Iterable[Message]) -> list[Message]:
-    """The history without `run_id`s: they are random per run, so goldens and diffs ignore them."""
-    return [message if message.run_id is None else dataclasses.replace(message, run_id=None) for message in history]
+    """The history without its per-run values (run and conversation ids, capability record ids: `history/per_run`):
+    they are random per run, so goldens and diffs ignore them."""
+    return without_per_run_values(history)
 
 
 def canonical_golden_bytes(history: Iterable[Message]) -> bytes:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeAlias
 
 JsonValue: TypeAlias = Any
@@ -29,7 +29,7 @@ ToolOutcome: TypeAlias = Literal["success", "failed", "denied", "interrupted"]
 MessageKind: TypeAlias = Literal["request", "response"]
 
 KNOWN_PART_KINDS: frozenset[str] = frozenset(
-    {"text", "user-content", "tool-call", "tool-return", "retry-prompt", "system-prompt", "thought"}
+    {"text", "user-content", "tool-call", "tool-return", "retry-prompt", "system-prompt", "thought", "capability"}
 )
 
 UrlKind: TypeAlias = Literal["image-url", "document-url", "audio-url", "video-url"]
@@ -44,6 +44,14 @@ class TextPart:
 
     content: str
     """The text itself."""
+    id: str | None = None
+    """The provider's id of the text item (e.g. OpenAI Responses' `msg_...`); responses only."""
+    provider_name: str | None = None
+    """The provider that wrote the text; responses only."""
+    provider_details: dict[str, JsonValue] | None = None
+    """Whatever else the provider attached to the text; responses only."""
+    citations: list[JsonValue] | None = None
+    """The sources the provider cited for the text (pydantic-ai 2.68+ `TextPart.citations`), verbatim."""
     part_kind: Literal["text"] = "text"
 
 
@@ -137,6 +145,18 @@ class ToolCallPart:
     args: dict[str, JsonValue] | str = field(default_factory=dict[str, JsonValue])
     """Arguments: a JSON object as a dict, or the raw string the model wrote when it is not a JSON object
     (malformed JSON, a list, a bare string). A raw string is kept verbatim so its meaning is never lost."""
+    tool_kind: str | None = None
+    """The tool's typed kind (pydantic-ai's `tool_kind`): `output` for an output tool's call (stamped by pydantic-ai
+    2.78+, and by agentrig's engine on every version), a registered kind such as a tool search, or None."""
+    ui_visibility: str | None = None
+    """What a UI client is shown of the call: `public`, `redacted` or `private` (pydantic-ai 2.78+); None: the
+    adapter's default."""
+    id: str | None = None
+    """The provider's id of the call item, when it has one apart from `tool_call_id`."""
+    provider_name: str | None = None
+    """The provider that wrote the call."""
+    provider_details: dict[str, JsonValue] | None = None
+    """Whatever else the provider attached to the call."""
     part_kind: Literal["tool-call"] = "tool-call"
 
 
@@ -152,6 +172,16 @@ class ToolReturnPart:
     """The tool's name (pydantic-ai records it; the seed wire format may omit it)."""
     outcome: ToolOutcome = "success"
     """How the call ended; `interrupted` for calls closed by cleanup or cancellation."""
+    tool_kind: str | None = None
+    """The tool's typed kind, as on its call (see `ToolCallPart.tool_kind`)."""
+    ui_visibility: str | None = None
+    """What a UI client is shown of the result: `public`, `redacted` (the call without its result) or `private`
+    (neither); pydantic-ai 2.78+. None: the adapter's default."""
+    metadata: JsonValue = None
+    """Data the tool attached for the application (`ToolReturn(metadata=...)`), never sent to the model."""
+    content_file_digests: list[str] | None = None
+    """pydantic-ai's record of which mappings in `content` are its own file items (2.6x+ `content_file_digests`):
+    only those are rebuilt as files when the history is loaded. None when pydantic-ai wrote no record."""
     part_kind: Literal["tool-return"] = "tool-return"
 
 
@@ -171,6 +201,14 @@ class RetryPromptPart:
     tool_call_id: str | None = None
     """The call that is retried; None for an output retry (pydantic-ai < 2.60 gave those a random id
     that references no call; 2.60+ gives none, so the canonical form keeps none)."""
+    cause: str | None = None
+    """Why the retry was asked for, when it is not what the content says by its shape (`validation_error` for a
+    list of error details, `model_retry` for a string): e.g. `no_output` (a response with nothing usable, sent to
+    the model in the system voice), `unknown_tool`, `unavailable_tool` (pydantic-ai 2.60+ `RetryInfo.cause`)."""
+    tool_kind: str | None = None
+    """A tool retry's typed tool kind, as on its call."""
+    ui_visibility: str | None = None
+    """A tool retry's UI visibility, as on its call."""
     part_kind: Literal["retry-prompt"] = "retry-prompt"
 
 
@@ -180,6 +218,14 @@ class SystemPromptPart:
 
     content: str
     """The prompt text."""
+    dynamic_ref: str | None = None
+    """The dynamic system prompt function that wrote it, which pydantic-ai runs again on a new run."""
+    context_id: str | None = None
+    """The `<pyai:context>` element the prompt is sent as (pydantic-ai 2.68+), or None for the text as is."""
+    scope: str | None = None
+    """`request` when the model sees it only in its own request (pydantic-ai 2.68+); None: the conversation."""
+    metadata: JsonValue = None
+    """Data attached for the application, never sent to the model."""
     part_kind: Literal["system-prompt"] = "system-prompt"
 
 
@@ -198,6 +244,24 @@ class ThoughtPart:
     provider_details: dict[str, JsonValue] | None = None
     """Whatever else the provider attached to the thought (e.g. encrypted or raw reasoning content)."""
     part_kind: Literal["thought"] = "thought"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CapabilityPart:
+    """Something a capability or the application told the model mid-conversation (pydantic-ai 2.78+
+    `CapabilityPart`: data framed in a tag, or an instruction in the application's voice), enqueued with
+    `ctx.enqueue`. pydantic-ai renders it before the model sees it; the application finds it again by `kind`."""
+
+    kind: str
+    """The part's kind, `namespace.name` (e.g. `myapp.weather`)."""
+    content: JsonValue = None
+    """What the model is shown: the text of an instruction, the data of a data part."""
+    record_id: str | None = None
+    """pydantic-ai's unique id of the record (a uuid7, new on every run: goldens leave it out)."""
+    data: dict[str, JsonValue] = field(default_factory=dict[str, JsonValue])
+    """Every other stored field, verbatim: `source`, `scope`, `capability_id`, `metadata`, `rendering` and the
+    kind's own typed fields (e.g. `city`). Written back as keys of the part."""
+    part_kind: Literal["capability"] = "capability"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -221,6 +285,7 @@ Part: TypeAlias = (
     | RetryPromptPart
     | SystemPromptPart
     | ThoughtPart
+    | CapabilityPart
     | OpaquePart
 )
 
@@ -242,7 +307,21 @@ class Message:
     """The pydantic-ai run that produced the message, when known. Cleared by `sanitize_history_for_resume`."""
     state: str | None = None
     """pydantic-ai's message `state` when it is not `complete` (e.g. `interrupted` after a cancelled run: it is
-    what makes the next run close the unanswered calls). None means complete."""
+    what makes the next run close the unanswered calls; `incomplete`: a response whose stream the provider ended
+    early, 2.78+). None means complete."""
+    conversation_id: str | None = None
+    """The pydantic-ai conversation the message belongs to (2.54+), when known. Random per conversation: goldens
+    and diffs leave it out, as they do `run_id`."""
+    metadata: dict[str, JsonValue] | None = None
+    """The message's metadata, verbatim: the application's, and pydantic-ai's own marks under `__pydantic_ai__`
+    (2.78's `deferred_pause`: a request written when the run paused for deferred calls, which makes a resumed
+    history pause again)."""
+    failed_attempts: list[JsonValue] | None = None
+    """A response's attempts that did not produce it (pydantic-ai 2.68+ `ModelResponse.failed_attempts`: fallbacks
+    and retries), each with `model_name`, `provider_name`, `outcome`, `error`, `usage`, `kind` (`retry` or
+    `fallback`, 2.78+) and `retry_after` (2.78+); their timestamps and durations are per-run and not kept."""
+    workspace_ref: JsonValue = None
+    """The workspace a response's run worked in (pydantic-ai 2.68+), so a run continuing the history reuses it."""
 
     @staticmethod
     def request(*parts: Part, run_id: str | None = None) -> Message:
@@ -256,7 +335,7 @@ class Message:
 
     def with_parts(self, parts: Iterable[Part]) -> Message:
         """The same message with other parts."""
-        return Message(kind=self.kind, parts=tuple(parts), run_id=self.run_id, state=self.state)
+        return replace(self, parts=tuple(parts))
 
     @property
     def text(self) -> str:
@@ -310,3 +389,24 @@ def tool_retry_ids(history: History) -> list[str]:
         for _, _, p in iter_parts(history)
         if isinstance(p, RetryPromptPart) and p.tool_call_id is not None
     ]
+
+
+OPTIONAL_PART_FIELDS: dict[type, tuple[str, ...]] = {
+    TextPart: ("id", "provider_name", "provider_details", "citations"),
+    ToolCallPart: ("tool_kind", "ui_visibility", "id", "provider_name", "provider_details"),
+    ToolReturnPart: ("tool_kind", "ui_visibility", "metadata", "content_file_digests"),
+    RetryPromptPart: ("cause", "tool_kind", "ui_visibility"),
+    SystemPromptPart: ("dynamic_ref", "context_id", "scope", "metadata"),
+}
+"""The fields of each part kind beyond the seed wire format: None unless pydantic-ai wrote a value, and then
+written under their own name (left out of files when None, so histories that have none stay as they were)."""
+
+OPTIONAL_MESSAGE_FIELDS: tuple[str, ...] = (
+    "run_id",
+    "state",
+    "conversation_id",
+    "metadata",
+    "failed_attempts",
+    "workspace_ref",
+)
+"""The fields of a message beside `kind` and `parts`, None unless set (written only when set)."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 
 from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import (
@@ -254,7 +255,7 @@ def sanitize_history_for_resume(history: History) -> list[Message]:
         if len(parts) == len(message.parts) and message.run_id is None:
             result.append(message)
         else:
-            result.append(Message(kind=message.kind, parts=tuple(parts), state=message.state))
+            result.append(replace(message, parts=tuple(parts), run_id=None))
     return result
 
 

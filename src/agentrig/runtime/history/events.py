@@ -27,6 +27,7 @@ from typing import Any, Literal, Protocol, TypeAlias, get_args, runtime_checkabl
 from agentrig.input_files import HISTORY_FILE_LIMIT, read_input_file
 from agentrig.runtime.history.canonical import Message, RetryPromptPart, TextPart, ToolReturnPart
 from agentrig.runtime.history.jsonio import dumps, loads
+from agentrig.runtime.history.per_run import without_per_run_values
 from agentrig.runtime.history.redaction import (
     StreamRedactor,
     dumps_redacted,
@@ -142,8 +143,8 @@ def _answers(messages: Iterable[Message]) -> dict[str, tuple[str, Any]]:
 
 
 def _unrun(message: Message) -> Message:
-    """The message without its run id: a random id would make every log differ."""
-    return Message(kind=message.kind, parts=message.parts, state=message.state)
+    """The message without its per-run ids: a random id would make every log differ."""
+    return without_per_run_values([message])[0]
 
 
 class EventLog:

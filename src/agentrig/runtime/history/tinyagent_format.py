@@ -20,8 +20,10 @@ pydantic-ai holds a prompt with images in one `UserPromptPart`.
 What the tinyagent format cannot express is written, only when needed, under an `agentrig` key that
 tinyagent keeps (its models allow extra keys) and ignores: a retry prompt (tinyagent has error results
 instead), a tool outcome other than success/failed, tool-return content that is not text blocks, a
-thought's provider, id and provider details, a message's `run_id`/`state`, and where a request starts when
-two requests follow each other. With it, canonical -> tinyagent -> canonical gives back the same history.
+thought's provider, id and provider details, a message's `run_id`, `state`, `conversation_id`, `metadata`,
+`failed_attempts` and `workspace_ref`, a part's fields beyond the seed format (`fields`: a tool's `tool_kind` and
+`ui_visibility`, a tool result's `metadata`, a retry's `cause`, a text's provider id, ...), and where a request
+starts when two requests follow each other. With it, canonical -> tinyagent -> canonical gives back the same history.
 System prompts become `{"role": "system"}` messages, which tinyagent loads as custom messages and never
 sends to a model.
 
@@ -34,12 +36,15 @@ images, the user-content markers) are read and written by `tinyagent_blocks.py`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from agentrig.errors import HistoryFormatError
 from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import (
+    OPTIONAL_MESSAGE_FIELDS,
+    OPTIONAL_PART_FIELDS,
     JsonValue,
     Message,
     Part,
@@ -79,6 +84,29 @@ __all__ = [
 ]
 
 ROLES = frozenset({"user", "assistant", "tool_result", "system"})
+_MESSAGE_KEYS = OPTIONAL_MESSAGE_FIELDS
+"""The message-level values a marker may carry."""
+_PART_FIELDS = OPTIONAL_PART_FIELDS
+"""The optional fields of each part kind that tinyagent has no place for: a marker's `fields`."""
+
+
+def _fields_marker(part: Part) -> dict[str, Any]:
+    """`{"fields": {...}}` with the part's optional fields that are set, or {} when none is."""
+    names = _PART_FIELDS.get(type(part), ())
+    values = {name: getattr(part, name) for name in names if getattr(part, name) is not None}
+    return {"fields": values} if values else {}
+
+
+def _with_fields(part: Any, marker: Mapping[str, Any]) -> Any:
+    """The part with the optional fields its marker's `fields` holds (the ones its kind has)."""
+    values = marker.get("fields")
+    if type(values) is not dict or not values:
+        return part
+    names = _PART_FIELDS.get(type(part), ())
+    known = {name: value for name, value in values.items() if name in names}
+    return replace(part, **known) if known else part
+
+
 _OUTCOMES = frozenset({"success", "failed", "denied", "interrupted"})
 
 
@@ -106,7 +134,7 @@ def _assistant_parts(data: dict[str, Any]) -> list[Part]:
     for index, block in enumerate(blocks_of(data)):
         kind = block["type"]
         if kind == "text":
-            parts.append(TextPart(content=text_of(block, index)))
+            parts.append(_with_fields(TextPart(content=text_of(block, index)), marker_of(block)))
         elif kind == "thinking":
             thinking = block.get("thinking")
             if thinking is not None and type(thinking) is not str:
@@ -126,7 +154,7 @@ def _assistant_parts(data: dict[str, Any]) -> list[Part]:
                 )
             )
         elif kind == "tool_call":
-            parts.append(_tool_call(block, f"content[{index}]"))
+            parts.append(_with_fields(_tool_call(block, f"content[{index}]"), marker_of(block)))
         else:
             raise BadField(
                 f"content[{index}].type", f"an assistant message holds text, thinking and tool_call, not {kind!r}"
@@ -171,12 +199,14 @@ def _tool_result_part(data: dict[str, Any]) -> Part:
     marker = marker_of(data)
     if marker.get("retry"):
         text = "".join(text_of(block, i) for i, block in enumerate(blocks) if block["type"] == "text")
-        return RetryPromptPart(content=retry_content(marker, text), tool_name=tool_name, tool_call_id=call_id)
+        retry = RetryPromptPart(content=retry_content(marker, text), tool_name=tool_name, tool_call_id=call_id)
+        return _with_fields(retry, marker)
     outcome = marker.get("outcome", "failed" if is_error else "success")
     if outcome not in _OUTCOMES:
         raise BadField(f"{MARKER}.outcome", f"unknown tool outcome {outcome!r}")
     content = marker["content"] if "content" in marker else _content_from_blocks(blocks)
-    return ToolReturnPart(tool_call_id=call_id, tool_name=tool_name, content=content, outcome=outcome)
+    part = ToolReturnPart(tool_call_id=call_id, tool_name=tool_name, content=content, outcome=outcome)
+    return _with_fields(part, marker)
 
 
 def _content_from_blocks(blocks: list[dict[str, Any]]) -> JsonValue:
@@ -232,7 +262,7 @@ def messages_from_tinyagent(
                     request.append(_tool_result_part(item))
                 else:
                     texts = [p.content for p in user_parts(item) if isinstance(p, TextPart)]
-                    request.extend(SystemPromptPart(content=text) for text in texts)
+                    request.extend(_with_fields(SystemPromptPart(content=text), marker) for text in texts)
         except BadField as bad:
             raise HistoryFormatError(bad.message, path=source, field=f"{where}.{bad.field}") from None
         previous_role = role
@@ -240,19 +270,24 @@ def messages_from_tinyagent(
     return messages, thoughts
 
 
-def _meta(marker: Mapping[str, Any]) -> dict[str, str | None]:
+def _meta(marker: Mapping[str, Any]) -> dict[str, Any]:
     """The message-level values a marker carries, checked."""
     try:
-        return {"run_id": str_or_none(marker, "run_id"), "state": str_or_none(marker, "state")}
+        meta: dict[str, Any] = {key: str_or_none(marker, key) for key in ("run_id", "state", "conversation_id")}
     except BadField as bad:
         raise BadField(f"{MARKER}.{bad.field}", bad.message) from None
+    for key, kind in (("metadata", dict), ("failed_attempts", list)):
+        value = marker.get(key)
+        if value is not None and type(value) is not kind:
+            raise BadField(f"{MARKER}.{key}", f"expected {'an object' if kind is dict else 'a list'} or null")
+        meta[key] = value
+    meta["workspace_ref"] = marker.get("workspace_ref")
+    return meta
 
 
-def _with_meta(message: Message, meta: Mapping[str, str | None]) -> Message:
-    run_id, state = meta.get("run_id"), meta.get("state")
-    if run_id is None and state is None:
-        return message
-    return Message(kind=message.kind, parts=message.parts, run_id=run_id, state=state)
+def _with_meta(message: Message, meta: Mapping[str, Any]) -> Message:
+    values = {key: value for key, value in meta.items() if value is not None}
+    return replace(message, **values) if values else message
 
 
 # --- writing ---
@@ -300,6 +335,7 @@ def _tool_result(part: ToolReturnPart | RetryPromptPart) -> dict[str, Any]:
             marker["content"] = part.content
         if part.outcome not in ("success", "failed"):
             marker["outcome"] = part.outcome
+    marker.update(_fields_marker(part))
     if marker:
         data[MARKER] = marker
     return data
@@ -317,7 +353,10 @@ def _request_messages(message: Message, where: str) -> list[dict[str, Any]]:
         elif isinstance(part, SystemPromptPart):
             mark_user_content(pieces)
             user, pieces = None, []
-            result.append({"role": "system", "content": [text_block(part.content)]})
+            system: dict[str, Any] = {"role": "system", "content": [text_block(part.content)]}
+            if extras := _fields_marker(part):
+                system[MARKER] = extras
+            result.append(system)
         else:
             if user is None:
                 user = {"role": "user", "content": []}
@@ -333,7 +372,10 @@ def _assistant_message(message: Message, where: str) -> dict[str, Any]:
     content: list[dict[str, Any]] = []
     for index, part in enumerate(message.parts):
         if isinstance(part, TextPart):
-            content.append(text_block(part.content))
+            text = text_block(part.content)
+            if extras := _fields_marker(part):
+                text[MARKER] = extras
+            content.append(text)
         elif isinstance(part, ThoughtPart):
             block: dict[str, Any] = {"type": "thinking", "thinking": part.content}
             if part.signature is not None:
@@ -350,6 +392,8 @@ def _assistant_message(message: Message, where: str) -> dict[str, Any]:
                 call["partial_json"] = part.args
             else:
                 call["arguments"] = part.args
+            if extras := _fields_marker(part):
+                call[MARKER] = extras
             content.append(call)
         else:
             raise HistoryFormatError(
@@ -375,10 +419,10 @@ def messages_to_tinyagent(messages: Sequence[Message]) -> list[dict[str, Any]]:
         marker: dict[str, Any] = {}
         if message.kind == "request" and previous_kind == "request":
             marker["new_request"] = True
-        if message.run_id is not None:
-            marker["run_id"] = message.run_id
-        if message.state is not None:
-            marker["state"] = message.state
+        for key in _MESSAGE_KEYS:
+            value = getattr(message, key)
+            if value is not None:
+                marker[key] = value
         if marker:  # a tool result's own marker (retry, outcome, content) may be there already: the keys differ
             converted[0][MARKER] = {**converted[0].get(MARKER, {}), **marker}
         result.extend(converted)

@@ -32,6 +32,9 @@ from typing import Any
 from agentrig.errors import HistoryFormatError
 from agentrig.runtime.history import jsonio, tinyagent_format
 from agentrig.runtime.history.canonical import (
+    OPTIONAL_MESSAGE_FIELDS,
+    OPTIONAL_PART_FIELDS,
+    CapabilityPart,
     Message,
     OpaquePart,
     Part,
@@ -43,15 +46,9 @@ from agentrig.runtime.history.canonical import (
     ToolReturnPart,
     UserContentPart,
 )
+from agentrig.runtime.history.message_decoding import NotPlain, decode_legacy, decode_message, decode_plain_message
 from agentrig.runtime.history.user_content import encode_user_content
-from agentrig.runtime.history.wire_decoding import (
-    BadField,
-    NotPlain,
-    decode_legacy,
-    decode_message,
-    decode_plain_message,
-    json_type,
-)
+from agentrig.runtime.history.wire_errors import BadField, json_type
 
 __all__ = [
     "HISTORY_FORMAT",
@@ -167,8 +164,27 @@ def loads_history(data: bytes | str, *, source: str | Path | None = None) -> lis
 # --- writing ---
 
 
+def _with_optional(data: dict[str, Any], part: Any, names: tuple[str, ...]) -> dict[str, Any]:
+    """`data` with each of `names` that is set on `part` (left out when None, so files stay minimal)."""
+    for name in names:
+        value = getattr(part, name)
+        if value is not None:
+            data[name] = value
+    return data
+
+
+_TEXT_EXTRAS = OPTIONAL_PART_FIELDS[TextPart]
+_CALL_EXTRAS = OPTIONAL_PART_FIELDS[ToolCallPart]
+_RETURN_EXTRAS = OPTIONAL_PART_FIELDS[ToolReturnPart]
+_RETRY_EXTRAS = OPTIONAL_PART_FIELDS[RetryPromptPart]
+_SYSTEM_EXTRAS = OPTIONAL_PART_FIELDS[SystemPromptPart]
+
+
 def _encode_text(part: Any) -> dict[str, Any]:
-    return {"part_kind": "text", "content": part.content}
+    data = {"part_kind": "text", "content": part.content}
+    if part.id is None and part.provider_name is None and part.provider_details is None and part.citations is None:
+        return data
+    return _with_optional(data, part, _TEXT_EXTRAS)
 
 
 def _encode_user_content(part: Any) -> dict[str, Any]:
@@ -176,7 +192,8 @@ def _encode_user_content(part: Any) -> dict[str, Any]:
 
 
 def _encode_tool_call(part: Any) -> dict[str, Any]:
-    return {"part_kind": "tool-call", "tool_call_id": part.tool_call_id, "tool_name": part.tool_name, "args": part.args}
+    data = {"part_kind": "tool-call", "tool_call_id": part.tool_call_id, "tool_name": part.tool_name, "args": part.args}
+    return _with_optional(data, part, _CALL_EXTRAS)
 
 
 def _encode_tool_return(part: Any) -> dict[str, Any]:
@@ -186,7 +203,7 @@ def _encode_tool_return(part: Any) -> dict[str, Any]:
     data["content"] = part.content
     if part.outcome != "success":
         data["outcome"] = part.outcome
-    return data
+    return _with_optional(data, part, _RETURN_EXTRAS)
 
 
 def _encode_retry_prompt(part: Any) -> dict[str, Any]:
@@ -196,11 +213,21 @@ def _encode_retry_prompt(part: Any) -> dict[str, Any]:
     if part.tool_name is not None:
         data["tool_name"] = part.tool_name
     data["content"] = part.content
-    return data
+    return _with_optional(data, part, _RETRY_EXTRAS)
 
 
 def _encode_system_prompt(part: Any) -> dict[str, Any]:
-    return {"part_kind": "system-prompt", "content": part.content}
+    return _with_optional({"part_kind": "system-prompt", "content": part.content}, part, _SYSTEM_EXTRAS)
+
+
+def _encode_capability(part: Any) -> dict[str, Any]:
+    data: dict[str, Any] = {"part_kind": "capability", "kind": part.kind}
+    if part.content is not None:
+        data["content"] = part.content
+    if part.record_id is not None:
+        data["record_id"] = part.record_id
+    data.update(part.data)
+    return data
 
 
 def _encode_thought(part: Any) -> dict[str, Any]:
@@ -228,6 +255,7 @@ _PART_ENCODERS: dict[type, Callable[[Any], dict[str, Any]]] = {
     RetryPromptPart: _encode_retry_prompt,
     SystemPromptPart: _encode_system_prompt,
     ThoughtPart: _encode_thought,
+    CapabilityPart: _encode_capability,
     OpaquePart: _encode_opaque,
 }
 
@@ -238,14 +266,10 @@ def part_to_json(part: Part) -> dict[str, Any]:
 
 
 def message_to_json(message: Message) -> dict[str, Any]:
-    """The canonical JSON object of one message (`run_id` only when set)."""
+    """The canonical JSON object of one message (`run_id` and the other optional keys only when set)."""
     encoders = _PART_ENCODERS
     data: dict[str, Any] = {"kind": message.kind, "parts": [encoders[type(p)](p) for p in message.parts]}
-    if message.run_id is not None:
-        data["run_id"] = message.run_id
-    if message.state is not None:
-        data["state"] = message.state
-    return data
+    return _with_optional(data, message, OPTIONAL_MESSAGE_FIELDS)
 
 
 def history_to_json(messages: Iterable[Message]) -> dict[str, Any]:

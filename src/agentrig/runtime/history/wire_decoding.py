@@ -6,16 +6,14 @@ why the hot part kinds are built by filling slots directly rather than through t
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from pathlib import Path
-from typing import Any, NoReturn
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import orjson
 
-from agentrig.errors import HistoryFormatError
 from agentrig.runtime.history.canonical import (
+    CapabilityPart,
     JsonValue,
-    Message,
     OpaquePart,
     Part,
     RetryPromptPart,
@@ -26,14 +24,14 @@ from agentrig.runtime.history.canonical import (
     ToolReturnPart,
     UserContentPart,
 )
+from agentrig.runtime.history.retry_causes import stored_cause
 from agentrig.runtime.history.tinyagent_blocks import image_content
 from agentrig.runtime.history.user_content import decode_user_content
 from agentrig.runtime.history.wire_errors import BadField, json_type
 
-__all__ = ["BadField", "NotPlain", "decode_legacy", "decode_message", "decode_plain_message", "json_type"]
+__all__ = ["PART_DECODERS", "BadField", "decode_opaque", "decode_part", "json_type"]
 
 _TOOL_OUTCOMES = frozenset({"success", "failed", "denied", "interrupted"})
-_LEGACY_ROLES = frozenset({"user", "assistant", "system"})
 
 
 def _required_str(data: dict[str, Any], key: str) -> str:
@@ -48,6 +46,36 @@ def _optional_str(data: dict[str, Any], key: str) -> str | None:
     if value is not None and type(value) is not str:
         raise BadField(key, f"expected a string or null, got {json_type(value)}")
     return value
+
+
+def _optional_dict(data: dict[str, Any], key: str) -> dict[str, Any] | None:
+    value = data.get(key)
+    if value is not None and type(value) is not dict:
+        raise BadField(key, f"expected an object or null, got {json_type(value)}")
+    return value
+
+
+def _optional_list(data: dict[str, Any], key: str) -> list[Any] | None:
+    value = data.get(key)
+    if value is not None and type(value) is not list:
+        raise BadField(key, f"expected a list or null, got {json_type(value)}")
+    return value
+
+
+def _provider_fields(data: dict[str, Any]) -> tuple[str | None, str | None, dict[str, Any] | None]:
+    """A response part's `id`, `provider_name` and `provider_details` (all None in most histories)."""
+    part_id, provider_name, details = data.get("id"), data.get("provider_name"), data.get("provider_details")
+    if part_id is None and provider_name is None and details is None:
+        return None, None, None
+    return _optional_str(data, "id"), _optional_str(data, "provider_name"), _optional_dict(data, "provider_details")
+
+
+def _tool_marks(data: dict[str, Any]) -> tuple[str | None, str | None]:
+    """A tool part's `tool_kind` and `ui_visibility` (pydantic-ai 2.38+ and 2.78+; usually both None)."""
+    tool_kind, visibility = data.get("tool_kind"), data.get("ui_visibility")
+    if tool_kind is None and visibility is None:
+        return None, None
+    return _optional_str(data, "tool_kind"), _optional_str(data, "ui_visibility")
 
 
 def _retry_content(data: dict[str, Any]) -> str | list[dict[str, JsonValue]]:
@@ -99,15 +127,28 @@ def _slot_setter(cls: type, field: str) -> Callable[[object, Any], None]:
 
 
 _set_text_content = _slot_setter(TextPart, "content")
+_set_text_id = _slot_setter(TextPart, "id")
+_set_text_provider = _slot_setter(TextPart, "provider_name")
+_set_text_details = _slot_setter(TextPart, "provider_details")
+_set_text_citations = _slot_setter(TextPart, "citations")
 _set_text_kind = _slot_setter(TextPart, "part_kind")
 _set_call_id = _slot_setter(ToolCallPart, "tool_call_id")
 _set_call_name = _slot_setter(ToolCallPart, "tool_name")
 _set_call_args = _slot_setter(ToolCallPart, "args")
+_set_call_tool_kind = _slot_setter(ToolCallPart, "tool_kind")
+_set_call_visibility = _slot_setter(ToolCallPart, "ui_visibility")
+_set_call_part_id = _slot_setter(ToolCallPart, "id")
+_set_call_provider = _slot_setter(ToolCallPart, "provider_name")
+_set_call_details = _slot_setter(ToolCallPart, "provider_details")
 _set_call_kind = _slot_setter(ToolCallPart, "part_kind")
 _set_return_id = _slot_setter(ToolReturnPart, "tool_call_id")
 _set_return_name = _slot_setter(ToolReturnPart, "tool_name")
 _set_return_content = _slot_setter(ToolReturnPart, "content")
 _set_return_outcome = _slot_setter(ToolReturnPart, "outcome")
+_set_return_tool_kind = _slot_setter(ToolReturnPart, "tool_kind")
+_set_return_visibility = _slot_setter(ToolReturnPart, "ui_visibility")
+_set_return_metadata = _slot_setter(ToolReturnPart, "metadata")
+_set_return_digests = _slot_setter(ToolReturnPart, "content_file_digests")
 _set_return_kind = _slot_setter(ToolReturnPart, "part_kind")
 _set_thought_content = _slot_setter(ThoughtPart, "content")
 _set_thought_signature = _slot_setter(ThoughtPart, "signature")
@@ -115,10 +156,6 @@ _set_thought_provider = _slot_setter(ThoughtPart, "provider_name")
 _set_thought_id = _slot_setter(ThoughtPart, "id")
 _set_thought_details = _slot_setter(ThoughtPart, "provider_details")
 _set_thought_kind = _slot_setter(ThoughtPart, "part_kind")
-_set_message_kind = _slot_setter(Message, "kind")
-_set_message_parts = _slot_setter(Message, "parts")
-_set_message_run_id = _slot_setter(Message, "run_id")
-_set_message_state = _slot_setter(Message, "state")
 
 
 def _decode_text(data: dict[str, Any]) -> Part:
@@ -127,6 +164,11 @@ def _decode_text(data: dict[str, Any]) -> Part:
         raise BadField("content", f"expected a string, got {json_type(content)}")
     part = _new(TextPart)
     _set_text_content(part, content)
+    part_id, provider_name, details = _provider_fields(data)
+    _set_text_id(part, part_id)
+    _set_text_provider(part, provider_name)
+    _set_text_details(part, details)
+    _set_text_citations(part, _optional_list(data, "citations"))
     _set_text_kind(part, "text")
     return part
 
@@ -150,7 +192,14 @@ def _decode_image(data: dict[str, Any]) -> Part:
 
 
 def _decode_system_prompt(data: dict[str, Any]) -> Part:
-    return SystemPromptPart(content=_required_str(data, "content"))
+    scope = _optional_str(data, "scope")
+    return SystemPromptPart(
+        content=_required_str(data, "content"),
+        dynamic_ref=_optional_str(data, "dynamic_ref"),
+        context_id=_optional_str(data, "context_id"),
+        scope=None if scope == "conversation" else scope,  # pydantic-ai 2.68+ writes its default on every prompt
+        metadata=data.get("metadata"),
+    )
 
 
 def _decode_thought(data: dict[str, Any]) -> Part:
@@ -211,6 +260,13 @@ def _decode_tool_call(data: dict[str, Any]) -> Part:
     _set_call_id(part, tool_call_id)
     _set_call_name(part, tool_name)
     _set_call_args(part, args)
+    tool_kind, visibility = _tool_marks(data)
+    _set_call_tool_kind(part, tool_kind)
+    _set_call_visibility(part, visibility)
+    part_id, provider_name, details = _provider_fields(data)
+    _set_call_part_id(part, part_id)
+    _set_call_provider(part, provider_name)
+    _set_call_details(part, details)
     _set_call_kind(part, "tool-call")
     return part
 
@@ -219,10 +275,15 @@ def _decode_tool_return(data: dict[str, Any]) -> Part:
     outcome = data.get("outcome") or "success"
     if outcome == "retried":
         # pydantic-ai >= 2.60 writes a tool retry as a tool return with outcome 'retried'.
+        content = _retry_content(data)
+        tool_kind, visibility = _tool_marks(data)
         return RetryPromptPart(
-            content=_retry_content(data),
+            content=content,
             tool_name=_optional_str(data, "tool_name"),
             tool_call_id=_required_str(data, "tool_call_id"),
+            cause=stored_cause(data.get("retry"), content, tool_bound=True),
+            tool_kind=tool_kind,
+            ui_visibility=visibility,
         )
     if outcome not in _TOOL_OUTCOMES:
         raise BadField("outcome", f"unknown tool outcome {outcome!r} (known: {', '.join(sorted(_TOOL_OUTCOMES))})")
@@ -238,24 +299,59 @@ def _decode_tool_return(data: dict[str, Any]) -> Part:
     _set_return_name(part, tool_name)
     _set_return_content(part, data["content"])
     _set_return_outcome(part, outcome)
+    tool_kind, visibility = _tool_marks(data)
+    _set_return_tool_kind(part, tool_kind)
+    _set_return_visibility(part, visibility)
+    _set_return_metadata(part, data.get("metadata"))
+    # An empty record and none load the same way (no mapping is rebuilt as a file), and 2.68+ writes `[]` for any
+    # structured content: only a record that names files is kept.
+    digests = data.get("content_file_digests")
+    _set_return_digests(part, _string_list(data, "content_file_digests") if digests else None)
     _set_return_kind(part, "tool-return")
     return part
 
 
+def _string_list(data: dict[str, Any], key: str) -> list[str]:
+    value = data.get(key)
+    if type(value) is not list or not all(type(item) is str for item in value):
+        raise BadField(key, f"expected a list of strings, got {json_type(value)}")
+    return value
+
+
 def _decode_retry_prompt(data: dict[str, Any]) -> Part:
     tool_name = _optional_str(data, "tool_name")
+    content = _retry_content(data)
+    # The canonical vocabulary writes a cause its content does not imply as `cause`; pydantic-ai < 2.60 none.
+    cause = _optional_str(data, "cause")
     if tool_name is None:
         # An output retry. pydantic-ai < 2.60 gave it a random tool_call_id that references no call;
         # the canonical form keeps none (2.60+ `RetryFeedbackPart` has none either).
-        return RetryPromptPart(content=_retry_content(data))
+        return RetryPromptPart(content=content, cause=cause)
+    tool_kind, visibility = _tool_marks(data)
     return RetryPromptPart(
-        content=_retry_content(data), tool_name=tool_name, tool_call_id=_required_str(data, "tool_call_id")
+        content=content,
+        tool_name=tool_name,
+        tool_call_id=_required_str(data, "tool_call_id"),
+        cause=cause,
+        tool_kind=tool_kind,
+        ui_visibility=visibility,
     )
 
 
 def _decode_retry_feedback(data: dict[str, Any]) -> Part:
     # pydantic-ai >= 2.60 `RetryFeedbackPart`: an output retry, bound to no tool call.
-    return RetryPromptPart(content=_retry_content(data))
+    content = _retry_content(data)
+    return RetryPromptPart(content=content, cause=stored_cause(data.get("retry"), content, tool_bound=False))
+
+
+_CAPABILITY_NOT_DATA = frozenset({"part_kind", "kind", "content", "record_id", "timestamp"})
+
+
+def _decode_capability(data: dict[str, Any]) -> Part:
+    # pydantic-ai >= 2.78 `CapabilityPart`: its timestamp is per run and not kept (docs/canonical-format.md).
+    record_id = _optional_str(data, "record_id")
+    rest = {key: value for key, value in data.items() if key not in _CAPABILITY_NOT_DATA}
+    return CapabilityPart(kind=_required_str(data, "kind"), content=data.get("content"), record_id=record_id, data=rest)
 
 
 def _decode_opaque(data: dict[str, Any]) -> Part:
@@ -274,97 +370,16 @@ _PART_DECODERS: dict[str, Callable[[dict[str, Any]], Part]] = {
     "tool-return": _decode_tool_return,
     "retry-prompt": _decode_retry_prompt,
     "retry-feedback": _decode_retry_feedback,
+    "capability": _decode_capability,
 }
 
 
-def _decode_part(data: dict[str, Any]) -> Part:
+def decode_part(data: dict[str, Any]) -> Part:
+    """One part of either vocabulary (an unknown kind becomes an `OpaquePart`); `BadField` names a wrong value."""
     return _PART_DECODERS.get(data["part_kind"], _decode_opaque)(data)
 
 
-_decoder_for = _PART_DECODERS.get
+PART_DECODERS: Mapping[str, Callable[[dict[str, Any]], Part]] = _PART_DECODERS
+"""The decoder of each part kind the canonical model knows, in both vocabularies (`decode_opaque` for the rest)."""
 
-
-def _raise_part_error(raw_parts: list[Any], where: str, source: str | Path | None) -> NoReturn:
-    """Decode the parts again one by one to name the part that failed (the fast path does not track it)."""
-    for index, raw in enumerate(raw_parts):
-        field = f"{where}.parts[{index}]"
-        if type(raw) is not dict:
-            raise HistoryFormatError(f"expected a part object, got {json_type(raw)}", path=source, field=field)
-        kind = raw.get("part_kind")
-        if type(kind) is not str:
-            message = "missing" if kind is None else f"expected a string, got {json_type(kind)}"
-            raise HistoryFormatError(message, path=source, field=f"{field}.part_kind")
-        try:
-            _decode_part(raw)
-        except BadField as bad:
-            raise HistoryFormatError(bad.message, path=source, field=f"{field}.{bad.field}") from None
-    raise AssertionError("unreachable: every part decoded on the second pass")  # pragma: no cover
-
-
-class NotPlain(Exception):
-    """The fast path met something it does not handle: a legacy entry or a wrong shape."""
-
-
-def decode_plain_message(item: dict[str, Any]) -> Message:
-    """The fast path for a canonical or pydantic-ai message; anything unusual raises for the checked path."""
-    kind = item["kind"]
-    if kind != "request" and kind != "response":
-        raise NotPlain
-    raw_parts = item["parts"]
-    if type(raw_parts) is not list:
-        raise NotPlain
-    decoder_for, opaque = _decoder_for, _decode_opaque
-    parts = tuple([decoder_for(raw["part_kind"], opaque)(raw) for raw in raw_parts])
-    run_id = item.get("run_id")
-    if run_id is not None and type(run_id) is not str:
-        raise NotPlain
-    state = item.get("state")
-    if state is not None and type(state) is not str:
-        raise NotPlain
-    message = _new(Message)
-    _set_message_kind(message, kind)
-    _set_message_parts(message, parts)
-    _set_message_run_id(message, run_id)
-    # pydantic-ai writes `state: "complete"` on every message; only the exceptions are worth keeping.
-    _set_message_state(message, None if state == "complete" else state)
-    return message
-
-
-def decode_message(item: dict[str, Any], where: str, source: str | Path | None) -> Message:
-    """The checked path: the same result as the fast path, or an error naming the field."""
-    kind = item["kind"]
-    if kind != "request" and kind != "response":
-        raise HistoryFormatError(f"expected 'request' or 'response', got {kind!r}", path=source, field=f"{where}.kind")
-    raw_parts = item.get("parts")
-    if type(raw_parts) is not list:
-        raise HistoryFormatError(f"expected a list, got {json_type(raw_parts)}", path=source, field=f"{where}.parts")
-    for key in ("run_id", "state"):
-        value = item.get(key)
-        if value is not None and type(value) is not str:
-            raise HistoryFormatError(
-                f"expected a string or null, got {json_type(value)}", path=source, field=f"{where}.{key}"
-            )
-    try:
-        return decode_plain_message(item)
-    except (BadField, KeyError, TypeError):
-        _raise_part_error(raw_parts, where, source)
-
-
-def decode_legacy(item: dict[str, Any], where: str, source: str | Path | None) -> Message:
-    """A legacy `{"content": ..., "role": ...}` message.
-
-    Role user (the default when there is none) and system become requests, assistant a response.
-    """
-    role = item.get("role", "user")
-    if type(role) is not str or role not in _LEGACY_ROLES:
-        raise HistoryFormatError(
-            f"unknown role {role!r} (known: {', '.join(sorted(_LEGACY_ROLES))})", path=source, field=f"{where}.role"
-        )
-    content = item["content"]
-    if type(content) is not str:
-        raise HistoryFormatError(f"expected a string, got {json_type(content)}", path=source, field=f"{where}.content")
-    if role == "assistant":
-        return Message(kind="response", parts=(TextPart(content=content),))
-    if role == "system":
-        return Message(kind="request", parts=(SystemPromptPart(content=content),))
-    return Message(kind="request", parts=(TextPart(content=content),))
+decode_opaque = _decode_opaque

@@ -6,13 +6,13 @@ the way back asks `wire.to_pydantic_ai_dicts` for the retry shape the installed 
 (`pydantic_ai_compat.RETRY_SHAPE`). So pydantic-ai decides how its objects look as JSON and agentrig
 decides what they mean, in one place.
 
-Round trip guarantee (tests/runtime/test_convert.py, test_agent_histories.py): pydantic-ai -> canonical
--> JSON -> canonical -> pydantic-ai keeps every part, its order and every tool-bound `tool_call_id`;
-tool-call arguments keep their meaning (`args_as_dict()` is unchanged). What the canonical form does
-not carry is dropped: timestamps, per-response usage and model names, request instructions, message
-`state`, `conversation_id` and `metadata`, the provider details of text and tool-call parts (a thinking part keeps
-its `signature`, `id`, `provider_name` and `provider_details`: a provider needs them to accept the thought back),
-tool-return `metadata`, and the random id pydantic-ai < 2.60 gave output retries (it references no call).
+Round trip guarantee (tests/runtime/test_convert.py, test_agent_histories.py, tests/history/test_field_inventory.py):
+pydantic-ai -> canonical -> JSON -> canonical -> pydantic-ai keeps every part, its order and every tool-bound
+`tool_call_id`; tool-call arguments keep their meaning (`args_as_dict()` is unchanged). Every field of every message
+and part class is either carried or on the one list of what is not, with the reason
+(`agentrig.runtime.history.field_inventory`, docs/canonical-format.md): timestamps and durations, per-response usage
+and model names, request instructions, a response's provider bookkeeping, and the random id pydantic-ai < 2.60 gave
+output retries (it references no call).
 """
 
 from __future__ import annotations
@@ -90,36 +90,61 @@ def _plain_json(value: Any) -> Any:
     raise _NeedsPydanticDump
 
 
+def _provider_json(part: Any, data: dict[str, Any]) -> dict[str, Any]:
+    details = part.provider_details
+    data["id"] = part.id
+    data["provider_name"] = part.provider_name
+    data["provider_details"] = None if details is None else _plain_json(details)
+    return data
+
+
+def _tool_marks_json(part: Any, data: dict[str, Any]) -> dict[str, Any]:
+    data["tool_kind"] = part.tool_kind
+    data["ui_visibility"] = getattr(part, "ui_visibility", None)  # 2.78+
+    return data
+
+
+def _retry_json(part: Any) -> dict[str, Any] | None:
+    retry = getattr(part, "retry", None)  # 2.60+
+    return None if retry is None else {"cause": retry.cause}
+
+
 def _part_json(part: Any) -> dict[str, Any]:
     """The keys of `ModelMessagesTypeAdapter.dump_python(mode='json')` that the canonical reader uses."""
     kind = type(part)
     if kind is TextPart:
-        return {"part_kind": "text", "content": part.content}
+        if getattr(part, "citations", None) is not None:  # 2.68+: objects pydantic-ai serializes itself
+            raise _NeedsPydanticDump
+        return _provider_json(part, {"part_kind": "text", "content": part.content})
     if kind is UserPromptPart and type(part.content) is str:
         return {"part_kind": "user-prompt", "content": part.content}
     if kind is SystemPromptPart:
-        return {"part_kind": "system-prompt", "content": part.content}
-    if kind is ThinkingPart:
-        details = part.provider_details
         return {
-            "part_kind": "thinking",
+            "part_kind": "system-prompt",
             "content": part.content,
-            "signature": part.signature,
-            "provider_name": part.provider_name,
-            "id": part.id,
-            "provider_details": None if details is None else _plain_json(details),
+            "dynamic_ref": part.dynamic_ref,
+            "context_id": getattr(part, "context_id", None),  # 2.68+
+            "scope": getattr(part, "scope", None),  # 2.68+
+            "metadata": _plain_json(getattr(part, "metadata", None)),  # 2.68+
         }
+    if kind is ThinkingPart:
+        return _provider_json(part, {"part_kind": "thinking", "content": part.content, "signature": part.signature})
     if kind is ToolCallPart:
         args = part.args if part.args is None or type(part.args) is str else _plain_json(part.args)
-        return {"part_kind": "tool-call", "tool_name": part.tool_name, "tool_call_id": part.tool_call_id, "args": args}
+        data = {"part_kind": "tool-call", "tool_name": part.tool_name, "tool_call_id": part.tool_call_id, "args": args}
+        return _provider_json(part, _tool_marks_json(part, data))
     if kind is ToolReturnPart:
-        return {
+        # Content holding file items is dumped by pydantic-ai, which also writes its `content_file_digests`.
+        data = {
             "part_kind": "tool-return",
             "tool_name": part.tool_name,
             "tool_call_id": part.tool_call_id,
             "content": _plain_json(part.content),
             "outcome": part.outcome,
+            "metadata": _plain_json(part.metadata),
+            "retry": _retry_json(part),
         }
+        return _tool_marks_json(part, data)
     if part.part_kind == "retry-prompt":  # every version can hold one (2.60+ only when built in memory)
         return {
             "part_kind": "retry-prompt",
@@ -128,18 +153,28 @@ def _part_json(part: Any) -> dict[str, Any]:
             "tool_call_id": part.tool_call_id,
         }
     if part.part_kind == "retry-feedback":
-        return {"part_kind": "retry-feedback", "content": _plain_json(part.content)}
+        return {"part_kind": "retry-feedback", "content": _plain_json(part.content), "retry": _retry_json(part)}
     raise _NeedsPydanticDump
 
 
 def _message_json(message: ModelMessage) -> dict[str, Any]:
     try:
+        if getattr(message, "failed_attempts", None) or getattr(message, "workspace_ref", None) is not None:
+            raise _NeedsPydanticDump  # 2.68+ objects pydantic-ai serializes itself
         parts = [_part_json(part) for part in message.parts]
+        metadata = _plain_json(message.metadata)
     except _NeedsPydanticDump:
         dumped: dict[str, Any] = ModelMessagesTypeAdapter.dump_python([message], mode="json")[0]
         return dumped
     # `state` ('interrupted' after a cancellation) tells the next run to close the calls left unanswered.
-    return {"kind": message.kind, "parts": parts, "run_id": message.run_id, "state": message.state}
+    return {
+        "kind": message.kind,
+        "parts": parts,
+        "run_id": message.run_id,
+        "state": message.state,
+        "conversation_id": getattr(message, "conversation_id", None),
+        "metadata": metadata,
+    }
 
 
 def to_pydantic_ai(
@@ -152,7 +187,12 @@ def to_pydantic_ai(
     kind written by a newer pydantic-ai (`source` names the file in the message).
     """
     try:
-        data = to_pydantic_ai_dicts(history, retry_shape=pydantic_ai_compat.RETRY_SHAPE, start=start)
+        data = to_pydantic_ai_dicts(
+            history,
+            retry_shape=pydantic_ai_compat.RETRY_SHAPE,
+            start=start,
+            tool_kinds=pydantic_ai_compat.ACCEPTED_TOOL_KINDS,
+        )
     except ValueError as error:  # a part in the wrong kind of message, e.g. a tool call in a request
         raise HistoryFormatError(str(error), path=source) from None
     try:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import inspect
 import os
 import re
-from collections.abc import Sequence
+import typing
+from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from dataclasses import replace
 from importlib.metadata import version
 from typing import Any, Final, Literal, TypeAlias
@@ -24,25 +25,32 @@ from pydantic_ai import Agent
 from pydantic_ai import messages as _messages
 from pydantic_ai.messages import ModelMessage, ModelResponse
 
+from agentrig.runtime.history.canonical import Message, Part, RetryPromptPart, ToolCallPart, ToolReturnPart
 from agentrig.runtime.history.usage import Usage
 
 __all__ = [
+    "ACCEPTED_TOOL_KINDS",
     "HAS_PUBLIC_REPAIR_MESSAGES",
     "HAS_RETRY_FEEDBACK",
     "HAS_RUN_TIMEOUT",
+    "MARKS_DEFERRED_PAUSE",
     "PYDANTIC_AI_VERSION",
     "PYDANTIC_AI_VERSION_TEXT",
     "RETRY_SHAPE",
+    "STAMPS_OUTPUT_TOOL_KIND",
     "RetryShape",
+    "check_stream_end",
     "is_output_retry",
     "is_tool_retry",
     "keep_over_limit_response",
     "output_retry_part",
     "repair_messages",
     "run_usage",
+    "stream_ended_early",
     "supports_run_kwarg",
     "tool_retry_part",
     "uncounted_held_response",
+    "with_release_marks",
 ]
 
 RetryShape: TypeAlias = Literal["retry-prompt", "retried"]
@@ -72,6 +80,25 @@ HAS_RETRY_FEEDBACK: Final[bool] = "RetryFeedbackPart" in vars(_messages)
 RETRY_SHAPE: Final[RetryShape] = "retried" if HAS_RETRY_FEEDBACK else "retry-prompt"
 """The retry shape the installed version writes and validates (see `RetryShape`)."""
 
+def _accepted_tool_kinds() -> frozenset[str] | None:
+    kind = vars(_messages).get("ToolPartKind")
+    if typing.get_origin(kind) is Literal:
+        return frozenset(str(value) for value in typing.get_args(kind))
+    return None
+
+
+ACCEPTED_TOOL_KINDS: Final[frozenset[str] | None] = _accepted_tool_kinds()
+"""The `tool_kind` values the installed version validates: 2.38-2.4x only its own kinds (`ToolPartKind` is the
+Literal `'tool-search' | 'capability-load'`), later releases any string (None). A kind the release cannot hold,
+such as 2.78's `output`, is left out of what it is given: it never writes one itself."""
+
+STAMPS_OUTPUT_TOOL_KIND: Final[bool] = "_OUTPUT_TOOL_PART_KIND" in vars(_messages)
+"""2.78 marks an output tool's call, return and retry with `tool_kind='output'`; earlier releases leave None."""
+
+MARKS_DEFERRED_PAUSE: Final[bool] = "_DEFERRED_PAUSE_KEY" in vars(_messages)
+"""2.78 marks the requests a run writes when it pauses for deferred calls (`metadata['__pydantic_ai__']
+['deferred_pause']`), and a resumed history that ends on them pauses again; earlier releases write no mark."""
+
 HAS_PUBLIC_REPAIR_MESSAGES: Final[bool] = "repair_messages" in vars(_messages)
 """`pydantic_ai.messages.repair_messages` is public from 2.46; 2.38 only has the private graph helper."""
 
@@ -97,6 +124,53 @@ def run_usage(result: Any) -> Any:
     so old `result.usage()` code keeps working; 2.38 raises TypeError on that call. Never call it.
     """
     return result.usage
+
+
+_STOP_REASON_STREAMS: Final[frozenset[str]] = frozenset({"AnthropicStreamedResponse", "OpenAIStreamedResponse"})
+"""The streamed responses that put the provider's own stop reason in `provider_details['finish_reason']` on every
+version (Anthropic's `message_delta.stop_reason`, Chat Completions' `finish_reason`), and subclasses of them."""
+
+
+def stream_ended_early(stream: Any) -> bool:
+    """Whether a provider's stream that ran out of events (no error, not cancelled) ended before the provider
+    finished the response: its body closed cleanly before the final event.
+
+    2.78 marks such a stream itself for Anthropic (no `message_stop`), Google, Mistral and the OpenAI Responses API:
+    the stream's `state` stays `'incomplete'` (the `state` pydantic-ai's `get()` reads). 2.38 and 2.68 mark nothing,
+    and neither does 2.78 for Chat Completions, whose missing `finish_reason` 2.68+ fills with `'stop'` itself; for
+    Anthropic and Chat Completions, whose streams record the stop reason the provider sent, none recorded means the
+    stream ended before it (Anthropic's `message_delta`, OpenAI's finish chunk: `[DONE]` comes after it and reaches
+    no pydantic-ai object). A refusal (OpenAI's `refusal` deltas) drops the stop reason on purpose and counts as
+    finished. Other providers' streams on < 2.78 are taken as finished: what they record differs, and a guess that
+    is wrong would fail every streamed request.
+    """
+    if getattr(stream, "cancelled", False):
+        return False  # stopped by its consumer (an abort, a timeout): the run says so itself
+    if getattr(stream, "state", "complete") == "incomplete":
+        return True
+    if not _STOP_REASON_STREAMS & {cls.__name__ for cls in type(stream).__mro__}:
+        return False
+    details: Any = getattr(stream, "provider_details", None) or {}
+    return "finish_reason" not in details and "refusal" not in details
+
+
+def check_stream_end(stream: Any, check: Callable[[], None]) -> None:
+    """Have `stream` (a pydantic-ai `StreamedResponse`, not iterated yet) call `check` once its provider's events ran
+    out, inside the iteration that reads them, so an exception `check` raises reaches the stream's consumer where a
+    connection dropped mid-stream raises: pydantic-ai then keeps the response so far as `interrupted` (2.68+, and
+    the streamed engine its text) as for any stream that broke off.
+
+    `_get_event_iterator` is where every provider's stream yields its events, on 2.38 to 2.78 alike: `__aiter__`
+    calls it once, through the instance, so the wrapper set on the instance is the one iterated.
+    """
+    events = stream._get_event_iterator
+
+    async def checked() -> AsyncIterator[Any]:
+        async for event in events():
+            yield event
+        check()
+
+    stream._get_event_iterator = checked
 
 
 def repair_messages(messages: Sequence[ModelMessage]) -> list[ModelMessage]:
@@ -202,3 +276,56 @@ def uncounted_held_response(response: ModelResponse, *, before: Usage, after: Us
         cache_read_tokens=missing("cache_read_tokens"),
         cache_write_tokens=missing("cache_write_tokens"),
     )
+
+
+def with_release_marks(history: Sequence[Message], *, output_tools: Collection[str], paused: bool) -> list[Message]:
+    """A run's canonical history with the marks pydantic-ai 2.78 writes itself, written on earlier releases too, so
+    the same run has the same canonical history (and golden) on every version:
+
+    - `tool_kind='output'` on an output tool's calls and the returns and retries answering them
+      (`output_tools`: the output tools the run offered the model);
+    - the deferred-pause mark on the requests after the last response, when the run ended paused for deferred
+      calls (`paused`): resumed on 2.78+, such a history pauses again, as the native one does.
+    """
+    result = list(history)
+    if output_tools and not STAMPS_OUTPUT_TOOL_KIND:
+        result = _with_output_tool_kind(result, frozenset(output_tools))
+    if paused and not MARKS_DEFERRED_PAUSE:
+        result = _with_pause_marks(result)
+    return result
+
+
+def _with_output_tool_kind(history: list[Message], output_tools: frozenset[str]) -> list[Message]:
+    calls = {
+        part.tool_call_id
+        for message in history
+        for part in message.parts
+        if isinstance(part, ToolCallPart) and part.tool_kind is None and part.tool_name in output_tools
+    }
+    if not calls:
+        return history
+
+    def stamped(part: Part) -> Part:
+        if isinstance(part, ToolCallPart | ToolReturnPart | RetryPromptPart) and part.tool_call_id in calls:
+            return replace(part, tool_kind="output") if part.tool_kind is None else part
+        return part
+
+    return [
+        message.with_parts(stamped(part) for part in message.parts)
+        if any(getattr(part, "tool_call_id", None) in calls for part in message.parts)
+        else message
+        for message in history
+    ]
+
+
+def _with_pause_marks(history: list[Message]) -> list[Message]:
+    last_response = max((index for index, message in enumerate(history) if message.kind == "response"), default=-1)
+    if last_response < 0:
+        return history
+    result = history[: last_response + 1]
+    for message in history[last_response + 1 :]:
+        metadata = dict(message.metadata or {})
+        namespace = metadata.get("__pydantic_ai__")
+        metadata["__pydantic_ai__"] = {**(namespace if isinstance(namespace, dict) else {}), "deferred_pause": True}
+        result.append(replace(message, metadata=metadata))
+    return result

@@ -107,6 +107,8 @@ class RequestModel(WrapperModel):
         self.fallback_parsing = fallback_parsing
         self.last_response: ModelResponse | None = None
         """The response the model gave last, as the run got it (see `pydantic_ai_compat.keep_over_limit_response`)."""
+        self.output_tools: set[str] = set()
+        """The output tools the run offered the model (`pydantic_ai_compat.with_release_marks` marks their calls)."""
 
     async def request(
         self,
@@ -114,6 +116,7 @@ class RequestModel(WrapperModel):
         model_settings: ModelSettings | None,
         model_request_parameters: ModelRequestParameters,
     ) -> ModelResponse:
+        self.output_tools.update(tool.name for tool in model_request_parameters.output_tools)
         response = await self.wrapped.request(
             _with_prefix(messages, self.input_prefix), model_settings, model_request_parameters
         )
@@ -130,6 +133,7 @@ class RequestModel(WrapperModel):
         model_request_parameters: ModelRequestParameters,
         run_context: Any = None,
     ) -> AsyncGenerator[StreamedResponse]:
+        self.output_tools.update(tool.name for tool in model_request_parameters.output_tools)
         async with self.wrapped.request_stream(
             _with_prefix(messages, self.input_prefix), model_settings, model_request_parameters, run_context
         ) as stream:

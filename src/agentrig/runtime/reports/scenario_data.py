@@ -28,6 +28,7 @@ from agentrig.errors import AgentrigError
 from agentrig.input_files import HISTORY_FILE_LIMIT, InputFileError, read_input_file
 from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.jsonio import JSON_INPUT
+from agentrig.runtime.history.per_run import message_json_without_per_run_values
 from agentrig.runtime.history.user_content import elide_base64_data
 
 __all__ = ["MAX_EVENTS", "canonical_diff", "canonical_history_text", "file_href", "scenario_payload"]
@@ -257,7 +258,7 @@ def _files(folder: Path, names: set[str], relative: str) -> list[dict[str, str]]
 
 
 def _without_run_ids(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{key: value for key, value in message.items() if key != "run_id"} for message in messages]
+    return [message_json_without_per_run_values(message) for message in messages]
 
 
 def canonical_history_text(path: Path) -> str | None:

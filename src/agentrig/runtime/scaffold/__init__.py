@@ -98,6 +98,8 @@ class ScaffoldResult:
     turns: int
     steps: int
     tools: tuple[str, ...]
+    warnings: tuple[str, ...] = ()
+    """What the source holds that the scenario does not carry (fields the canonical form does not know)."""
 
 
 def scaffold(options: ScaffoldOptions) -> ScaffoldResult:
@@ -127,6 +129,7 @@ def scaffold(options: ScaffoldOptions) -> ScaffoldResult:
         turns=planned.turns,
         steps=planned.steps,
         tools=planned.tools,
+        warnings=source.unknown_fields,
     )
 
 

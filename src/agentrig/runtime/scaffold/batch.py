@@ -61,6 +61,8 @@ class Row:
     detail: str = ""
     planned: Planned | None = None
     exit_code: int = 0
+    warnings: tuple[str, ...] = ()
+    """What the source holds that the scenario does not carry (fields the canonical form does not know)."""
 
 
 def name_from(path: Path) -> str:
@@ -147,7 +149,15 @@ def scaffold_all(
         taken.add(name)
         conversations[planned.conversation] = name
         scenario = folder.directory / planned.files[-1][0]
-        rows.append(Row(source=entry.path, outcome="scaffolded", scenario=scenario, planned=planned))
+        rows.append(
+            Row(
+                source=entry.path,
+                outcome="scaffolded",
+                scenario=scenario,
+                planned=planned,
+                warnings=source.unknown_fields,
+            )
+        )
     return rows
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any, Literal
 
 import yaml
@@ -28,6 +29,7 @@ from agentrig.runtime.history.cleanup import (
     sanitize_history_for_resume,
 )
 from agentrig.runtime.history.invariants import check_invariants
+from agentrig.runtime.history.per_run import without_per_run_values
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.history.violations import INVARIANT_NAMES
 from agentrig.runtime.scaffold.source import Source
@@ -59,8 +61,9 @@ def golden_history(messages: Sequence[Message], tool_results: ToolResults) -> li
     result: list[Message] = []
     for message in messages:
         parts = tuple(normalized_part(part, tool_results) for part in message.parts)
-        result.append(Message(kind=message.kind, parts=parts, state=message.state))
-    return merge_consecutive_requests(sanitize_history_for_resume(result))
+        result.append(replace(message, parts=parts))
+    # As a golden file holds it: without the ids drawn per run (history/per_run.py).
+    return without_per_run_values(merge_consecutive_requests(sanitize_history_for_resume(result)))
 
 
 def edited_source(messages: Sequence[Message], edits: GoldenEdits) -> list[list[Message]]:

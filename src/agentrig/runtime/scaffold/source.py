@@ -30,6 +30,7 @@ from agentrig.errors import HistoryFormatError
 from agentrig.input_files import HISTORY_FILE_LIMIT, InputFileError, read_input_file
 from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import Message, SystemPromptPart
+from agentrig.runtime.history.field_inventory import describe_unknown, unknown_fields
 from agentrig.runtime.history.jsonio import JSON_INPUT
 from agentrig.runtime.history.redaction import redact, redact_json
 from agentrig.runtime.history.sessions import session_from_json
@@ -65,6 +66,9 @@ class Source:
     records_system_prompt: bool = False
     """The source keeps the agent's system prompt parts (a pydantic-ai dump, a recording): their absence means the
     agent had none."""
+    unknown_fields: tuple[str, ...] = ()
+    """One line for each field of the file the canonical form does not know (`field_inventory.unknown_fields`): what
+    the scenario cannot replay because agentrig does not carry it."""
 
 
 def read_source(path: Path) -> Source:
@@ -94,6 +98,7 @@ def read_source(path: Path) -> Source:
         instructions=redact(instructions) if instructions else None,
         response_instructions=per_response,
         records_system_prompt=any(_is_pydantic_ai_request(item) for item in raw_messages),
+        unknown_fields=tuple(describe_unknown(field) for field in unknown_fields(data)),
     )
 
 
