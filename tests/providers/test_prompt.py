@@ -67,7 +67,8 @@ def test_json_record(loopback: ServerFactory, capsys: pytest.CaptureFixture[str]
     code, out, _ = run_main(capsys, *_openai(server, "Capital of France?", "--json"))
     assert code == 0
     record = jsonio.loads(out)
-    assert set(record) == {"output", "messages", "usage", "attempts", "model", "duration_s"}
+    assert set(record) == {"output", "messages", "usage", "attempts", "model", "duration_s", "warnings"}
+    assert record["warnings"] == []  # the key is there, empty, when nothing warned
     assert record["attempts"] == {
         "requests": 1,
         "attempts": 1,

@@ -78,7 +78,7 @@ def _sigterm_as_ctrl_c() -> Generator[list[int]]:
         received.append(signum)
         handler = signal.getsignal(signal.SIGINT)
         if callable(handler) and handler is not signal.default_int_handler:
-            handler(signal.SIGINT, frame)
+            handler(signum, frame)  # SIGTERM's number: the start-up's guard records it, and its exit code
         else:  # Python's own (or SIGINT ignored, as in a script's background job): stop here as Ctrl-C would
             raise _TerminatedHere
 
@@ -205,6 +205,26 @@ def register(app: typer.Typer) -> None:
             )
 
 
+@contextlib.contextmanager
+def _warnings_said() -> Generator[None]:
+    """Each distinct warning shown while the prompt runs (pydantic-ai's `DeprecatedModelWarning`, the agent's own) as
+    one line on stderr when it ends, `agentrig: warning: CATEGORY: MESSAGE (MODULE)`, instead of Python's two lines
+    with source text; the --json record and the session file hold them too (`one_shot`). Filters apply as ever:
+    `-W error::...` makes one the prompt's error."""
+    from agentrig.runtime.engine.warning_capture import capturing
+    from agentrig.runtime.history.redaction import redact
+    from agentrig.runtime.history.warning_records import describe_warning
+
+    with capturing(show=False) as capture:
+        try:
+            yield
+        finally:
+            for record in capture.records():
+                sys.stderr.write(redact(f"agentrig: warning: {describe_warning(record.to_json())}") + "\n")
+            sys.stderr.flush()
+
+
+@_warnings_said()
 def _prompt(
     text: str,
     *,
@@ -231,7 +251,7 @@ def _prompt(
     from agentrig.runtime.history.run_records import PROVIDER_ERROR_KINDS
     from agentrig.runtime.models.provider_options import check_positive_seconds
     from agentrig.runtime.one_shot import PromptRequest, outcome_to_json, run_prompt
-    from agentrig.runtime.suite.processes.stop_signals import signals_wake_the_loop
+    from agentrig.runtime.suite.processes.stop_signals import end_start_up, signals_wake_the_loop
 
     check_positive_seconds(timeout, "--timeout")
     provider = flags.provider_options(
@@ -268,6 +288,9 @@ def _prompt(
         with signals_wake_the_loop(asyncio.get_running_loop()):  # Ctrl-C whichever thread the kernel hands it to
             return await run_prompt(request, on_interrupt=on_interrupt)
 
+    # A signal of the start-up (imports, options, stdin) ends the prompt here, also one whose KeyboardInterrupt was
+    # swallowed; then Ctrl-C is asyncio's: it cancels the run (`run_prompt` stops before the turn, if it comes sooner).
+    end_start_up()
     try:
         outcome = asyncio.run(waking_on_signals())
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM; the session (if any) was saved on the way out

@@ -13,7 +13,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Generator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -25,6 +25,7 @@ from agentrig.runtime.engine.pydantic_ai_engine.agent_loading import AgentHandle
 from agentrig.runtime.engine.pydantic_ai_engine.plain import PydanticAIEngine
 from agentrig.runtime.engine.pydantic_ai_engine.streamed import PydanticAIStreamedEngine
 from agentrig.runtime.engine.seam import Engine
+from agentrig.runtime.engine.warning_capture import capture_here, current_warnings
 from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.events import Event, EventLog
@@ -41,6 +42,7 @@ from agentrig.runtime.history.sessions import (
     session_to_json,
 )
 from agentrig.runtime.history.usage import Usage
+from agentrig.runtime.history.warning_records import WarningRecord, merge_warnings
 from agentrig.runtime.history.wire import message_to_json
 from agentrig.runtime.models.attempt_log import AttemptLog, recording_attempts
 from agentrig.runtime.models.provider_options import ProviderOptions
@@ -96,6 +98,8 @@ class PromptOutcome:
     """Why the session could not be saved (the disk is full); the file then holds what it held before."""
     attempts: ProviderAttempts | None = None
     """How the requests went on the wire: attempts, retries, waits."""
+    warnings: tuple[WarningRecord, ...] = ()
+    """The warnings shown while the prompt ran (`engine/warning_capture`), one per distinct warning, counted."""
 
 
 def _agent_handle(request: PromptRequest, settings: Settings) -> AgentHandle:
@@ -169,11 +173,15 @@ async def run_prompt(
     file fails before sending anything, and so does one whose session cannot be written). An interruption
     (Ctrl-C, task cancellation) saves the session first, passes what the turn produced to `on_interrupt`, and
     is then re-raised.
+
+    The warnings shown meanwhile are the outcome's and the session's (`warning_capture`: the capture `agentrig
+    prompt` opened, or one of this call's own that also lets Python show them).
     """
-    if request.session_path is None:
-        return await _run_prompt(request, on_interrupt, None)
-    with locked_session(request.session_path) as lock:
-        return await _run_prompt(request, on_interrupt, lock)
+    with capture_here():
+        if request.session_path is None:
+            return await _run_prompt(request, on_interrupt, None)
+        with locked_session(request.session_path) as lock:
+            return await _run_prompt(request, on_interrupt, lock)
 
 
 async def _run_prompt(
@@ -224,6 +232,7 @@ def _save(session: Session, path: Path | None, lock: SessionLock | None) -> str 
             f"{path}: removed or replaced by another program while this prompt ran; not saved over it, so it lacks "
             "this turn"
         )
+    session = replace(session, warnings=merge_warnings(session.warnings, current_warnings()))  # its prompts' warnings
     with _sigint_deferred():
         try:
             save_session(_redacted(session), path, over_empty=True)  # empty: locked as a new session
@@ -270,11 +279,13 @@ def _outcome(
         interrupted=record.interrupted,
         session_error=save_failure,
         attempts=log.snapshot(),
+        warnings=current_warnings(),
     )
 
 
 def outcome_to_json(outcome: PromptOutcome) -> dict[str, Any]:
-    """The `--json` record (redacted): output, messages, usage, model, duration_s, and `error` on failure."""
+    """The `--json` record (redacted): output, messages, usage, model, duration_s, warnings, and `error` on
+    failure."""
     data: dict[str, Any] = {
         "output": outcome.output,
         "messages": [message_to_json(message) for message in outcome.messages],
@@ -284,6 +295,7 @@ def outcome_to_json(outcome: PromptOutcome) -> dict[str, Any]:
     }
     if outcome.attempts is not None:
         data["attempts"] = outcome.attempts.to_json()
+    data["warnings"] = [record.to_json() for record in outcome.warnings]
     if outcome.interrupted:
         data["interrupted"] = True
     if outcome.error is not None:

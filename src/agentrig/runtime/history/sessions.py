@@ -2,8 +2,9 @@
 
 A session file is one JSON object with, in this order: `version, session_id, project_id,
 created_at, last_modified, working_directory, current_model, total_tokens, session_total_usage,
-thoughts, messages`, then `compaction` when there is one, then any keys agentrig does not know
-(kept from the file it was loaded from). `messages` are canonical messages (`agentrig.history/1`).
+thoughts, messages`, then `compaction` when there is one, then `warnings` when its prompts showed
+any, then any keys agentrig does not know (kept from the file it was loaded from). `messages` are
+canonical messages (`agentrig.history/1`).
 
 `load_session` also accepts a canonical history document, a bare list of messages in any
 vocabulary the wire reader knows (pydantic-ai dumps of any 2.x release, legacy dicts, whose
@@ -30,6 +31,7 @@ from agentrig.runtime.history.recordings import is_recording, recording_history
 from agentrig.runtime.history.redaction import dumps_redacted
 from agentrig.runtime.history.tinyagent_sessions import is_tinyagent_session, normalize_session_json
 from agentrig.runtime.history.usage import Usage
+from agentrig.runtime.history.warning_records import WarningRecord, warnings_from_json
 from agentrig.runtime.history.wire import history_and_thoughts_from_json, message_to_json, messages_from_json
 
 __all__ = [
@@ -64,7 +66,7 @@ _CONTRACT_KEYS = (
     "thoughts",
     "messages",
 )
-_KNOWN_KEYS = frozenset((*_CONTRACT_KEYS, "compaction"))
+_KNOWN_KEYS = frozenset((*_CONTRACT_KEYS, "compaction", "warnings"))
 
 
 def _now() -> str:
@@ -119,6 +121,8 @@ class Session:
     """The canonical history."""
     compaction: CompactionRecord | None = None
     """The latest compaction, when the history was compacted."""
+    warnings: tuple[WarningRecord, ...] = ()
+    """The warnings `agentrig prompt` showed over the session's prompts, one per distinct warning, counted."""
     extras: Mapping[str, JsonValue] = field(default_factory=dict[str, JsonValue])
     """Keys of the loaded file that agentrig does not know; written back unchanged."""
 
@@ -181,6 +185,8 @@ def session_to_json(session: Session) -> dict[str, Any]:
     }
     if session.compaction is not None:
         data["compaction"] = _compaction_to_json(session.compaction)
+    if session.warnings:
+        data["warnings"] = [record.to_json() for record in session.warnings]
     for key, value in session.extras.items():
         if key not in _KNOWN_KEYS:
             data[key] = value
@@ -288,6 +294,13 @@ def _compaction_from_json(data: object, path: Path | None) -> CompactionRecord |
         raise HistoryFormatError(error.reason, path=path, field=f"compaction.{error.field}") from None
 
 
+def _warnings_from_json(data: object, path: Path | None) -> tuple[WarningRecord, ...]:
+    try:
+        return warnings_from_json(data, where="warnings")
+    except HistoryFormatError as error:
+        raise HistoryFormatError(error.reason, path=path, field=error.field) from None
+
+
 def session_from_json(data: object, *, source: str | Path | None = None) -> Session:
     """A session from parsed JSON: a session object, a canonical history document, or a list of messages."""
     path = Path(source) if source is not None else None
@@ -330,6 +343,7 @@ def session_from_json(data: object, *, source: str | Path | None = None) -> Sess
         thoughts=(*thoughts, *embedded_thoughts),
         messages=tuple(messages),
         compaction=_compaction_from_json(data.get("compaction"), path),
+        warnings=_warnings_from_json(data.get("warnings", []), path),
         extras={k: v for k, v in data.items() if k not in _KNOWN_KEYS},
     )
 
