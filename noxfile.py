@@ -132,6 +132,27 @@ def compat(session: nox.Session, pydantic_ai: str) -> None:
     run_suite(session, f"out/compat-{pydantic_ai}")
 
 
+LATEST_REQUIREMENTS = (
+    f"pydantic-ai-slim[openai,anthropic,{','.join(SCENARIO_EXTRAS)}]",
+    "pydantic-graph",
+)
+"""pydantic-ai with no version at all: the `compat_latest` session takes the newest release the index has."""
+
+
+@nox.session(name="compat_latest", default=False)
+def compat_latest(session: nox.Session) -> None:
+    """Run the tests and the scenario suite on the newest pydantic-ai release, whatever agentrig's pins say."""
+    # uv's overrides replace every requirement on these packages, agentrig's own `<3` included: a new major
+    # release is tried too, the day it lands (the daily `latest` workflow runs this session).
+    overrides = Path(session.create_tmp()) / "latest-overrides.txt"
+    overrides.write_text("\n".join(LATEST_REQUIREMENTS) + "\n", encoding="utf-8")
+    session.install("-e", ".[dev]", *LATEST_REQUIREMENTS, HARNESS, "--upgrade", "--override", str(overrides))
+    session.run("python", "-c", PRINT_VERSION)
+    install_browser(session)
+    session.run("pytest", "-q", *TEST_WORKERS, "--junitxml=out/pytest-latest.xml", *session.posargs)
+    run_suite(session, "out/compat-latest")
+
+
 @nox.session(tags=["ci"])
 def matrix_smoke(session: nox.Session) -> None:
     """Build real environments for the floor and the newest pin and run `agentrig matrix` over two scenarios."""
@@ -191,10 +212,11 @@ def peers(session: nox.Session) -> None:
 
 @nox.session(default=False)
 def docs(session: nox.Session) -> None:
-    """Regenerate docs/cli.md and docs/scenarios.md from --help and the scenario schema (`-- --check` only checks)."""
+    """Regenerate docs/cli.md, docs/scenarios.md and canonical-format.md's field table (`-- --check` only checks)."""
     install_pinned(session, NEWEST, extras="providers")
     session.run("python", "scripts/gen_cli_docs.py", *session.posargs)
     session.run("python", "scripts/gen_scenario_docs.py", *session.posargs)
+    session.run("python", "scripts/gen_field_table.py", *session.posargs)
 
 
 EXAMPLES_PIN = "2.62.0"

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from agentrig.runtime.history.canonical import (
     URL_KINDS,
+    CapabilityPart,
     FileContent,
     Message,
     OpaqueContent,
@@ -38,6 +39,9 @@ json_values: st.SearchStrategy[Any] = st.recursive(
 )
 json_objects = st.dictionaries(keys, json_values, max_size=4)
 
+tool_kinds = st.none() | st.sampled_from(["output", "tool-search", "myapp.search"])
+visibilities = st.none() | st.sampled_from(["public", "redacted", "private"])
+
 # Strings that are not a JSON object stay raw strings (a string holding an object becomes a dict on load).
 raw_args = texts.map(lambda tail: "[" + tail) | texts.map(lambda tail: "not json " + tail)
 
@@ -45,17 +49,40 @@ raw_args = texts.map(lambda tail: "[" + tail) | texts.map(lambda tail: "not json
 def tool_parts(tool_call_ids: st.SearchStrategy[str]) -> st.SearchStrategy[Part]:
     """Tool calls, returns and retry prompts drawing ids from `tool_call_ids`."""
     names = st.sampled_from(["bash", "read_file", "search"])
-    calls = st.builds(ToolCallPart, tool_call_id=tool_call_ids, tool_name=names, args=json_objects | raw_args)
+    calls = st.builds(
+        ToolCallPart,
+        tool_call_id=tool_call_ids,
+        tool_name=names,
+        args=json_objects | raw_args,
+        tool_kind=tool_kinds,
+        ui_visibility=visibilities,
+        id=st.none() | texts,
+        provider_name=st.none() | texts,
+        provider_details=st.none() | json_objects,
+    )
     returns = st.builds(
         ToolReturnPart,
         tool_call_id=tool_call_ids,
         content=json_values,
         tool_name=st.none() | names,
         outcome=st.sampled_from(["success", "failed", "denied", "interrupted"]),
+        tool_kind=tool_kinds,
+        ui_visibility=visibilities,
+        metadata=json_values,
+        content_file_digests=st.none() | st.lists(texts, min_size=1, max_size=2),
     )
     retry_content = texts | st.lists(json_objects, max_size=2)
-    tool_retries = st.builds(RetryPromptPart, content=retry_content, tool_name=names, tool_call_id=tool_call_ids)
-    output_retries = st.builds(RetryPromptPart, content=retry_content)
+    causes = st.none() | st.sampled_from(["unavailable_tool", "x-future-cause"])
+    tool_retries = st.builds(
+        RetryPromptPart,
+        content=retry_content,
+        tool_name=names,
+        tool_call_id=tool_call_ids,
+        cause=causes,
+        tool_kind=tool_kinds,
+        ui_visibility=visibilities,
+    )
+    output_retries = st.builds(RetryPromptPart, content=retry_content, cause=causes)
     return calls | returns | tool_retries | output_retries
 
 
@@ -90,9 +117,32 @@ user_content_items = texts | file_contents | url_contents | opaque_contents
 user_content_parts = st.lists(user_content_items, max_size=4).map(lambda items: UserContentPart(content=tuple(items)))
 """ pydantic-ai multi-modal user prompts: text, files, URLs and items the canonical model keeps verbatim."""
 
+capability_parts = st.builds(
+    CapabilityPart,
+    kind=st.sampled_from(["myapp.weather", "pydantic_ai.capability_instruction"]),
+    content=json_values,
+    record_id=st.none() | texts,
+    data=st.dictionaries(st.sampled_from(["source", "scope", "rendering", "city"]), json_values, max_size=3),
+)
+
 simple_parts = (
-    st.builds(TextPart, content=texts)
-    | st.builds(SystemPromptPart, content=texts)
+    st.builds(
+        TextPart,
+        content=texts,
+        id=st.none() | texts,
+        provider_name=st.none() | texts,
+        provider_details=st.none() | json_objects,
+        citations=st.none() | st.lists(json_objects, max_size=2),
+    )
+    | st.builds(
+        SystemPromptPart,
+        content=texts,
+        dynamic_ref=st.none() | texts,
+        context_id=st.none() | texts,
+        scope=st.none() | st.just("request"),
+        metadata=json_values,
+    )
+    | capability_parts
     | st.builds(
         ThoughtPart,
         content=texts,
@@ -110,6 +160,10 @@ messages = st.builds(
     kind=st.sampled_from(["request", "response"]),
     parts=st.lists(any_parts, max_size=4).map(tuple),
     run_id=st.none() | texts,
+    conversation_id=st.none() | texts,
+    metadata=st.none() | json_objects,
+    failed_attempts=st.none() | st.lists(json_objects, max_size=2),
+    workspace_ref=json_values,
 )
 histories = st.lists(messages, max_size=8)
 

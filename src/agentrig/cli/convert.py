@@ -79,7 +79,7 @@ def register(app: typer.Typer) -> None:
         else:
             from agentrig.runtime.models.conversion import dump_pydantic_ai_json
 
-            data = redact_json_bytes(dump_pydantic_ai_json(history, pretty=True), pretty=True)
+            data = redact_json_bytes(dump_pydantic_ai_json(history, pretty=True, source=file), pretty=True)
         if output is None:
             typer.echo(data, nl=False)  # bytes go to the binary stream untouched
         else:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
+from typing import Any
 
 from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import (
@@ -201,7 +202,9 @@ def merge_consecutive_requests(history: History) -> list[Message]:
         elif pending:
             parts = [p for m in pending for p in m.parts]
             ordered = [p for p in parts if _is_tool_result(p)] + [p for p in parts if not _is_tool_result(p)]
-            result.append(pending[0].with_parts(ordered))
+            merged = pending[0].with_parts(ordered)
+            metadata = _merged_metadata(pending)
+            result.append(merged if metadata == merged.metadata else replace(merged, metadata=metadata))
         pending.clear()
 
     for message in history:
@@ -213,6 +216,32 @@ def merge_consecutive_requests(history: History) -> list[Message]:
         result.append(message)
     flush()
     return result
+
+
+_RESERVED = "__pydantic_ai__"
+"""pydantic-ai's own namespace in a message's metadata."""
+_PAUSE = "deferred_pause"
+
+
+def _merged_metadata(requests: list[Message]) -> dict[str, Any] | None:
+    """The metadata of requests merged into one, as pydantic-ai 2.78 merges them (`_merged_reserved_metadata`):
+    the first request's own keys, the reserved namespaces combined, and the deferred-pause mark only if every
+    request had it (an answer or a new message after a pause continues the run)."""
+    first = dict(requests[0].metadata or {})
+    namespaces = [(m.metadata or {}).get(_RESERVED) for m in requests]
+    if not any(isinstance(namespace, dict) for namespace in namespaces):
+        return requests[0].metadata
+    combined: dict[str, Any] = {}
+    for namespace in namespaces:
+        if isinstance(namespace, dict):
+            combined.update(namespace)
+    if not all(isinstance(n, dict) and n.get(_PAUSE) is True for n in namespaces):
+        combined.pop(_PAUSE, None)
+    if combined:
+        first[_RESERVED] = combined
+    else:
+        first.pop(_RESERVED, None)
+    return first or None
 
 
 def run_cleanup_loop(history: History) -> list[Message]:

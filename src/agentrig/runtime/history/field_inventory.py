@@ -81,8 +81,8 @@ FIELDS: Mapping[str, Mapping[str, FieldRule]] = {
         "kind": _KIND,
         "timestamp": _TIMESTAMP,
         "instructions": _dropped(
-            "the agent's instructions, which the agent supplies again on every run; the latest request's are in the "
-            "scenario's recorded turn (usage.json `instructions`)"
+            "the agent's instructions, which the agent supplies again on every run (pydantic-ai sends only the "
+            "newest request's); pydantic_ai_dump.json in the run folder keeps them"
         ),
         "run_id": _carried("`run_id`; cleared on resume and left out of goldens (random per run)"),
         "conversation_id": _carried("`conversation_id`; a resumed run continues it; left out of goldens"),

@@ -217,10 +217,12 @@ def user_prompt_to_pydantic_ai(prompt: UserPrompt | None) -> str | list[Any] | N
     return list(part.content)
 
 
-def dump_pydantic_ai_json(history: Sequence[Message], *, pretty: bool = False) -> bytes:
+def dump_pydantic_ai_json(
+    history: Sequence[Message], *, pretty: bool = False, source: str | Path | None = None
+) -> bytes:
     """A pydantic-ai JSON dump of a canonical history, loadable with the installed version's
-    `ModelMessagesTypeAdapter.validate_json`."""
-    messages = to_pydantic_ai(history)
+    `ModelMessagesTypeAdapter.validate_json` (`source`: the file the history came from, named in an error)."""
+    messages = to_pydantic_ai(history, source=source)
     with no_cyclic_gc():
         return jsonio.dumps(ModelMessagesTypeAdapter.dump_python(messages, mode="json"), pretty=pretty)
 
