@@ -24,11 +24,17 @@ def _one_point(model: Strict, names: tuple[str, ...], what: str) -> None:
 
 class SteeringMessage(Strict):
     """A message the host enqueues while the turn runs, with pydantic-ai's `enqueue(priority='asap')`: it rides
-    with the next model request and is acknowledged once that request is answered. Exactly one of `from_call`,
-    `after_call` or `after_request` says when it is enqueued."""
+    with the next model request and is acknowledged once that request is answered. Exactly one of `text` or
+    `capability` is the message; exactly one of `from_call`, `after_call` or `after_request` says when it is
+    enqueued."""
 
-    text: str = Field(min_length=1)
+    text: str | None = Field(default=None, min_length=1)
     """The message, as user text."""
+    capability: dict[str, Any] | None = None
+    """The message as a capability part (pydantic-ai 2.78+ `CapabilityPart`), as pydantic-ai stores it: its `kind`
+    (`namespace.name`), its `content` and its other fields (`source`, `scope`, `rendering`, the kind's own typed
+    fields). pydantic-ai renders it before the model sees it. `agentrig scaffold` writes this for a capability part
+    a recorded run's tool enqueued."""
     from_call: str | None = None
     """Enqueued from inside the tool running this call (`RunContext.enqueue`), before the tool itself runs."""
     after_call: str | None = None
@@ -38,8 +44,18 @@ class SteeringMessage(Strict):
 
     @model_validator(mode="after")
     def _one_steering_point(self) -> SteeringMessage:
+        _one_point(self, ("text", "capability"), "a steering message")
         _one_point(self, ("from_call", "after_call", "after_request"), "a steering message")
+        if self.capability is not None and not isinstance(self.capability.get("kind"), str):
+            raise ValueError("capability needs its `kind` (namespace.name), as pydantic-ai stores the part")
         return self
+
+    @property
+    def label(self) -> str:
+        """How checks and reports name the message: its text, or `capability KIND`."""
+        if self.capability is not None:
+            return f"capability {self.capability['kind']}"
+        return self.text or ""
 
 
 class CancelPoint(Strict):

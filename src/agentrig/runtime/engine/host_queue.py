@@ -75,7 +75,8 @@ class HostQueue:
         self, deliveries: Sequence[SteeringDelivery], history: list[Message], first_new: int
     ) -> list[Message]:
         """Hold the steering a cancelled run did not deliver, and take it out of the run's new messages."""
-        undelivered = [delivery.text for delivery in deliveries if delivery.request is None]
+        # A capability part a cancelled run did not deliver is not carried to the next turn (only text is).
+        undelivered = [delivery.text for delivery in deliveries if delivery.request is None and delivery.is_text]
         self._steering = (*self._steering, *undelivered)
         if not undelivered:
             return history

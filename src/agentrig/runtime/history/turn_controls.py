@@ -28,6 +28,8 @@ class SteeringDelivery:
     """It was pending after the previous turn and was enqueued again before this turn's first request."""
     framework_version: tuple[int, int, int] | None = None
     """The installed pydantic-ai (per-version expectations are matched against it); None for another engine."""
+    is_text: bool = True
+    """The message was user text; False for a capability part (`text` is then its label, `capability KIND`)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

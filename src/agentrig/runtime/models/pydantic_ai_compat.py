@@ -39,6 +39,7 @@ __all__ = [
     "RETRY_SHAPE",
     "STAMPS_OUTPUT_TOOL_KIND",
     "RetryShape",
+    "capability_part",
     "check_stream_end",
     "is_output_retry",
     "is_tool_retry",
@@ -79,6 +80,7 @@ HAS_RETRY_FEEDBACK: Final[bool] = "RetryFeedbackPart" in vars(_messages)
 
 RETRY_SHAPE: Final[RetryShape] = "retried" if HAS_RETRY_FEEDBACK else "retry-prompt"
 """The retry shape the installed version writes and validates (see `RetryShape`)."""
+
 
 def _accepted_tool_kinds() -> frozenset[str] | None:
     kind = vars(_messages).get("ToolPartKind")
@@ -329,3 +331,14 @@ def _with_pause_marks(history: list[Message]) -> list[Message]:
         metadata["__pydantic_ai__"] = {**(namespace if isinstance(namespace, dict) else {}), "deferred_pause": True}
         result.append(replace(message, metadata=metadata))
     return result
+
+
+def capability_part(stored: dict[str, Any]) -> Any:
+    """pydantic-ai's `CapabilityPart` from the form it stores (2.78+): an instance of the kind's class when the
+    process registered it, else an `UnknownCapabilityPart` that renders as the stored one did. Earlier releases
+    have none: a `ValueError` says which release it needs."""
+    if "CapabilityPart" not in vars(_messages):
+        raise ValueError(f"a capability part needs pydantic-ai 2.78 or later (installed: {PYDANTIC_AI_VERSION_TEXT})")
+    request = {"kind": "request", "parts": [{"part_kind": "capability", **stored}]}
+    (message,) = _messages.ModelMessagesTypeAdapter.validate_python([request])
+    return message.parts[0]

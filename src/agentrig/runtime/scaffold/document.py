@@ -144,6 +144,8 @@ def turn_mapping(
         mapping["deferred_results"] = turn.deferred_results
     if turn.approvals is not None:
         mapping["approvals"] = turn.approvals
+    if turn.steer:
+        mapping["steer"] = turn.steer
     mapping["model"] = turn.steps
     if expect:
         mapping["expect"] = expect

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from agentrig.runtime.history.canonical import (
+    CapabilityPart,
     Message,
     OpaqueContent,
     OpaquePart,
@@ -18,6 +20,7 @@ from agentrig.runtime.history.canonical import (
     UserContentPart,
     UserPrompt,
 )
+from agentrig.runtime.history.pydantic_ai_dicts import capability_dict
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.scaffold.endings import close_turn, take_marker
 from agentrig.runtime.scaffold.turn_results import close_paused_end, take_results
@@ -61,7 +64,7 @@ def plan_turns(
             continue
         if message.state not in (None, "interrupted"):
             raise walk.refuse(index, f"the message is {message.state!r}; a scripted run completes its messages")
-        texts, results = _request_parts(walk, index, message)
+        texts, results, capabilities = _request_parts(walk, index, message)
         if message.state == "interrupted":
             if texts or not walk.turns:
                 raise walk.refuse(index, "the request is 'interrupted' but holds a user message")
@@ -70,6 +73,8 @@ def plan_turns(
             take_results(walk, index, message, results, user_follows=bool(texts))
         elif message.state == "interrupted":
             walk.previous = "request"
+        for call_id, capability in capabilities:
+            _steer_capability(walk, index, call_id, capability)
         if texts:
             _user_message(walk, index, texts[0], after_results=bool(results))
     close_paused_end(walk, len(messages))
@@ -79,12 +84,18 @@ def plan_turns(
     return walk.turns, walk.edits
 
 
-def _request_parts(walk: Walk, index: int, message: Message) -> tuple[list[UserPrompt], list[Answer]]:
+def _request_parts(
+    walk: Walk, index: int, message: Message
+) -> tuple[list[UserPrompt], list[Answer], list[tuple[str, dict[str, Any]]]]:
     texts: list[UserPrompt] = []
     results: list[Answer] = []
+    capabilities: list[tuple[str, dict[str, Any]]] = []
     for number, part in enumerate(message.parts):
         if isinstance(part, SystemPromptPart):
             continue  # the agent's own: the scenario's system_prompt, never part of a stored history
+        if isinstance(part, CapabilityPart):
+            capabilities.append((_enqueuing_call(walk, index, number, results), _steered(part)))
+            continue
         if isinstance(part, OpaquePart):
             raise walk.refuse(
                 index, f"part {number} is a {part.part_kind!r} part, which a scenario's user message cannot hold"
@@ -98,7 +109,36 @@ def _request_parts(walk: Walk, index: int, message: Message) -> tuple[list[UserP
             results.append(part)
     if len(texts) > 1:
         raise walk.refuse(index, f"the request holds {len(texts)} user texts; a scenario turn has one")
-    return texts, results
+    return texts, results, capabilities
+
+
+def _enqueuing_call(walk: Walk, index: int, number: int, results: list[Answer]) -> str:
+    """The call whose tool enqueued a capability part: pydantic-ai 2.78 stores content a tool enqueues in the request
+    of that call's result, after it. A part with no result before it was enqueued some other way."""
+    answered = [result.tool_call_id for result in results if result.tool_call_id is not None]
+    if not answered:
+        raise walk.refuse(
+            index,
+            f"part {number} is a capability part no tool call enqueued (it comes before any tool result); a "
+            "scenario steers one from a call: `steer: [{capability: {...}, from_call: CALL_ID}]`",
+        )
+    return answered[-1]
+
+
+def _steered(part: CapabilityPart) -> dict[str, Any]:
+    """A capability part as a `steer` entry's `capability`: pydantic-ai's stored form, without the record id a
+    replay draws afresh."""
+    stored = capability_dict(part)
+    return {key: value for key, value in stored.items() if key not in ("part_kind", "record_id")}
+
+
+def _steer_capability(walk: Walk, index: int, call_id: str, capability: dict[str, Any]) -> None:
+    """Give the turn that made the call a steering entry enqueuing the part from it."""
+    for turn in reversed(walk.turns):
+        if any(call.tool_call_id == call_id for call in turn.calls):
+            turn.steer.append({"capability": capability, "from_call": call_id})
+            return
+    raise walk.refuse(index, f"a capability part follows the result of call {call_id!r}, which no turn made")
 
 
 def _check_user_content(walk: Walk, index: int, number: int, part: UserContentPart) -> None:

@@ -131,6 +131,8 @@ class ScriptTurn:
     """YAML tool outcomes that are not the recorded answer, by call id (`fail`, `abort`, ...)."""
     outputs: list[OutputEvent] = field(default_factory=list[OutputEvent])
     """The answers the run judged as its output, in order."""
+    steer: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    """What the host enqueued during the turn, as `steer` entries (a capability part a tool enqueued)."""
 
     @property
     def usage(self) -> Usage | None:

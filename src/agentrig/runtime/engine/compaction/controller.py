@@ -30,6 +30,7 @@ import orjson
 
 from agentrig.errors import UsageError
 from agentrig.runtime.history.canonical import (
+    CapabilityPart,
     Message,
     OpaquePart,
     Part,
@@ -77,6 +78,9 @@ def _part_chars(part: Part) -> int:
             return len(content)
         case OpaquePart():
             return len(orjson.dumps(part.data))
+        case CapabilityPart():  # what the model is shown of it is its content (and a frame around it)
+            content = part.content if isinstance(part.content, str) else orjson.dumps(part.content)
+            return len(part.kind) + len(content)
         case UserContentPart():
             # The text, and each attachment as its short label: a file's bytes are not text the model reads.
             return len(describe_prompt(part.content) or "")
@@ -174,6 +178,9 @@ def serialize_transcript(history: Sequence[Message]) -> str:
                 case RetryPromptPart():
                     content = part.content if isinstance(part.content, str) else orjson.dumps(part.content).decode()
                     lines.append(f"Retry requested: {content}")
+                case CapabilityPart():
+                    content = part.content if isinstance(part.content, str) else orjson.dumps(part.content).decode()
+                    lines.append(f"Note ({part.kind}): {content}")
                 case ThoughtPart() | SystemPromptPart() | OpaquePart():
                     continue  # reasoning and system prompts are not part of what happened
     return "\n".join(lines)

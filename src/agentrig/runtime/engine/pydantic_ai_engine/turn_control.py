@@ -57,14 +57,44 @@ class _Steering:
     counts: list[int] = field(default_factory=list[int])
 
 
-def _occurrences(messages: Iterable[ModelMessage], text: str) -> int:
-    return sum(
-        1
-        for message in messages
-        if isinstance(message, ModelRequest)
-        for part in message.parts
-        if part.part_kind == "user-prompt" and part.content == text
-    )
+def _occurrences(messages: Iterable[ModelMessage], message: SteeringMessage) -> int:
+    """How often the request parts of `messages` hold the steering message: its user text, or its capability part
+    (the same kind and content; pydantic-ai renders a capability part only inside the model's own request)."""
+    capability = message.capability
+    if capability is None:
+        return sum(
+            1
+            for item in messages
+            if isinstance(item, ModelRequest)
+            for part in item.parts
+            if part.part_kind == "user-prompt" and part.content == message.text
+        )
+    return sum(1 for item in messages if isinstance(item, ModelRequest) and _holds_capability(item, capability))
+
+
+def _holds_capability(request: ModelRequest, capability: dict[str, Any]) -> bool:
+    """Whether a request holds the capability part: stored (the run's history), or as pydantic-ai 2.78 renders it
+    into the model's request (the content as a text item of a user prompt, or the text of a system prompt)."""
+    content = capability.get("content")
+    for part in request.parts:
+        if part.part_kind == "capability":
+            if getattr(part, "kind", None) == capability["kind"] and getattr(part, "content", None) == content:
+                return True
+        elif isinstance(content, str) and part.part_kind in ("user-prompt", "system-prompt"):
+            value: Any = part.content
+            texts = [value] if isinstance(value, str) else [getattr(item, "content", None) for item in value]
+            if part.part_kind == "user-prompt" and not isinstance(value, str) and content in texts:
+                return True
+            if part.part_kind == "system-prompt" and value == content:
+                return True
+    return False
+
+
+def _content(message: SteeringMessage) -> Any:
+    """What `enqueue` is given: the text, or the capability part as pydantic-ai builds it from its stored form."""
+    if message.capability is None:
+        return message.text
+    return pydantic_ai_compat.capability_part(message.capability)
 
 
 class TurnControl:
@@ -116,7 +146,7 @@ class TurnControl:
                 message.after_call is not None and message.after_call in returned
             )
             if due and not item.enqueued:
-                run.enqueue(message.text, priority="asap")
+                run.enqueue(_content(message), priority="asap")
                 item.enqueued = True
         if self._cancel is not None and self._cancel.before_request == number:
             self._control.stop("abort", where=f"before model request {number}")
@@ -132,7 +162,7 @@ class TurnControl:
             if item.carried_by == self._requests_sent and item.acknowledged is None:
                 item.acknowledged = self._requests_sent
             if item.message.after_request == self._responses and not item.enqueued:
-                run.enqueue(item.message.text, priority="asap")
+                run.enqueue(_content(item.message), priority="asap")
                 item.enqueued = True
         self._batch = frozenset(call.tool_call_id for call in response.tool_calls)
         self._finished = set()
@@ -183,7 +213,7 @@ class TurnControl:
 
     def _count_input(self, messages: list[ModelMessage], number: int) -> None:
         for item in self._items:
-            count = _occurrences(messages, item.message.text)
+            count = _occurrences(messages, item.message)
             item.counts.append(count)
             if count and item.carried_by is None:
                 item.carried_by = number
@@ -191,7 +221,7 @@ class TurnControl:
     async def _wrap_tool_execute(self, ctx: Any, *, call: Any, tool_def: Any, args: Any, handler: Any) -> Any:
         for item in self._items:
             if item.message.from_call == call.tool_call_id and not item.enqueued:
-                ctx.enqueue(item.message.text, priority="asap")
+                ctx.enqueue(_content(item.message), priority="asap")
                 item.enqueued = True
         if self._cancel is not None and self._cancel.during_call == call.tool_call_id:
             others = self._batch - {call.tool_call_id}
@@ -213,21 +243,21 @@ class TurnControl:
         version = pydantic_ai_compat.PYDANTIC_AI_VERSION
         found: list[SteeringDelivery] = []
         for item in self._items:
-            text = item.message.text
-            holders = [m for m in messages if isinstance(m, ModelRequest) and _occurrences([m], text)]
+            holders = [m for m in messages if isinstance(m, ModelRequest) and _occurrences([m], item.message)]
             placement = None
             if holders:
                 with_results = any(p.part_kind in _ANSWER_KINDS for p in holders[0].parts)
                 placement = "with_tool_return" if with_results else "own_request"
             found.append(
                 SteeringDelivery(
-                    text=text,
+                    text=item.message.label,
                     request=item.acknowledged,
                     input_counts=tuple(item.counts),
-                    stored_count=_occurrences(messages, text),
+                    stored_count=_occurrences(messages, item.message),
                     stored_as=placement,
                     carried_over=item.carried,
                     framework_version=version,
+                    is_text=item.message.capability is None,
                 )
             )
         return tuple(found)
