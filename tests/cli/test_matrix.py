@@ -46,7 +46,19 @@ def test_help_documents_the_options_and_exit_codes(capsys: pytest.CaptureFixture
         (["matrix", "nowhere/"], "nowhere: no such file or directory"),
         (["matrix", "scenarios", "--versions", " , "], "--versions: give at least one pydantic-ai version"),
         (["matrix", "scenarios", "--versions", "2.38.0,2.38.0"], "a version is listed twice"),
-        (["matrix", "scenarios", "--versions", "2.38.0,latest"], "--versions: 'latest' is not a version number"),
+        (
+            ["matrix", "scenarios", "--versions", "2.38.0,newest"],
+            "--versions: 'newest' is not a version number (like 2.38.0), latest, locked, or a range",
+        ),
+        (["matrix", "scenarios", "--versions", ">=2.68,<<3"], "--versions: '>=2.68,<<3' is not a PEP 440 range"),
+        (["matrix", "scenarios", "--versions", "locked"], "--versions locked: give --lock FILE"),
+        (["matrix", "scenarios", "--each", "patch"], "--each patch: give release or minor"),
+        (["matrix", "scenarios", "--max-versions", "0"], "--max-versions 0: give at least 1"),
+        (["matrix", "scenarios", "--lock", "nowhere.lock"], "--lock nowhere.lock: cannot read it"),
+        (
+            ["matrix", "scenarios", "--models", "openai:a,openai:b", "--lock", "uv.lock"],
+            "--lock: only without --models",
+        ),
         (["matrix", "scenarios", "--project", "."], "--project .: no pyproject.toml or setup.py there"),
         (
             ["matrix", "scenarios", "--python", "no-such-python-3.99"],
@@ -102,12 +114,21 @@ def test_an_environment_that_cannot_be_built_exits_3_with_one_line(
     )
     monkeypatch.setattr(matrix_module, "find_uv", lambda: str(uv))
 
-    code, _, err = run_main(capsys, *["matrix", "scenarios", "--versions", "9.9.9"])
+    code, out, err = run_main(capsys, *["matrix", "scenarios", "--versions", "9.9.9"])
 
     assert code == 3
-    (line,) = err.strip().splitlines()
+    progress, line = err.strip().splitlines()
+    assert progress.startswith("[1/1] pydantic-ai 9.9.9: environment not built: cannot build the environment ")
     assert line.startswith("agentrig: error: pydantic-ai 9.9.9: cannot build the environment ")
     assert line.endswith("error: no matching distribution for pydantic-ai-slim==9.9.9")
+    # The page is written all the same, with the error and the end of the build log.
+    assert "wrote agentrig-matrix/compatibility.md" in out
+    markdown = (workdir / "agentrig-matrix" / "compatibility.md").read_text(encoding="utf-8")
+    assert "## Environments that could not be built" in markdown
+    assert "error: no matching distribution for pydantic-ai-slim==9.9.9" in markdown
+    document = json.loads((workdir / "agentrig-matrix" / "compatibility.json").read_text(encoding="utf-8"))
+    assert document["exit_code"] == 3
+    assert document["versions"][0]["build_log"] == "logs/9.9.9.build.log"
 
 
 def test_stream_runs_every_version_streamed(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:

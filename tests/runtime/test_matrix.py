@@ -18,6 +18,7 @@ import pytest
 
 from agentrig.errors import EXIT_FAILED, EXIT_OK, EXIT_PROVIDER, InfrastructureError, UsageError
 from agentrig.runtime.history.output_manifest import MANIFEST_NAME
+from agentrig.runtime.matrix import builds as builds_module
 from agentrig.runtime.matrix import environments as matrix_module
 from agentrig.runtime.matrix.compare import VersionOutput, load_version_output, normalized_json_text, summarize_change
 from agentrig.runtime.matrix.environments import (
@@ -264,6 +265,9 @@ def test_compatibility_json_is_a_tagged_document_with_only_declared_keys(tmp_pat
         "command",
         "axis",
         "evidence_boundary",
+        "resolution",
+        "lock",
+        "masked_keys",
         "versions",
         "scenarios",
         "regressions",
@@ -286,6 +290,7 @@ def test_compatibility_json_is_a_tagged_document_with_only_declared_keys(tmp_pat
             "raw_dump_differs": [],
             "raw_dump_changes": {},
             "diffs": [],
+            "new_warnings": {},
         }
     ]
     assert not (tmp_path / "r" / "diffs").exists()
@@ -333,7 +338,7 @@ def test_agentrig_is_installed_from_where_it_runs_from(
         assert name == "agentrig"
         return FakeDistribution(direct_url)
 
-    monkeypatch.setattr(matrix_module.importlib.metadata, "distribution", fake_distribution)
+    monkeypatch.setattr(builds_module.importlib.metadata, "distribution", fake_distribution)
     assert agentrig_install_args() == expected
 
 
@@ -361,12 +366,24 @@ def test_agentrig_own_checkout_as_the_project_is_installed_once(tmp_path: Path) 
 
 FAKE_PYTHON = """\
 #!{python}
-# A stand-in for an environment's interpreter: reports a pinned pydantic-ai version, and plays `agentrig run`.
+# A stand-in for an environment's interpreter: reports a pinned pydantic-ai version, its packages and field
+# inventory (or fails to, like an agentrig without one), and plays `agentrig run`.
 import json, pathlib, sys
 VERSION = {version!r}
 STATUSES = {statuses!r}
+PACKAGES = {packages!r}
+INVENTORY = {inventory!r}
 if sys.argv[1:2] == ["-c"]:
-    print(VERSION)
+    script = sys.argv[2]
+    if "distributions()" in script:
+        print(json.dumps(PACKAGES))
+    elif "inventory_json" in script:
+        if INVENTORY is None:
+            print("ModuleNotFoundError: No module named 'agentrig.runtime.models.message_fields'", file=sys.stderr)
+            raise SystemExit(1)
+        print(INVENTORY)
+    else:
+        print(VERSION)
     raise SystemExit(0)
 if STATUSES == {{"crash": "exit 2"}}:
     print("agentrig: error: scenarios/bad.yaml:3:1: turns: field required", file=sys.stderr)
@@ -394,13 +411,25 @@ def executable(path: Path, text: str) -> Path:
     return path
 
 
-def fake_environment(spec: EnvironmentSpec, statuses: dict[str, str], *, marker: bool = True) -> None:
-    """An environment that looks built for `spec`: pyvenv.cfg, a fake interpreter, and (optionally) the marker."""
+def fake_environment(
+    spec: EnvironmentSpec,
+    statuses: dict[str, str],
+    *,
+    marker: bool = True,
+    packages: dict[str, str] | None = None,
+    inventory: str | None = None,
+) -> None:
+    """An environment that looks built for `spec`: pyvenv.cfg, a fake interpreter, and (optionally) the marker.
+    `packages` is what it says it holds (default: pydantic-ai-slim at its pin); `inventory` the JSON its field
+    inventory prints (None: it has none)."""
     (spec.location / "pyvenv.cfg").parent.mkdir(parents=True, exist_ok=True)
     (spec.location / "pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
+    held = packages if packages is not None else {"pydantic-ai-slim": spec.version}
     executable(
         spec.env_python,
-        textwrap.dedent(FAKE_PYTHON).format(python=sys.executable, version=spec.version, statuses=statuses),
+        textwrap.dedent(FAKE_PYTHON).format(
+            python=sys.executable, version=spec.version, statuses=statuses, packages=held, inventory=inventory
+        ),
     )
     if marker:
         (spec.location / MARKER_FILE).write_text(json.dumps(matrix_module.environment_marker(spec)), encoding="utf-8")

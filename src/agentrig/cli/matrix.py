@@ -19,6 +19,19 @@ HELP = (
     "with your project (--project, installed editable), this agentrig and pydantic-ai-slim==VERSION, installed in one "
     "resolver call by uv when available, else by pip. The scenarios then run in each with "
     "`agentrig run PATHS --out OUT/<version>`.\n\n"
+    "--versions takes exact versions, `latest` (the newest pydantic-ai-slim release on the package index, read now), "
+    "`locked` (the version --lock pins) and PEP 440 ranges, each release in the range or each minor's newest "
+    "(--each minor), at most --max-versions in all (the oldest a range matched are left out, and named):\n\n"
+    "  agentrig matrix --versions 2.68.0,latest\n\n"
+    "  agentrig matrix --versions '>=2.60,<3' --each minor --max-versions 4\n\n"
+    "  agentrig matrix --lock uv.lock --versions locked,latest\n\n"
+    "The index is --index-url, else UV_DEFAULT_INDEX, UV_INDEX_URL or PIP_INDEX_URL, else PyPI (a file:// index is a "
+    "PEP 503 directory). With --lock FILE (uv.lock, poetry.lock, pylock.toml, or a requirements file of pins) every "
+    "environment is that lock with only pydantic-ai moved, and what the new pydantic-ai forces (built by uv).\n\n"
+    "Each environment's packages are recorded; beside a regression the page names every package that differs from "
+    "the baseline's environment, and says so when one other than pydantic-ai changed. It also names the fields of "
+    "pydantic-ai's messages a version adds that the canonical form does not carry, and warnings new on a version "
+    "(docs/matrix.md).\n\n"
     "OUT/compatibility.md and OUT/compatibility.json give scenario x version results, whether the canonical histories "
     "are identical on every version, how the raw pydantic-ai dumps differ, and the commands that reproduce it; "
     "OUT/diffs/<scenario>/ holds unified diffs against the first (baseline) version; OUT/compatibility.html shows "
@@ -28,9 +41,10 @@ HELP = (
     "shows status, tokens, cost and latency per model and how the histories changed (docs/providers.md).\n\n"
     "OUT is replaced only if agentrig can prove every file there its own (its manifest, as `agentrig run --out`); "
     "each OUT/<version>/ (or OUT/<model>/) is that run's folder, checked before anything runs.\n\n"
-    "Exit codes: 0 no regression; 1 a version (or model) fails a scenario that passes on the baseline; 2 usage error, "
-    "or an OUT holding files agentrig did not write; 3 an environment could not be built, the baseline's run left no "
-    "report, or the disk is full."
+    "Exit codes: 0 no regression; 1 a version (or model) fails a scenario that passes on the baseline; 2 usage error "
+    "(a range no release matches, a lock file that cannot be read or pins no pydantic-ai), or an OUT holding files "
+    "agentrig did not write; 3 an environment could not be built (the page is still written, with its error and build "
+    "log), the package index cannot be read, the baseline's run left no report, or the disk is full."
 )
 
 DEFAULT_PATHS = [Path("scenarios")]
@@ -48,9 +62,11 @@ def _command_line(
     keyword: str | None,
     stream: bool = False,
     provider_arguments: tuple[str, ...] = (),
+    version_arguments: tuple[str, ...] = (),
 ) -> str:
     """The `agentrig matrix` command that reproduces this run (written into the report)."""
-    argv = ["agentrig", "matrix", *map(str, paths), "--versions", ",".join(versions), "--out", str(out)]
+    argv = ["agentrig", "matrix", *map(str, paths), "--versions", ",".join(versions), *version_arguments]
+    argv += ["--out", str(out)]
     if keyword is not None:
         argv += ["-k", keyword]
     if stream:
@@ -75,7 +91,44 @@ def register(app: typer.Typer) -> None:
         versions: Annotated[
             str | None,
             typer.Option(
-                "--versions", help="Comma-separated pydantic-ai versions, baseline first. (default: the pinned list)"
+                "--versions",
+                help="Comma-separated, baseline first: versions (2.68.0), latest, locked (with --lock), PEP 440 ranges "
+                "('>=2.68,<3'). (default: the pinned list; with --lock: locked,latest)",
+            ),
+        ] = None,
+        each: Annotated[
+            str | None,
+            typer.Option(
+                "--each",
+                metavar="release|minor",
+                help="What a range runs: each release in it, or each minor's newest release. (default: release)",
+            ),
+        ] = None,
+        max_versions: Annotated[
+            int | None,
+            typer.Option(
+                "--max-versions",
+                metavar="N",
+                help="At most N versions when ranges add some; the oldest a range matched are left out. (default: 8)",
+            ),
+        ] = None,
+        pre: Annotated[
+            bool, typer.Option("--pre", help="Let latest and ranges choose pre-releases (skipped otherwise).")
+        ] = False,
+        index_url: Annotated[
+            str | None,
+            typer.Option(
+                "--index-url",
+                help="The package index latest and ranges are read from and the environments install from. "
+                "(default: UV_DEFAULT_INDEX, UV_INDEX_URL, PIP_INDEX_URL, else PyPI)",
+            ),
+        ] = None,
+        lock: Annotated[
+            Path | None,
+            typer.Option(
+                "--lock",
+                help="Build every environment from this lock file (uv.lock, poetry.lock, pylock.toml, requirements "
+                "of pins), only pydantic-ai moved. Needs uv.",
             ),
         ] = None,
         project: Annotated[
@@ -140,6 +193,7 @@ def register(app: typer.Typer) -> None:
 
         from agentrig.errors import UsageError
         from agentrig.runtime.matrix.environments import MatrixOptions, run_matrix
+        from agentrig.runtime.matrix.version_selection import DEFAULT_MAX_VERSIONS, EACH_CHOICES, split_versions
         from agentrig.runtime.models.provider_options import check_positive_seconds
         from agentrig.runtime.versions import PYDANTIC_AI_VERSIONS
 
@@ -163,7 +217,17 @@ def register(app: typer.Typer) -> None:
             "--recordings": recordings,
         }
         model_flags |= {"--prices": prices, "--max-cost": max_cost}
+        version_flags = {
+            "--each": each,
+            "--max-versions": max_versions,
+            "--pre": pre or None,
+            "--index-url": index_url,
+            "--lock": lock,
+        }
         if models is not None:
+            if any(value is not None for value in version_flags.values()):
+                named = ", ".join(flag for flag, value in version_flags.items() if value is not None)
+                raise UsageError(f"{named}: only without --models (they choose the pydantic-ai versions)")
             _run_models(
                 paths or DEFAULT_PATHS, models, out, jobs, keyword, stream, model_flags, versions, provider_arguments
             )
@@ -171,9 +235,21 @@ def register(app: typer.Typer) -> None:
         if given:
             raise UsageError(f"{', '.join(given)}: only with --models (the version matrix runs the scripts)")
 
-        chosen = tuple(v.strip() for v in versions.split(",") if v.strip()) if versions else PYDANTIC_AI_VERSIONS
+        default = ("locked", "latest") if lock is not None else PYDANTIC_AI_VERSIONS
+        chosen = split_versions(versions) if versions is not None else default
         if not chosen:
             raise UsageError("--versions: give at least one pydantic-ai version, e.g. --versions 2.38.0,2.68.0")
+        if each is not None and each not in EACH_CHOICES:
+            raise UsageError(f"--each {each}: give {' or '.join(EACH_CHOICES)}")
+        if max_versions is not None and max_versions < 1:
+            raise UsageError(f"--max-versions {max_versions}: give at least 1")
+        version_arguments = (
+            *(("--each", each) if each is not None else ()),
+            *(("--max-versions", str(max_versions)) if max_versions is not None else ()),
+            *(("--pre",) if pre else ()),
+            *(("--index-url", index_url) if index_url is not None else ()),
+            *(("--lock", str(lock)) if lock is not None else ()),
+        )
         scenario_paths = paths or DEFAULT_PATHS
         for path in scenario_paths:
             if not path.exists():
@@ -196,20 +272,27 @@ def register(app: typer.Typer) -> None:
                 *(("--stream",) if stream else ()),
                 *provider_arguments,
             ),
+            each="minor" if each == "minor" else "release",
+            max_versions=max_versions if max_versions is not None else DEFAULT_MAX_VERSIONS,
+            pre=pre,
+            index_url=index_url,
+            lock=lock,
         )
         command_line = _command_line(
-            scenario_paths, chosen, out, python, project, jobs, keyword, stream, provider_arguments
+            scenario_paths, chosen, out, python, project, jobs, keyword, stream, provider_arguments, version_arguments
         )
         report = run_matrix(options, command_line=command_line, progress=lambda line: typer.echo(line, err=True))
         canonical_changed = sum(1 for item in report.scenarios if item.canonical_differs)
         raw_changed = sum(1 for item in report.scenarios if item.raw_differs)
         typer.echo(
-            f"{len(report.scenarios)} scenarios x {len(chosen)} versions: {len(report.regressions)} regression(s); "
-            f"canonical histories differ in {canonical_changed}, raw pydantic-ai dumps in {raw_changed}"
+            f"{len(report.scenarios)} scenarios x {len(report.versions)} versions: {len(report.regressions)} "
+            f"regression(s); canonical histories differ in {canonical_changed}, raw pydantic-ai dumps in {raw_changed}"
         )
         typer.echo(f"wrote {out / 'compatibility.md'}, {out / 'compatibility.json'} and {out / 'compatibility.html'}")
         for regression in report.regressions:
             typer.echo(f"regression: {regression.scenario} {regression.status} on pydantic-ai {regression.version}")
+        for output in report.not_built:  # the page has the build log; the error line is the command's
+            typer.echo(f"agentrig: error: {output.build_error}", err=True)
         # SystemExit, not typer.Exit: `main()` runs click with standalone_mode=False, which returns (drops) a
         # typer.Exit code instead of exiting with it.
         raise SystemExit(report.exit_code)

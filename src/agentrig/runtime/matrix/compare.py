@@ -2,15 +2,16 @@
 
 Each version's output is an `agentrig run --out DIR` directory (`report.json`, `scenarios/<name>/history.json`,
 `scenarios/<name>/pydantic_ai_dump.json`). Every scenario's canonical history and raw pydantic-ai dump is compared
-with the baseline's (the first version) after masking volatile values (timestamps, run ids, generated call ids);
-differences are written as unified diffs to `OUT/diffs/<scenario>/<version>.<file>.diff`. Pure file work: no
-pydantic-ai import, no subprocess, so it is tested on fabricated directories.
+with the baseline's (the first version) after masking per-run values (`masking`: clocks, durations, ids, whatever
+has their shape); differences are written as unified diffs to `OUT/diffs/<scenario>/<version>.<file>.diff` and
+summed up as part kinds, keys that appear or go, and values that changed by key (`value_changes`). A scenario's
+warnings new on a version are named too (`run_warnings`). Pure file work: no pydantic-ai import, no subprocess, so
+it is tested on fabricated directories.
 """
 
 from __future__ import annotations
 
 import difflib
-import re
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,11 +24,16 @@ from agentrig.errors import AgentrigError
 from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.jsonio import BeforeReplace
 from agentrig.runtime.history.user_content import elide_base64_data
+from agentrig.runtime.matrix.field_inventory import FieldInventory
+from agentrig.runtime.matrix.masking import MASK, NAMED_PER_RUN_KEYS, mask
+from agentrig.runtime.matrix.run_warnings import SeenWarning, new_warnings, scenario_warnings
+from agentrig.runtime.matrix.value_changes import ValueChange, value_changes
 from agentrig.runtime.reports.merge_checks import SCENARIO_NAME
 
 __all__ = [
     "COMPARED_FILES",
     "FAILING_STATUSES",
+    "MASK",
     "MISSING",
     "VOLATILE_KEYS",
     "DumpChange",
@@ -46,11 +52,9 @@ COMPARED_FILES = ("history.json", "pydantic_ai_dump.json")
 MISSING = "missing"
 """The status of a scenario a version's run did not report (its run crashed, or the scenario is new)."""
 FAILING_STATUSES = frozenset({"failed", "error", MISSING})
-VOLATILE_KEYS = frozenset({"timestamp", "run_id", "conversation_id", "provider_response_id", "created_at"})
-"""Values that differ between any two runs, even on one version; masked before comparing."""
-GENERATED_ID = re.compile(r"^pyd_ai_[0-9a-f]{32}$")
-"""pydantic-ai generates `pyd_ai_<uuid hex>` tool call ids where a response gives none."""
-MASK = "<volatile>"
+VOLATILE_KEYS = NAMED_PER_RUN_KEYS
+"""Keys whose values differ between any two runs, even on one version; masked before comparing (with the other
+rules of `masking`: key names of clocks and durations, values shaped like them or like ids)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -81,6 +85,18 @@ class VersionOutput:
     """Scenario name -> what its run cost: requests, input and output tokens, `cost_usd` (None: no price), seconds."""
     totals: Mapping[str, Any] | None = None
     """The run's report.json `totals` (requests, tokens, cost), when it has them."""
+    warnings: Mapping[str, tuple[SeenWarning, ...]] = field(default_factory=dict[str, tuple[SeenWarning, ...]])
+    """Scenario name -> the warnings it showed (report.json's `warnings`; none when a report has no such key)."""
+    packages: Mapping[str, str] = field(default_factory=dict[str, str])
+    """Every package the environment resolved: normalized name -> version (`packages.read_packages`)."""
+    packages_error: str | None = None
+    """Set when the environment's packages could not be listed: why."""
+    field_inventory: FieldInventory | None = None
+    """The environment's field inventory (`field_inventory`); None when none was taken (a model matrix)."""
+    build_error: str | None = None
+    """Set when the environment could not be built: the one-line error (then nothing ran on this version)."""
+    build_log: str = ""
+    """The end of the environment's build log (the resolver's output), when it was built."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -93,9 +109,12 @@ class DumpChange:
     """JSON keys that appear here and nowhere in the baseline's dump."""
     removed_keys: tuple[str, ...] = ()
     """JSON keys of the baseline's dump that appear nowhere here."""
+    changed_values: tuple[ValueChange, ...] = ()
+    """Values that differ under a key both dumps have (`tool_kind: null → "output"`), the most frequent first."""
 
     def summary(self) -> str:
-        """One line: part kind counts, keys that appear or disappear ("values differ" when neither)."""
+        """One line: part kind counts, keys that appear or disappear, values that changed ("values differ" when
+        none of those)."""
         notes: list[str] = []
         if self.part_kinds:
             notes.append("part kinds " + ", ".join(f"{k} {a}→{b}" for k, (a, b) in self.part_kinds.items()))
@@ -103,6 +122,8 @@ class DumpChange:
             notes.append("new keys " + ", ".join(f"`{key}`" for key in self.new_keys))
         if self.removed_keys:
             notes.append("keys gone " + ", ".join(f"`{key}`" for key in self.removed_keys))
+        if self.changed_values:
+            notes.append("changed values " + ", ".join(f"`{change.text()}`" for change in self.changed_values[:5]))
         return "; ".join(notes) or "values differ"
 
 
@@ -124,6 +145,8 @@ class ScenarioComparison:
     """Version -> how its raw dump differs from the baseline's."""
     diffs: tuple[str, ...]
     """Diff files written for this scenario, relative to the report directory."""
+    new_warnings: Mapping[str, tuple[SeenWarning, ...]] = field(default_factory=dict[str, tuple[SeenWarning, ...]])
+    """Version -> the warnings the scenario showed there and not on the baseline (only versions with some)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -163,6 +186,7 @@ def load_version_output(
         statuses = {str(item["name"]): str(item["status"]) for item in scenarios}
         tags = {str(item["name"]): tuple(str(tag) for tag in item.get("tags", ())) for item in scenarios}
         metrics = {str(item["name"]): scenario_metrics(item) for item in scenarios}
+        warnings = {str(item["name"]): scenario_warnings(item) for item in scenarios}
         # A name becomes a folder of diffs/ (diffs/NAME/...): a report that names one a run never writes is refused.
         for name in statuses:
             if not SCENARIO_NAME.fullmatch(name):
@@ -178,6 +202,7 @@ def load_version_output(
         resolved_version=str(resolved) if resolved else None,
         metrics=metrics,
         totals=totals,
+        warnings=warnings,
         **common,
     )
 
@@ -197,23 +222,14 @@ def scenario_metrics(entry: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _mask(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {key: MASK if key in VOLATILE_KEYS and item is not None else _mask(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_mask(item) for item in value]
-    if isinstance(value, str) and GENERATED_ID.match(value):
-        return MASK
-    return value
-
-
-def normalized_json_text(path: Path) -> str | None:
-    """The file's JSON with volatile values masked, keys sorted, two-space indent; None when absent or unreadable."""
+def normalized_json_text(path: Path, masked_keys: set[str] | None = None) -> str | None:
+    """The file's JSON with per-run values masked (`masking.mask`; the keys it masked added to `masked_keys`), keys
+    sorted, two-space indent; None when absent or unreadable."""
     try:
         data = jsonio.read_json_file(path)
     except AgentrigError:
         return None
-    return orjson.dumps(_mask(data), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode() + "\n"
+    return orjson.dumps(mask(data, masked_keys), option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode() + "\n"
 
 
 def _walk(value: Any) -> Iterator[dict[str, Any]]:
@@ -226,22 +242,24 @@ def _walk(value: Any) -> Iterator[dict[str, Any]]:
             yield from _walk(item)
 
 
-def _shape(text: str) -> tuple[Counter[str], set[str]]:
-    objects = list(_walk(orjson.loads(text)))
+def _shape(data: Any) -> tuple[Counter[str], set[str]]:
+    objects = list(_walk(data))
     kinds = Counter(str(obj["part_kind"]) for obj in objects if "part_kind" in obj)
     keys = {key for obj in objects for key in obj}
     return kinds, keys
 
 
 def compare_dumps(baseline_text: str, other_text: str) -> DumpChange:
-    """Part kind counts and key sets of two JSON documents, compared."""
-    base_kinds, base_keys = _shape(baseline_text)
-    kinds, keys = _shape(other_text)
+    """Part kind counts, key sets and values by key of two JSON documents, compared."""
+    baseline, other = orjson.loads(baseline_text), orjson.loads(other_text)
+    base_kinds, base_keys = _shape(baseline)
+    kinds, keys = _shape(other)
     changed = sorted(kind for kind in base_kinds | kinds if base_kinds[kind] != kinds[kind])
     return DumpChange(
         part_kinds={kind: (base_kinds[kind], kinds[kind]) for kind in changed},
         new_keys=tuple(sorted(keys - base_keys)),
         removed_keys=tuple(sorted(base_keys - keys)),
+        changed_values=value_changes(baseline, other),
     )
 
 
@@ -251,18 +269,25 @@ def summarize_change(baseline_text: str, other_text: str) -> str:
 
 
 def _diff_scenario(
-    name: str, baseline: VersionOutput, others: Sequence[VersionOutput], out: Path, record: BeforeReplace | None
+    name: str,
+    baseline: VersionOutput,
+    others: Sequence[VersionOutput],
+    out: Path,
+    record: BeforeReplace | None,
+    masked_keys: set[str],
 ) -> tuple[list[str], list[str], dict[str, DumpChange], list[str]]:
     canonical_differs: list[str] = []
     raw_differs: list[str] = []
     raw_changes: dict[str, DumpChange] = {}
     diffs: list[str] = []
     for file_name in COMPARED_FILES:
-        base_text = normalized_json_text(baseline.directory / "scenarios" / name / file_name)
+        base_text = normalized_json_text(baseline.directory / "scenarios" / name / file_name, masked_keys)
         if base_text is None:
             continue
         for other in others:
-            text = normalized_json_text(other.directory / "scenarios" / name / file_name)
+            if other.build_error is not None:  # nothing ran there; its folder may hold an earlier matrix's run
+                continue
+            text = normalized_json_text(other.directory / "scenarios" / name / file_name, masked_keys)
             if text is None or text == base_text:
                 continue
             lines = difflib.unified_diff(  # an attachment's base64 as its size and hash: one line, still compared
@@ -288,18 +313,26 @@ def _file_safe(label: str) -> str:
 
 
 def compare_outputs(
-    outputs: Sequence[VersionOutput], out: Path, *, record: BeforeReplace | None = None
+    outputs: Sequence[VersionOutput],
+    out: Path,
+    *,
+    record: BeforeReplace | None = None,
+    masked_keys: set[str] | None = None,
 ) -> tuple[tuple[ScenarioComparison, ...], tuple[Regression, ...]]:
     """Compare every scenario across versions with the first, writing diff files under `out/diffs/` (each told to
-    `record` before it replaces anything: the matrix folder's manifest)."""
+    `record` before it replaces anything: the matrix folder's manifest); the keys masked go into `masked_keys`.
+    A version whose environment could not be built has no regression: it has no result (the exit code is 3)."""
     baseline, others = outputs[0], list(outputs[1:])
+    masked: set[str] = masked_keys if masked_keys is not None else set()
     names = sorted({name for output in outputs for name in output.statuses})
     comparisons: list[ScenarioComparison] = []
     regressions: list[Regression] = []
     for name in names:
         statuses = {output.version: output.statuses.get(name, MISSING) for output in outputs}
         tags = next((output.tags[name] for output in outputs if output.tags.get(name)), ())
-        canonical, raw, raw_changes, diffs = _diff_scenario(name, baseline, others, out, record)
+        canonical, raw, raw_changes, diffs = _diff_scenario(name, baseline, others, out, record, masked)
+        base_warnings = baseline.warnings.get(name, ())
+        fresh = {other.version: new_warnings(base_warnings, other.warnings.get(name, ())) for other in others}
         comparisons.append(
             ScenarioComparison(
                 name=name,
@@ -309,12 +342,13 @@ def compare_outputs(
                 raw_differs=tuple(raw),
                 raw_changes=raw_changes,
                 diffs=tuple(diffs),
+                new_warnings={version: found for version, found in fresh.items() if found},
             )
         )
         if statuses[baseline.version] == "passed":
             regressions += [
-                Regression(scenario=name, version=version, status=status)
-                for version, status in statuses.items()
-                if status in FAILING_STATUSES
+                Regression(scenario=name, version=other.version, status=statuses[other.version])
+                for other in others
+                if statuses[other.version] in FAILING_STATUSES and other.build_error is None
             ]
     return tuple(comparisons), tuple(regressions)

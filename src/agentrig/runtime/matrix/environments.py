@@ -1,65 +1,83 @@
 """`agentrig matrix`: run a scenario suite on several pydantic-ai versions, one environment per version.
 
-    result = run_matrix(MatrixOptions(paths=(Path("scenarios"),), versions=("2.38.0", "2.68.0"), out=Path("m")))
+    result = run_matrix(MatrixOptions(paths=(Path("scenarios"),), versions=("2.68.0", "latest"), out=Path("m")))
 
-For each version an environment `.agentrig/matrix/py<X.Y>-<version>/` is built, or reused when it already holds
-that pin, with one resolver call that installs the user's project (editable), agentrig from the same source as the
-running one, and `pydantic-ai-slim==V pydantic-graph==V`. uv builds it when it can be found, else `python -m venv`
-and pip; with it go the optional extras the scenarios need (`matrix.extras`: the UI adapters, pydantic-ai-harness).
-Each environment then runs `python -m agentrig run PATHS --out OUT/<version>` in a subprocess, and
-`matrix_compare` compares the outputs and `matrix_report` writes the report. This module never imports pydantic-ai:
-the versions under test live only in the subprocesses.
+`--versions` is resolved first (`version_selection`: exact pins, `latest`, `locked`, PEP 440 ranges, read from
+the package index at run time: `package_index`), and `--lock FILE` read (`lockfiles`). For each version an
+environment is built, or reused when it already holds that pin (`builds`); its packages and its field inventory
+are read from inside it (`packages`, `field_inventory`), and it runs `python -m agentrig run PATHS --out
+OUT/<version>` in a subprocess. An environment that cannot be built leaves its error and the end of its build log
+(`OUT/logs/<version>.build.log`) for the report, and the others still run (the exit code is then 3). `compare`
+compares the outputs and `report` writes the report. This module never imports pydantic-ai: the versions under
+test live only in the subprocesses.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.metadata
-import json
 import os
-import re
-import shutil
 import subprocess
 import sys
 import threading
-import urllib.parse
-import urllib.request
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
-from agentrig.errors import EXIT_USAGE, AgentrigError, InfrastructureError, UsageError
+from agentrig.errors import EXIT_PROVIDER, EXIT_USAGE, InfrastructureError, UsageError
 from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.owned_folder import Layout, OwnedFolder, verify_folder
+from agentrig.runtime.matrix.builds import (
+    MARKER_FILE,
+    EnvironmentSpec,
+    agentrig_install_args,
+    ensure_environment,
+    environment_marker,
+    environment_spec,
+    find_uv,
+    installed_version,
+    last_line,
+    log_tail,
+    probe_python,
+    probe_python_release,
+    version_run_env,
+)
 from agentrig.runtime.matrix.compare import VersionOutput, load_version_output
-from agentrig.runtime.matrix.extras import pin_requirements, scenario_extras
+from agentrig.runtime.matrix.extras import scenario_extras
+from agentrig.runtime.matrix.field_inventory import read_inventory
+from agentrig.runtime.matrix.lockfiles import LockFile, read_lock
+from agentrig.runtime.matrix.package_index import index_url, read_releases
+from agentrig.runtime.matrix.packages import read_packages
 from agentrig.runtime.matrix.report import MatrixReport, build_report
+from agentrig.runtime.matrix.version_selection import (
+    DEFAULT_MAX_VERSIONS,
+    Each,
+    Resolution,
+    resolve_versions,
+)
 from agentrig.runtime.reports.render import COMPATIBILITY_HTML
 from agentrig.runtime.reports.report_files import RUN_LAYOUT
 
 __all__ = [
+    "MARKER_FILE",
     "EnvironmentSpec",
     "MatrixOptions",
     "agentrig_install_args",
     "claim_matrix_out",
     "ensure_environment",
+    "environment_marker",
     "environment_spec",
     "find_uv",
+    "installed_version",
+    "last_line",
+    "log_tail",
+    "probe_python",
+    "resolve_matrix_versions",
     "run_matrix",
     "run_side_by_side",
+    "version_run_env",
 ]
-
-VERSION_PATTERN = re.compile(r"[0-9]+(\.[0-9]+)*([a-z]+[0-9]*)?(\.post[0-9]+|\.dev[0-9]+)?")
-"""A release number as pip pins it (2.38.0, 2.61.0b1, 2.60.0.post1); anything else is a usage error."""
-MARKER_FILE = "agentrig-matrix.json"
-MARKER_FORMAT = "agentrig.matrix-env/1"
-LOG_TAIL_LINES = 20
-INSTALLED_VERSION_SCRIPT = "import importlib.metadata as m; print(m.version('pydantic-ai-slim'))"
-# The real path behind a virtualenv's python symlink: environments built from any venv of one base Python are the same.
-PYTHON_PROBE_SCRIPT = "import os, sys; print(os.path.realpath(sys.executable)); print('%d.%d' % sys.version_info[:2])"
 
 Progress = Callable[[str], None]
 _T = TypeVar("_T")
@@ -79,7 +97,8 @@ class MatrixOptions:
     paths: tuple[Path, ...]
     """Scenario files or directories, passed unchanged to `agentrig run` in each environment."""
     versions: tuple[str, ...]
-    """pydantic-ai versions to run, the first being the baseline every other version is compared with."""
+    """What `--versions` lists, the first being the baseline every other version is compared with: exact versions,
+    `latest`, `locked`, PEP 440 ranges (`version_selection`)."""
     out: Path
     """Output directory: `<version>/` run outputs, `compatibility.json`, `compatibility.md`, `diffs/`."""
     project: Path | None = None
@@ -94,203 +113,18 @@ class MatrixOptions:
     """Build every environment afresh instead of reusing it."""
     run_args: tuple[str, ...] = ()
     """Extra `agentrig run` arguments (for example `-k retry`), the same for every version."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class EnvironmentSpec:
-    """One environment to build: where, from which interpreter, and what to install."""
-
-    version: str
-    """The pinned pydantic-ai version."""
-    python: str
-    """Absolute path of the base interpreter."""
-    location: Path
-    """The environment directory."""
-    install_args: tuple[str, ...]
-    """Arguments of the single install call (requirements and `-e DIR` entries)."""
-
-    @property
-    def env_python(self) -> Path:
-        """The environment's own interpreter."""
-        return self.location / "bin" / "python"
-
-
-def find_uv() -> str | None:
-    """The uv executable: on PATH, or shipped by the `uv` Python package; None when neither exists."""
-    on_path = shutil.which("uv")
-    if on_path:
-        return on_path
-    try:
-        module = importlib.import_module("uv")
-        return str(module.find_uv_bin())
-    except (ImportError, FileNotFoundError, AttributeError):
-        return None
-
-
-def probe_python(python: str) -> tuple[str, str]:
-    """(absolute executable path, "X.Y") of an interpreter; a missing one is a usage error."""
-    executable = shutil.which(python) or (python if Path(python).is_file() else None)
-    if executable is None:
-        raise UsageError(f"--python {python}: no such interpreter")
-    try:
-        completed = subprocess.run(
-            [executable, "-c", PYTHON_PROBE_SCRIPT], capture_output=True, text=True, check=True, timeout=60
-        )
-    except (OSError, subprocess.SubprocessError) as error:
-        raise UsageError(f"--python {python}: cannot run it ({error})") from None
-    path, version = completed.stdout.split()
-    return path, version
-
-
-def agentrig_install_args() -> tuple[str, ...]:
-    """How to install the agentrig that is running now: its local source (editable if it is) or the same release."""
-    try:
-        distribution = importlib.metadata.distribution("agentrig")
-    except importlib.metadata.PackageNotFoundError:
-        distribution = None
-    if distribution is not None:
-        # PEP 610: pip and uv record where a distribution came from; editable and local installs are file:// URLs.
-        direct_url = distribution.read_text("direct_url.json")
-        if direct_url:
-            data = json.loads(direct_url)
-            url = str(data.get("url", ""))
-            if url.startswith("file://"):
-                path = urllib.request.url2pathname(urllib.parse.urlparse(url).path)
-                editable = bool(data.get("dir_info", {}).get("editable"))
-                return ("-e", path) if editable else (path,)
-        return (f"agentrig=={distribution.version}",)
-    source = Path(__file__).resolve().parents[3]
-    if (source / "pyproject.toml").is_file():
-        return ("-e", str(source))
-    raise InfrastructureError("cannot tell where the running agentrig was installed from; install it with pip first")
-
-
-def environment_spec(
-    version: str,
-    *,
-    python: str,
-    python_version: str,
-    env_root: Path,
-    project: Path | None,
-    extras: Sequence[str] = (),
-) -> EnvironmentSpec:
-    """The environment for one pydantic-ai version: project + agentrig + the pin (with the `extras` the scenarios
-    need, `matrix.extras`), in one install call."""
-    agentrig_args = agentrig_install_args()
-    install: list[str] = []
-    if project is not None:
-        project_path = str(project.resolve())
-        agentrig_path = agentrig_args[-1]
-        # agentrig's own repository is its own "project": install it once.
-        if not (Path(agentrig_path).exists() and Path(agentrig_path).resolve() == Path(project_path)):
-            install += ["-e", project_path]
-    install += [*agentrig_args, *pin_requirements(version, extras)]
-    return EnvironmentSpec(
-        version=version,
-        python=python,
-        location=(env_root / f"py{python_version}-{version}").absolute(),
-        install_args=tuple(install),
-    )
-
-
-def environment_marker(spec: EnvironmentSpec) -> dict[str, object]:
-    return {
-        "format": MARKER_FORMAT,
-        "pydantic_ai_version": spec.version,
-        "python": spec.python,
-        "install": list(spec.install_args),
-    }
-
-
-def log_tail(text: str, lines: int = LOG_TAIL_LINES) -> str:
-    return "\n".join(text.strip().splitlines()[-lines:])
-
-
-def last_line(text: str) -> str:
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    return lines[-1] if lines else "no output"
-
-
-def _subprocess_env() -> dict[str, str]:
-    env = dict(os.environ)
-    # uv must use the interpreter it is given, never download one (CI machines reach only PyPI).
-    env["UV_PYTHON_DOWNLOADS"] = "never"
-    env.setdefault("UV_NATIVE_TLS", "1")  # the system certificate store, as pip uses (TLS-inspecting proxies)
-    env["PYDANTIC_AI_NO_BANNER"] = "1"
-    env.pop("VIRTUAL_ENV", None)  # uv and pip would otherwise prefer the caller's activated environment
-    return env
-
-
-def version_run_env() -> dict[str, str]:
-    """The environment of one version's `agentrig run`: without GITHUB_STEP_SUMMARY, so a CI job summary gets the
-    matrix's one comparison instead of every version's own run summary."""
-    env = _subprocess_env()
-    env.pop("GITHUB_STEP_SUMMARY", None)
-    return env
-
-
-def installed_version(env_python: Path) -> str | None:
-    """The pydantic-ai-slim version installed in an environment, or None when it has none (or is broken)."""
-    if not env_python.is_file():
-        return None
-    completed = subprocess.run(
-        [str(env_python), "-c", INSTALLED_VERSION_SCRIPT], capture_output=True, text=True, env=_subprocess_env()
-    )
-    return completed.stdout.strip() if completed.returncode == 0 else None
-
-
-def _is_reusable(spec: EnvironmentSpec) -> bool:
-    marker_path = spec.location / MARKER_FILE
-    if not marker_path.is_file():
-        return False
-    try:
-        marker = jsonio.read_json_file(marker_path)
-    except AgentrigError:  # a damaged marker only means "build it again"
-        return False
-    return marker == environment_marker(spec) and installed_version(spec.env_python) == spec.version
-
-
-def _remove_environment(spec: EnvironmentSpec) -> None:
-    location = spec.location
-    if not location.exists():
-        return
-    # Only ever delete what looks like a virtual environment (or an empty directory): never a user's files.
-    if (location / "pyvenv.cfg").is_file() or (location.is_dir() and not any(location.iterdir())):
-        shutil.rmtree(location)
-        return
-    raise InfrastructureError(
-        f"pydantic-ai {spec.version}: cannot build the environment: {location} exists and is not a virtual environment"
-    )
-
-
-def _run_step(spec: EnvironmentSpec, command: Sequence[str]) -> None:
-    completed = subprocess.run(list(command), capture_output=True, text=True, env=_subprocess_env())
-    if completed.returncode != 0:
-        reason = last_line(completed.stderr or completed.stdout)
-        raise InfrastructureError(f"pydantic-ai {spec.version}: cannot build the environment {spec.location}: {reason}")
-
-
-def ensure_environment(spec: EnvironmentSpec, *, uv: str | None, rebuild: bool = False) -> bool:
-    """Build the environment unless it already holds the pin; True when it was reused. Raises InfrastructureError."""
-    if not rebuild and _is_reusable(spec):
-        return True
-    _remove_environment(spec)
-    spec.location.parent.mkdir(parents=True, exist_ok=True)
-    python = str(spec.env_python)
-    if uv is not None:
-        _run_step(spec, [uv, "venv", "--quiet", "--python", spec.python, str(spec.location)])
-        _run_step(spec, [uv, "pip", "install", "--quiet", "--python", python, *spec.install_args])
-    else:
-        _run_step(spec, [spec.python, "-m", "venv", str(spec.location)])
-        _run_step(spec, [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *spec.install_args])
-    found = installed_version(spec.env_python)
-    if found != spec.version:
-        raise InfrastructureError(
-            f"pydantic-ai {spec.version}: cannot build the environment {spec.location}: "
-            f"it resolved pydantic-ai-slim {found or 'nothing'} instead"
-        )
-    jsonio.write_atomic(spec.location / MARKER_FILE, jsonio.dumps(environment_marker(spec), pretty=True))
-    return False
+    each: Each = "release"
+    """What a range runs: each `release` in it, or each `minor`'s newest release."""
+    max_versions: int = DEFAULT_MAX_VERSIONS
+    """At most this many versions when ranges add some (the oldest a range matched are left out)."""
+    pre: bool = False
+    """Let `latest` and ranges choose pre-releases."""
+    index_url: str | None = None
+    """The package index `latest` and ranges are read from and the environments install from (`--index-url`);
+    None: UV_DEFAULT_INDEX, UV_INDEX_URL, PIP_INDEX_URL or PyPI for the versions, the resolvers' own settings for
+    the installs."""
+    lock: Path | None = None
+    """The user's lock file every environment is built from (`--lock`), with only pydantic-ai moved."""
 
 
 def run_command(spec: EnvironmentSpec, options: MatrixOptions) -> tuple[str, ...]:
@@ -339,12 +173,48 @@ def run_side_by_side(run: Callable[[int, Progress], _T], count: int, *, jobs: in
     return [future.result() for future in futures]
 
 
-def _run_version(
-    index: int, spec: EnvironmentSpec, options: MatrixOptions, uv: str | None, progress: Progress, folder: OwnedFolder
+def _build_failed(
+    spec: EnvironmentSpec, options: MatrixOptions, error: InfrastructureError, transcript: str
 ) -> VersionOutput:
-    prefix = f"[{index}/{len(options.versions)}] pydantic-ai {spec.version}"
-    reused = ensure_environment(spec, uv=uv, rebuild=options.rebuild)
+    """The output of a version whose environment could not be built: its error and the end of its build log."""
+    return VersionOutput(
+        version=spec.version,
+        directory=options.out / spec.version,
+        exit_code=EXIT_PROVIDER,
+        error=error.message,
+        build_error=error.message,
+        build_log=log_tail(transcript),
+        environment=spec.location,
+    )
+
+
+def _run_version(
+    index: int,
+    total: int,
+    spec: EnvironmentSpec,
+    options: MatrixOptions,
+    uv: str | None,
+    progress: Progress,
+    folder: OwnedFolder,
+) -> VersionOutput:
+    prefix = f"[{index}/{total}] pydantic-ai {spec.version}"
+    transcript: list[str] = []
+    build_log = options.out / "logs" / f"{spec.version}.build.log"
+    try:
+        reused = ensure_environment(
+            spec, uv=uv, rebuild=options.rebuild, transcript=transcript, index_url=options.index_url
+        )
+    except InfrastructureError as error:
+        # The other versions still run: the page shows this one's error and build log, and the matrix exits 3.
+        text = "".join(transcript) or error.message + "\n"
+        jsonio.write_atomic(build_log, text.encode(), before_replace=folder.record_replaced)
+        progress(f"{prefix}: environment not built: {error.message.removeprefix(f'pydantic-ai {spec.version}: ')}")
+        return _build_failed(spec, options, error, text)
+    if not reused:
+        jsonio.write_atomic(build_log, "".join(transcript).encode(), before_replace=folder.record_replaced)
     progress(f"{prefix}: environment ready ({'reused' if reused else 'built'})")
+    packages, packages_error = read_packages(spec.env_python, version_run_env())
+    inventory = read_inventory(spec.env_python, version_run_env())
     # OUT/<version> is that run's own output folder: `agentrig run --out` replaces an earlier run's there (its
     # manifest, checked before the matrix started), so no stale scenario leaks into the comparison.
     run_dir = options.out / spec.version
@@ -362,7 +232,7 @@ def _run_version(
         command=tuple(_display_path(part) for part in command),
     )
     progress(f"{prefix}: {_status_counts(output)}")
-    return output
+    return replace(output, packages=packages, packages_error=packages_error, field_inventory=inventory)
 
 
 def _ignore_in_git(env_root: Path) -> None:
@@ -376,8 +246,9 @@ def _ignore_in_git(env_root: Path) -> None:
 
 
 def _require_baseline_report(baseline: VersionOutput) -> None:
-    """Without the baseline's report nothing can be compared: a bad scenario file is the user's (exit 2), else 3."""
-    if baseline.error is None:
+    """Without the baseline's report nothing can be compared: a bad scenario file is the user's (exit 2), else 3.
+    A baseline whose environment could not be built still gets its page (its error on it), and exits 3."""
+    if baseline.error is None or baseline.build_error is not None:
         return
     reason = last_line(baseline.error).removeprefix("agentrig: error: ")
     message = (
@@ -397,17 +268,32 @@ def claim_matrix_out(out: Path, run_folders: Sequence[str]) -> OwnedFolder:
     return OwnedFolder.claim(out, label=f"--out {out}", layout=MATRIX_LAYOUT)
 
 
+def resolve_matrix_versions(options: MatrixOptions, python: str, lock: LockFile | None) -> Resolution:
+    """`options.versions` resolved (the index read only when an item needs it, for the environments' Python)."""
+    index = index_url(options.index_url, os.environ)
+    return resolve_versions(
+        options.versions,
+        releases=lambda: read_releases(index, python_version=probe_python_release(python)),
+        each=options.each,
+        max_versions=options.max_versions,
+        pre=options.pre,
+        locked=lock.pydantic_ai if lock is not None else None,
+    )
+
+
 def run_matrix(options: MatrixOptions, *, command_line: str = "", progress: Progress = print) -> MatrixReport:
-    """Build or reuse one environment per version, run the suite in each, write and return the comparison."""
-    if not options.versions:
-        raise UsageError("--versions: give at least one pydantic-ai version")
-    for version in options.versions:
-        if not VERSION_PATTERN.fullmatch(version):
-            raise UsageError(f"--versions: {version!r} is not a version number (like 2.38.0)")
-    if len(set(options.versions)) != len(options.versions):
-        raise UsageError(f"--versions {','.join(options.versions)}: a version is listed twice")
+    """Resolve the versions, build or reuse one environment per version, run the suite in each, write and return
+    the comparison."""
     python, python_version = probe_python(options.python)
     uv = find_uv()
+    lock: LockFile | None = None
+    if options.lock is not None:
+        if uv is None:
+            raise UsageError("--lock needs uv to build the environments from it (pip install uv)")
+        lock = read_lock(options.lock, python_version=probe_python_release(python))
+    resolution = resolve_matrix_versions(options, python, lock)
+    for note in resolution.notes:
+        progress(f"versions: {note}")
     extras = scenario_extras(options.paths)
     specs = [
         environment_spec(
@@ -417,13 +303,14 @@ def run_matrix(options: MatrixOptions, *, command_line: str = "", progress: Prog
             env_root=options.env_root,
             project=options.project,
             extras=extras,
+            lock=lock,
         )
-        for version in options.versions
+        for version in resolution.versions
     ]
-    folder = claim_matrix_out(options.out, options.versions)
+    folder = claim_matrix_out(options.out, resolution.versions)
     _ignore_in_git(options.env_root)
     outputs = run_side_by_side(
-        lambda index, report: _run_version(index, specs[index - 1], options, uv, report, folder),
+        lambda index, report: _run_version(index, len(specs), specs[index - 1], options, uv, report, folder),
         len(specs),
         jobs=options.jobs,
         progress=progress,
@@ -436,6 +323,8 @@ def run_matrix(options: MatrixOptions, *, command_line: str = "", progress: Prog
         out=options.out,
         command=command_line,
         record=folder.record_replaced,
+        resolution=resolution if resolution.resolved else None,
+        lock=lock,
     )
     folder.finish()  # the diffs and logs of an earlier matrix this one did not write again
     return report

@@ -2,77 +2,39 @@
 `compatibility.html` (`agentrig.runtime.reports.render`).
 
 `build_report` compares the per-version run outputs (`agentrig.runtime.matrix.compare`), writes the diffs, the JSON
-document and the markdown page, and returns the `MatrixReport` whose `exit_code` the command exits with.
+document and the markdown page, and returns the `MatrixReport` whose `exit_code` the command exits with. What the
+page says of each version's environment (packages, builds that failed, fields, warnings, how the versions were
+chosen) is `environment_report`'s.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from agentrig import __version__
-from agentrig.errors import EXIT_FAILED, EXIT_OK
 from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.jsonio import BeforeReplace
-from agentrig.runtime.matrix.compare import (
-    MISSING,
-    VOLATILE_KEYS,
-    Regression,
-    ScenarioComparison,
-    VersionOutput,
-    compare_outputs,
-)
+from agentrig.runtime.matrix.compare import MISSING, VOLATILE_KEYS, ScenarioComparison, VersionOutput, compare_outputs
 from agentrig.runtime.matrix.contract import contract_section, version_notes
+from agentrig.runtime.matrix.environment_report import environment_markdown, regression_lines, resolution_lines
+from agentrig.runtime.matrix.lockfiles import LockFile
+from agentrig.runtime.matrix.masking import PER_RUN_SHAPES
 from agentrig.runtime.matrix.model_tables import MODEL_EVIDENCE_BOUNDARY, models_table, scenario_metrics_table
+from agentrig.runtime.matrix.report_document import (
+    EVIDENCE_BOUNDARY,
+    REPORT_FORMAT,
+    MatrixReport,
+    by_version,
+    report_json,
+)
+from agentrig.runtime.matrix.value_changes import merged
+from agentrig.runtime.matrix.version_selection import Resolution
 from agentrig.runtime.reports.render import write_matrix_html
 
 __all__ = ["EVIDENCE_BOUNDARY", "REPORT_FORMAT", "MatrixReport", "build_report", "render_markdown", "report_json"]
-
-REPORT_FORMAT = "agentrig.compatibility/1"
-EVIDENCE_BOUNDARY = (
-    "Each scenario runs a real pydantic-ai `Agent` (through `agent.iter`, or its streaming API for scenarios with "
-    "`stream: true` and with `--stream`) against `FunctionModel` driven by the scenario's script, in a separate "
-    "environment per version; no provider request leaves the machine. A pass means that on that version the "
-    "scenario's expectations, the history invariants, its event-log checks and its golden canonical history all "
-    "held. The compat sessions also run every scenario streamed against the same golden histories. It is not "
-    "evidence about live providers or versions that are not in the table; a version between two passing pins is "
-    "likely but not proven to pass."
-)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MatrixReport:
-    """The whole comparison; `exit_code` is what `agentrig matrix` exits with."""
-
-    baseline: str
-    """The version every other one is compared with (the first)."""
-    versions: tuple[VersionOutput, ...]
-    """Every version's output, in the order given."""
-    scenarios: tuple[ScenarioComparison, ...]
-    """Every scenario any version reported, sorted by name."""
-    regressions: tuple[Regression, ...]
-    """Scenarios passing on the baseline and failing elsewhere."""
-    python_version: str
-    """The Python the environments were built from."""
-    paths: tuple[str, ...]
-    """The scenario paths that were run."""
-    out: str
-    """The report directory, as given on the command line."""
-    command: str
-    """The command that reproduces this report."""
-    generated_on: str
-    """The UTC date of the run."""
-    axis: str = "pydantic-ai"
-    """What the columns are: `pydantic-ai` versions, or `model`s (`agentrig matrix --models`)."""
-
-    @property
-    def exit_code(self) -> int:
-        """1 when a version fails a scenario that passes on the baseline, else 0."""
-        return EXIT_FAILED if self.regressions else EXIT_OK
 
 
 def build_report(
@@ -85,12 +47,15 @@ def build_report(
     generated_on: str | None = None,
     axis: str = "pydantic-ai",
     record: BeforeReplace | None = None,
+    resolution: Resolution | None = None,
+    lock: LockFile | None = None,
 ) -> MatrixReport:
     """Compare the outputs and write `compatibility.json`, `compatibility.md` and the diffs into `out` (each told to
     `record` before it replaces anything: the matrix folder's manifest)."""
     if not outputs:
         raise ValueError("build_report needs at least one version's output")
-    scenarios, regressions = compare_outputs(outputs, out, record=record)
+    masked: set[str] = set()
+    scenarios, regressions = compare_outputs(outputs, out, record=record, masked_keys=masked)
     report = MatrixReport(
         baseline=outputs[0].version,
         versions=tuple(outputs),
@@ -102,6 +67,9 @@ def build_report(
         command=command,
         generated_on=generated_on or datetime.now(UTC).date().isoformat(),
         axis=axis,
+        resolution=resolution,
+        lock=lock,
+        masked_keys=tuple(sorted(masked)),
     )
     jsonio.write_atomic(
         out / "compatibility.json", jsonio.dumps(report_json(report), pretty=True), before_replace=record
@@ -109,65 +77,6 @@ def build_report(
     jsonio.write_atomic(out / "compatibility.md", render_markdown(report).encode(), before_replace=record)
     write_matrix_html(out, before_replace=record)  # compatibility.html, from the files just written
     return report
-
-
-def report_json(report: MatrixReport) -> dict[str, Any]:
-    """The `compatibility.json` document (format `agentrig.compatibility/1`)."""
-    return {
-        "format": REPORT_FORMAT,
-        "agentrig_version": __version__,
-        "generated_on": report.generated_on,
-        "python_version": report.python_version,
-        "paths": list(report.paths),
-        "baseline": report.baseline,
-        "command": report.command,
-        "axis": report.axis,
-        "evidence_boundary": MODEL_EVIDENCE_BOUNDARY if report.axis == "model" else EVIDENCE_BOUNDARY,
-        "versions": [
-            {
-                "version": output.version,
-                "resolved_version": output.resolved_version,
-                "exit_code": output.exit_code,
-                "environment": str(output.environment) if output.environment else None,
-                "reused": output.reused,
-                "command": list(output.command),
-                "error": output.error,
-                "counts": dict(Counter(output.statuses.values())),
-                "totals": dict(output.totals) if output.totals is not None else None,
-            }
-            for output in report.versions
-        ],
-        "scenarios": [
-            {
-                "name": scenario.name,
-                "tags": list(scenario.tags),
-                "statuses": dict(scenario.statuses),
-                "canonical_identical": not scenario.canonical_differs,
-                "canonical_differs": list(scenario.canonical_differs),
-                "raw_dump_identical": not scenario.raw_differs,
-                "raw_dump_differs": list(scenario.raw_differs),
-                "raw_dump_changes": {
-                    version: {
-                        "part_kinds": {kind: list(counts) for kind, counts in change.part_kinds.items()},
-                        "new_keys": list(change.new_keys),
-                        "removed_keys": list(change.removed_keys),
-                    }
-                    for version, change in scenario.raw_changes.items()
-                },
-                "diffs": list(scenario.diffs),
-                "metrics": {
-                    output.version: dict(output.metrics[scenario.name])
-                    for output in report.versions
-                    if scenario.name in output.metrics
-                },
-            }
-            for scenario in report.scenarios
-        ],
-        "regressions": [
-            {"scenario": item.scenario, "version": item.version, "status": item.status} for item in report.regressions
-        ],
-        "exit_code": report.exit_code,
-    }
 
 
 _STATUS_CELLS = {"passed": "pass", "failed": "**FAIL**", "error": "**error**", "skipped": "skip", MISSING: "—"}
@@ -211,7 +120,19 @@ def _headline(report: MatrixReport) -> list[str]:
         )
     else:
         raw = "identical on every version."
-    return [f"- **Result:** {result}", f"- **Canonical histories:** {canonical}", f"- **Raw pydantic-ai dumps:** {raw}"]
+    lines = [
+        f"- **Result:** {result}",
+        f"- **Canonical histories:** {canonical}",
+        f"- **Raw pydantic-ai dumps:** {raw}",
+    ]
+    if report.not_built:
+        named = ", ".join(output.version for output in report.not_built)
+        lines.insert(
+            0,
+            f"- **Not built:** the environment of {named} could not be built (exit 3); nothing ran there "
+            "(the error and its build log are below).",
+        )
+    return lines
 
 
 def _versions_table(report: MatrixReport) -> list[str]:
@@ -220,6 +141,8 @@ def _versions_table(report: MatrixReport) -> list[str]:
         label = f"{output.version} (baseline)" if output.version == report.baseline else output.version
         counts = Counter(output.statuses.values())
         note = "" if output.error is None else f"agentrig run failed (exit {output.exit_code})"
+        if output.build_error is not None:
+            note = "environment not built"
         if output.resolved_version not in (None, output.version):
             note = f"resolved {output.resolved_version}"
         rows.append([label, *(str(counts[name]) for name in ("passed", "failed", "error", "skipped")), note])
@@ -284,6 +207,11 @@ def _raw_differences(report: MatrixReport) -> list[str]:
         removed = Counter(key for item in changed for key in item.raw_changes[version].removed_keys)
         if removed:
             lines.append("  - keys gone: " + ", ".join(f"`{key}` ({count})" for key, count in sorted(removed.items())))
+        values = merged(value for item in changed for value in item.raw_changes[version].changed_values)
+        if values:
+            shown = sorted(values.items(), key=lambda pair: (-pair[1], pair[0]))
+            more = f", and {len(shown) - 12} more (compatibility.json)" if len(shown) > 12 else ""
+            lines.append("  - changed values: " + ", ".join(f"`{text}` ({count})" for text, count in shown[:12]) + more)
         other = [item.name for item in changed if item.raw_changes[version].summary() == "values differ"]
         if other:
             lines.append("  - values only: " + ", ".join(f"`{name}`" for name in other))
@@ -293,6 +221,17 @@ def _raw_differences(report: MatrixReport) -> list[str]:
         f"`{report.out}/diffs/<scenario>/<version>.<file>.diff`.",
     ]
     return lines
+
+
+def _masking_text(report: MatrixReport) -> str:
+    keys = ", ".join(f"`{key}`" for key in report.masked_keys) or "none"
+    shapes = ", ".join(description for description, _ in PER_RUN_SHAPES)
+    return (
+        f"the values of keys known to be per run ({', '.join(sorted(VOLATILE_KEYS))}), of keys named like a clock or "
+        f"a duration (`*_timestamp`, `*_at`, `duration`, `*_duration`, `elapsed`, `latency`), and any value that is "
+        f"{shapes}. Masked in this matrix: "
+        f"{keys}."
+    )
 
 
 def _model_markdown(report: MatrixReport) -> list[str]:
@@ -348,13 +287,14 @@ def render_markdown(report: MatrixReport) -> str:
         "",
         *_versions_table(report),
         "",
+        *resolution_lines(report.resolution, report.lock),
+        *environment_markdown(report.versions, report.scenarios, report.lock),
         "## Evidence boundary",
         "",
         EVIDENCE_BOUNDARY,
         "",
         "Canonical histories (`history.json`) and raw pydantic-ai dumps (`pydantic_ai_dump.json`) are compared with "
-        f"the baseline after masking values that change on every run ({', '.join(sorted(VOLATILE_KEYS))}, "
-        "generated `pyd_ai_…` call ids).",
+        f"the baseline after masking values that change on every run: {_masking_text(report)}",
         "",
         "## Evidence by area",
         "",
@@ -381,9 +321,10 @@ def _markdown_tail(report: MatrixReport) -> list[str]:
     lines: list[str] = []
     if report.regressions:
         lines += ["## Regressions", ""]
-        lines += [f"- `{item.scenario}` on {item.version}: {item.status}" for item in report.regressions]
+        for item in report.regressions:
+            lines += regression_lines(item, by_version(report), report.versions[0])
         lines.append("")
-    failed_runs = [output for output in report.versions if output.error is not None]
+    failed_runs = [output for output in report.versions if output.error is not None and output.build_error is None]
     if failed_runs:
         lines += ["## Runs that left no report", ""]
         for output in failed_runs:

@@ -4,7 +4,8 @@
     <script type="application/json" id="ar-s0">{scenario 0: entry, messages, checks, ...}</script>   (scenario_data)
     ...                                                                             one block per scenario
     <script type="application/json" id="ar-index">{"head", "rows", "totals", "baseline"}</script>
-    <script>(dom.js, diff.js, checks.js, attachments.js, conversation.js, list.js, report.js)</script></body></html>
+    <script>(dom.js, diff.js, checks.js, attachments.js, conversation.js, list.js, matrix.js, report.js)</script>
+    </body></html>
 
 The page makes no network request (no CDN, no web font; a Content-Security-Policy of `default-src 'none'` says so
 to the browser too) and opens from `file://`. The policy allows the page's own style and script by their SHA-256
@@ -48,7 +49,7 @@ REPORT_HTML = "report.html"
 
 _USAGE_KEYS = ("requests", "tool_calls", "input_tokens", "output_tokens", "total_tokens")
 
-_SCRIPTS = ("dom.js", "diff.js", "checks.js", "attachments.js", "conversation.js", "list.js", "report.js")
+_SCRIPTS = ("dom.js", "diff.js", "checks.js", "attachments.js", "conversation.js", "list.js", "matrix.js", "report.js")
 """The page's script, in order: one strict function scope over all of them."""
 
 

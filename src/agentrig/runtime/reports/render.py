@@ -144,12 +144,14 @@ def write_matrix_html(
     out_file = out_file or matrix_dir / COMPATIBILITY_HTML
     document = _read_document(matrix_dir / "compatibility.json", _MATRIX_FORMAT, "matrix")
     versions = [str(item.get("version")) for item in document.get("versions") or ()]
-    entries = {version: _version_entries(matrix_dir / version) for version in versions}
+    # A version whose environment could not be built ran nothing: its folder may hold an earlier matrix's run.
+    not_built = {str(item.get("version")) for item in document.get("versions") or () if item.get("build_error")}
+    entries = {version: {} if version in not_built else _version_entries(matrix_dir / version) for version in versions}
     base = _files_base(matrix_dir, out_file)
     links = {
         version: file_href(f"{base}{version}/{REPORT_HTML}")
         for version in versions
-        if (matrix_dir / version / REPORT_HTML).is_file()
+        if version not in not_built and (matrix_dir / version / REPORT_HTML).is_file()
     }
     rows: list[dict[str, Any]] = []
     keys: set[str] = set()
@@ -183,7 +185,7 @@ def write_matrix_html(
                     }
                 )
             head = {key: value for key, value in document.items() if key != "scenarios"}
-            index = {"kind": "matrix", "head": head, "versions": versions, "links": links, "rows": rows}
+            index = {"kind": "matrix", "head": head, "versions": versions, "links": links, "rows": rows, "base": base}
             handle.write(data_block("ar-index", index))
             handle.write(page_end())
     except OSError as error:

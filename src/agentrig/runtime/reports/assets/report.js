@@ -173,12 +173,12 @@ function matrixPage() {
   var h = index.head, versions = index.versions, rows = index.rows;
   var regressions = h.regressions || [];
   var header = el("header", { class: "top" }, [
-    el("h1", { text: "agentrig matrix: " + (regressions.length ? regressions.length + " regression(s)" : "no regression") + " against " + h.baseline }),
+    el("h1", { text: "agentrig matrix: " + (regressions.length ? regressions.length + " regression(s)" : "no regression") + " against " + h.baseline + notBuiltTitle(h) }),
     facts(["versions " + versions.join(", "), "Python " + h.python_version, "generated " + h.generated_on, "agentrig " + h.agentrig_version]),
     facts((h.versions || []).map(function (v) {
       var c = v.counts || {};
       var t = h.axis === "model" ? v.totals : null;
-      return v.version + ": " + (c.passed || 0) + " passed, " + (c.failed || 0) + " failed" + (c.error ? ", " + c.error + " errors" : "") + (v.error ? " (run error)" : "") +
+      return v.version + ": " + (c.passed || 0) + " passed, " + (c.failed || 0) + " failed" + (c.error ? ", " + c.error + " errors" : "") + (v.build_error ? " (not built)" : v.error ? " (run error)" : "") +
         (t ? ", " + t.requests + " requests, " + t.input_tokens + " / " + t.output_tokens + " tokens, " + (t.cost_usd === null ? "no price" : "$" + t.cost_usd.toFixed(4)) : "");
     })),
     el("div", { class: "facts" }, versions.filter(function (v) { return own(index.links, v); }).map(function (v) { return el("span", null, [el("a", { href: own(index.links, v), text: v + " report" })]); })),
