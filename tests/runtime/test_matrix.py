@@ -373,6 +373,7 @@ VERSION = {version!r}
 STATUSES = {statuses!r}
 PACKAGES = {packages!r}
 INVENTORY = {inventory!r}
+HISTORY = {history!r}
 if sys.argv[1:2] == ["-c"]:
     script = sys.argv[2]
     if "distributions()" in script:
@@ -396,7 +397,7 @@ out = pathlib.Path(sys.argv[sys.argv.index("--out") + 1])
 scenarios = [{{"name": name, "status": status}} for name, status in STATUSES.items()]
 folder = OwnedFolder.claim(out, label=f"--out {{out}}", layout=RUN_LAYOUT)
 for name in STATUSES:
-    write_folder(out, f"scenarios/{{name}}", [("history.json", json.dumps({{"messages": []}}).encode())])
+    write_folder(out, f"scenarios/{{name}}", [("history.json", json.dumps(HISTORY).encode())])
 folder.write("report.json", json.dumps({{"pydantic_ai_version": VERSION, "scenarios": scenarios}}).encode())
 folder.finish()
 raise SystemExit(1 if "failed" in STATUSES.values() else 0)
@@ -418,17 +419,23 @@ def fake_environment(
     marker: bool = True,
     packages: dict[str, str] | None = None,
     inventory: str | None = None,
+    history: dict[str, Any] | None = None,
 ) -> None:
     """An environment that looks built for `spec`: pyvenv.cfg, a fake interpreter, and (optionally) the marker.
     `packages` is what it says it holds (default: pydantic-ai-slim at its pin); `inventory` the JSON its field
-    inventory prints (None: it has none)."""
+    inventory prints (None: it has none); `history` what its run writes as every scenario's history.json."""
     (spec.location / "pyvenv.cfg").parent.mkdir(parents=True, exist_ok=True)
     (spec.location / "pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
     held = packages if packages is not None else {"pydantic-ai-slim": spec.version}
     executable(
         spec.env_python,
         textwrap.dedent(FAKE_PYTHON).format(
-            python=sys.executable, version=spec.version, statuses=statuses, packages=held, inventory=inventory
+            python=sys.executable,
+            version=spec.version,
+            statuses=statuses,
+            packages=held,
+            inventory=inventory,
+            history=history if history is not None else {"messages": []},
         ),
     )
     if marker:

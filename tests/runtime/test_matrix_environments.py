@@ -124,6 +124,25 @@ def test_a_version_that_cannot_be_built_leaves_the_page_for_the_others_and_exits
     assert scenario["versions"]["2.78.0"] is None  # nor its statuses shown
 
 
+def test_a_baseline_that_cannot_be_built_still_gets_its_page_and_compares_nothing(tmp_path: Path) -> None:
+    fake_environment(spec_for(tmp_path, "2.68.0"), {"a": "passed"})
+    fake_environment(spec_for(tmp_path, "2.78.0"), {"a": "failed"})
+    run_matrix(options(tmp_path, "2.68.0", "2.78.0"), progress=lambda line: None)
+    # The baseline's folder now holds a stale run, its environment cannot be built any more, and 2.78.0's history
+    # differs from that stale one.
+    shutil.rmtree(spec_for(tmp_path, "2.68.0").location)
+    fake_environment(spec_for(tmp_path, "2.78.0"), {"a": "failed"}, history={"messages": [], "note": "changed"})
+
+    report = run_matrix(options(tmp_path, "2.68.0", "2.78.0"), progress=lambda line: None)
+
+    assert report.exit_code == 3
+    assert report.regressions == ()
+    assert [item.canonical_differs for item in report.scenarios] == [()]  # not compared with the stale run
+    assert report.scenarios[0].statuses == {"2.68.0": "missing", "2.78.0": "failed"}
+    markdown = (tmp_path / "out" / "compatibility.md").read_text(encoding="utf-8")
+    assert "- **Not built:** the environment of 2.68.0 could not be built (exit 3)" in markdown
+
+
 # --- fields the canonical form does not carry -------------------------------------------------------------------
 
 

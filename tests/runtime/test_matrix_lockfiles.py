@@ -294,7 +294,7 @@ def test_an_environment_from_a_lock_is_resolved_with_the_locks_pins_as_preferenc
     )
     record = tmp_path / "uv-calls.json"
     python_text = textwrap.dedent(FAKE_PYTHON).format(
-        python=sys.executable, version="2.78.0", statuses={}, packages={}, inventory=None
+        python=sys.executable, version="2.78.0", statuses={}, packages={}, inventory=None, history={}
     )
     uv = executable(
         tmp_path / "bin" / "uv", FAKE_UV.format(python=sys.executable, record=str(record), python_text=python_text)

@@ -280,6 +280,8 @@ def _diff_scenario(
     raw_differs: list[str] = []
     raw_changes: dict[str, DumpChange] = {}
     diffs: list[str] = []
+    if baseline.build_error is not None:  # nothing to compare with (its folder may hold an earlier matrix's run)
+        return canonical_differs, raw_differs, raw_changes, diffs
     for file_name in COMPARED_FILES:
         base_text = normalized_json_text(baseline.directory / "scenarios" / name / file_name, masked_keys)
         if base_text is None:
