@@ -47,9 +47,11 @@ frameworks' differences, what it refuses and why, and the message format itself:
   compatibility scenarios' steering and cancel points: pydantic-ai's `enqueue` and `CancellationToken`, checked on
   its own history and `RunCancelled` snapshot; `capabilities` / `history_processors` and `requires`; UI turns:
   pydantic-ai's AG-UI and Vercel AI adapters read the request and encode the answer; `settings.prepare_history:
-  false` with `synthesized_returns`: what they prove is pydantic-ai's own history cleanup), and what tinyagent's
-  loop and messages have no place for: a structured output (`output.schema` / `output.type`: its loop ends on
-  text, with no output tool) and attachments other than images (its user messages hold text and image blocks).
+  false` with `synthesized_returns`: what they prove is pydantic-ai's own history cleanup; a `cut` step: a
+  response the provider ended early, which agentrig's provider layer detects on pydantic-ai's streamed responses),
+  and what tinyagent's loop and messages have no place for: a structured output (`output.schema` /
+  `output.type`: its loop ends on text, with no output tool) and attachments other than images (its user messages
+  hold text and image blocks).
 """
 
 

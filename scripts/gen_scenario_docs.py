@@ -135,8 +135,9 @@ turns:
         explanation="""One file may hold a list of scenarios. Each `model` step is one model response, in order: text,
 a `thought`, several `tool_calls` (run in parallel), raw-string `args` (malformed JSON on purpose),
 explicit `usage` (give it on every step: pydantic-ai's estimate differs between versions), an
-`empty` response, a provider `error`, a `delay`, an `abort` point, a tool call written inside the
-text (fallback parsing), and `expect_input` checks on what the model received.""",
+`empty` response, a provider `error`, a response the provider ends early (`cut`: the turn fails with
+`incomplete_response` and keeps the text that arrived), a `delay`, an `abort` point, a tool call written inside
+the text (fallback parsing), and `expect_input` checks on what the model received.""",
         yaml="""\
 - name: steps-thought-and-parallel-calls
   system_prompt_file: prompts/terse.md     # relative to this file
@@ -179,6 +180,16 @@ text (fallback parsing), and `expect_input` checks on what the model received.""
         - error: {kind: context_length, message: "maximum context length is 8192 tokens"}
       expect:
         error: {kind: context_length, contains: maximum context}
+
+- name: steps-cut-response
+  turns:
+    - user: Tell me a story.
+      model:
+        - text: Once upon a ti       # what arrived before the stream ended, kept as [INTERRUPTED] Once upon a ti
+          cut: true
+          usage: {input_tokens: 30, output_tokens: 4}
+      expect:
+        error: {kind: incomplete_response, contains: ended early}
 
 - name: steps-delay-and-abort
   settings: {timeout: 5}

@@ -8,8 +8,10 @@ lower-cased headers, JSON body) for assertions.
 
 Hostile on request: `latency_s` for every reply, `limits` (a sliding window of requests and tokens, as providers
 enforce them, answered with 429 and `Retry-After` / `retry-after-ms`), `fail_every` (a 503 now and then), `hold`
-(a request that hangs), `cut_after_events` / `stall_after_events` (a stream cut or stalled). It counts what a test
-asserts on: `peak_in_flight` (requests it was answering at once) and `rejected` (the 429s its limits sent).
+(a request that hangs), `cut_after_events` / `stall_after_events` (a stream cut or stalled), `end_after_events`
+(a stream the server ends cleanly before its last events: a response the provider ended early, `ended_early`). It
+counts what a test asserts on: `peak_in_flight` (requests it was answering at once) and `rejected` (the 429s its
+limits sent).
 
 Bounded: it listens on 127.0.0.1 on a free port, serves from a daemon thread, and shuts itself down
 after `max_lifetime_s` even if a test forgets to.
@@ -37,6 +39,7 @@ __all__ = [
     "ServerLimits",
     "ToolCallReply",
     "context_length_exceeded",
+    "ended_early",
     "error",
     "rate_limited",
     "text",
@@ -93,6 +96,10 @@ class Reply:
     stall_after_events: int | None = None
     """Streamed replies only: send this many SSE events, then wait for `hold` before the rest (a stream that
     stalls mid-response); `hold` then no longer delays the start of the reply."""
+    end_after_events: int | None = None
+    """Streamed replies only: send this many SSE events, then end the body cleanly (the connection closed at the end
+    of a whole event, no transport error): a stream the provider ended early, before Anthropic's `message_delta` /
+    `message_stop` or OpenAI's finish chunk and `[DONE]`. `ended_early` picks the count for a reply."""
 
 
 def text(content: str, *, input_tokens: int = 12, output_tokens: int = 4, delay_s: float | None = None) -> Reply:
@@ -360,13 +367,12 @@ class _Handler(BaseHTTPRequestHandler):
         if api == "openai":
             if streaming:
                 chunks = _openai_chunks(reply, model, number)
-                self._send_events(None, chunks, cut_after=reply.cut_after_events, stall=reply)
+                self._send_events(None, _ended(chunks, reply), cut_after=reply.cut_after_events, stall=reply)
             else:
                 self._send_json(200, _openai_completion(reply, model, number), reply.headers)
         elif streaming:
-            self._send_events(
-                "anthropic", _anthropic_events(reply, model, number), cut_after=reply.cut_after_events, stall=reply
-            )
+            events = _ended(_anthropic_events(reply, model, number), reply)
+            self._send_events("anthropic", events, cut_after=reply.cut_after_events, stall=reply)
         else:
             self._send_json(200, _anthropic_message(reply, model, number), reply.headers)
 
@@ -412,6 +418,21 @@ class _Handler(BaseHTTPRequestHandler):
         if cut_after is not None:
             self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
+
+
+def _ended(events: Iterator[tuple[str, Any]], reply: Reply) -> Iterator[tuple[str, Any]]:
+    """The reply's events, up to `end_after_events` of them."""
+    return events if reply.end_after_events is None else itertools.islice(events, reply.end_after_events)
+
+
+def ended_early(api: str, *text_deltas: str, sent: int | None = None) -> Reply:
+    """A streamed text reply (the text in these deltas) that the server ends cleanly after `sent` of them (all when
+    None): Anthropic's `message_start` and `content_block_start` come first, OpenAI's role chunk; neither
+    Anthropic's `content_block_stop`, `message_delta` and `message_stop` nor OpenAI's finish chunk, usage chunk and
+    `[DONE]` follow."""
+    before = 2 if api == "anthropic" else 1
+    count = len(text_deltas) if sent is None else sent
+    return Reply(text="".join(text_deltas), text_deltas=text_deltas, end_after_events=before + count)
 
 
 def _error_body(api: str, reply: Reply) -> dict[str, Any]:

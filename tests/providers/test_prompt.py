@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from agentrig.runtime.history import jsonio
+from agentrig.runtime.history.per_run import message_json_without_per_run_values
 from tests.cli.cli_helpers import run_main
 from tests.providers.conftest import ServerFactory
 from tests.providers.loopback import (
@@ -79,7 +80,10 @@ def test_json_record(loopback: ServerFactory, capsys: pytest.CaptureFixture[str]
     }
     assert record["output"] == "Paris."
     assert record["model"] == "openai:gpt-4o"
-    assert record["messages"] == [
+    # The conversation id pydantic-ai drew for the run is on every message (a continued session keeps it).
+    (conversation,) = {message.get("conversation_id") for message in record["messages"]}
+    assert isinstance(conversation, str)
+    assert [message_json_without_per_run_values(message) for message in record["messages"]] == [
         {"kind": "request", "parts": [{"part_kind": "text", "content": "Capital of France?"}]},
         {"kind": "response", "parts": [{"part_kind": "text", "content": "Paris."}]},
     ]

@@ -40,10 +40,11 @@ NOT_RUN = {
     "ui-agui-refusals",
     "ui-agui-tool-results",
     "ui-vercel-tool-round-trip",
+    "incomplete-response",
 }
 """Scenarios naming a user's own pydantic-ai agent, or using pydantic-ai's steering, cancel points, capabilities,
-extras, UI adapters or its own history cleanup, structured output or attachments other than images: tinyagent does
-not run them (docs/removal.md)."""
+extras, UI adapters or its own history cleanup, structured output, attachments other than images or a `cut` step:
+tinyagent does not run them (docs/removal.md)."""
 
 
 def _run(out: Path, execute: Any) -> dict[str, Any]:

@@ -3,8 +3,9 @@
 Each example is a scenario file: turns whose user message holds text, files, inline data and URLs; YAML tools whose
 calls come with valid or invalid arguments and end successful, failed, denied or retried; a thought with its
 provider's signature and details; a structured output (a JSON Schema, by output tool or as native JSON text) or a
-text output, with output-validator rules by call number; turns ended by a provider error or an abort mid-tool. The
-scenario runs plain and streamed on pydantic-ai (and on tinyagent, when it holds what the example uses), and then:
+text output, with output-validator rules by call number; turns ended by a provider error, a response the provider cut
+short or an abort mid-tool. The scenario runs plain and streamed on pydantic-ai (and on tinyagent, when it holds what
+the example uses), and then:
 
 - every history invariant holds, and the tool registry agrees with the parts;
 - the history says what the script said would happen: each call's outcome (validation errors as a retry with
@@ -136,13 +137,19 @@ def tool_steps(draw: st.DrawFn, plan: Plan) -> list[dict[str, Any]]:
 
 @st.composite
 def endings(draw: st.DrawFn, plan: Plan, validator_rules: dict[int, str], judged: list[int]) -> list[dict[str, Any]]:
-    """The turn's last steps: an answer (maybe retried by the validator), a provider error or an abort mid-tool."""
-    ending = draw(st.sampled_from(["answer", "answer", "answer", "error", "abort"]))
+    """The turn's last steps: an answer (maybe retried by the validator), a provider error, a response the provider
+    cut short (`incomplete_response`, its text kept as `[INTERRUPTED] ...`) or an abort mid-tool."""
+    ending = draw(st.sampled_from(["answer", "answer", "answer", "error", "cut", "abort"]))
     if ending == "error":
         plan.errors.append("server_error")
         plan.interrupted.append(False)
         plan.outputs.append(None)
         return [{"error": {"kind": "server_error", "status": 503}}]
+    if ending == "cut":
+        plan.errors.append("incomplete_response")
+        plan.interrupted.append(True)
+        plan.outputs.append(None)
+        return [{"text": "an answer cut sh", "cut": True, "usage": _USAGE}]
     if ending == "abort":
         call_id = plan.next_id()
         plan.outcomes[call_id] = "interrupted"
@@ -311,7 +318,8 @@ FEATURES: dict[str, Callable[[Plan], bool]] = {
     "a denied call": lambda plan: "denied" in plan.outcomes.values(),
     "a call with invalid arguments": lambda plan: "retried" in plan.outcomes.values(),
     "an abort mid-tool": lambda plan: "interrupted" in plan.outcomes.values(),
-    "a provider error": lambda plan: any(plan.errors),
+    "a provider error": lambda plan: "server_error" in plan.errors,
+    "a response the provider cut short": lambda plan: "incomplete_response" in plan.errors,
     "an attachment that is no image": lambda plan: not plan.images_only,
     "a validator retry of a structured output": lambda plan: plan.structured and bool(plan.validator_retries),
     "a validator retry of a text output": lambda plan: not plan.structured and bool(plan.validator_retries),

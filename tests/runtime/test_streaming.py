@@ -118,9 +118,12 @@ def test_every_scenario_streams_to_the_plain_history_usage_and_event_log(loaded:
 
 
 def _without_cut_messages(events: list[dict[str, object]], loaded: LoadedScenario) -> list[dict[str, object]]:
-    """A response cut mid-stream (`cancel: {during_response: N}`) began in a streamed run, so its log has that
-    message's start and its interrupted end; a plain run never received it. Everything else is the same."""
-    if not any(turn.cancel is not None and turn.cancel.during_response for turn in loaded.scenario.turns):
+    """A response cut mid-stream (`cancel: {during_response: N}`, or a `cut` step the provider ends early) began in a
+    streamed run, so its log has that message's start and its interrupted end; a plain run never received it.
+    Everything else is the same."""
+    turns = loaded.scenario.turns
+    cancelled = any(turn.cancel is not None and turn.cancel.during_response for turn in turns)
+    if not cancelled and not any(step.cut for turn in turns for step in turn.model):
         return events
     cut = {e["message_id"] for e in events if e["type"] == "message_end" and e.get("state") == "interrupted"}
     return [e for e in events if not (e["type"] in ("message_start", "message_end") and e["message_id"] in cut)]

@@ -46,6 +46,7 @@ REFUSED = {
     "ui-agui-tool-results": "UI requests (`ui: ag-ui`",
     "ui-agui-refusals": "UI requests (`ui: ag-ui`",
     "ui-vercel-tool-round-trip": "UI requests (`ui: vercel-ai`",
+    "incomplete-response": "a `cut` step",
 }
 NOT_RUN = OWN_AGENT | set(REFUSED)
 

@@ -133,6 +133,7 @@ RunErrorKind = Literal[
     "auth",
     "connection",
     "provider_timeout",
+    "incomplete_response",
     "usage_limit",
     "max_iterations",
     "timeout",

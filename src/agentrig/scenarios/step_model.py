@@ -145,7 +145,7 @@ class ModelInputCheck(_Strict):
 class ModelStep(_Strict):
     """One scripted model response, in order. A step may combine thought, text and tool calls (one
     response with those parts, in that order), or be `empty`, an `error`, an `abort` point or a
-    compaction `summary`."""
+    compaction `summary`; a response may be `cut` short by the provider."""
 
     text: str | None = None
     """Text the model answers. A tool call written inside text (`<tool_call>{...}</tool_call>`) exercises
@@ -168,6 +168,10 @@ class ModelStep(_Strict):
     """Seconds to wait before answering (exercises timeouts)."""
     abort: bool = False
     """Abort the run here, as Ctrl-C would: `text` (if any) is the partial text kept in `[INTERRUPTED]`."""
+    cut: bool = False
+    """The provider ends this response early, as a stream whose body closes before its last event: `text` (and
+    `thought`) arrive, then the turn fails with a provider error of kind `incomplete_response` and `text` is kept in
+    `[INTERRUPTED]` (streamed or not). `expect: {error: {kind: incomplete_response}}` expects it."""
     summary: str | None = None
     """Answer a compaction summarize request with this summary."""
     expect_input: ModelInputCheck | None = None
@@ -196,6 +200,8 @@ class ModelStep(_Strict):
             raise ValueError(f"a step is either a response (text/thought/tool_calls) or one of {specials}, not both")
         if not has_content and not specials and not self.abort:
             raise ValueError("a step needs text, thought, tool_calls, empty, error, summary or abort")
+        if self.cut and (self.text is None or self.tool_calls or self.abort):
+            raise ValueError("a cut step needs text (what arrived before the stream ended), no tool_calls or abort")
         if self.chunks is not None and "".join(self.chunks) != (self.text or ""):
             raise ValueError("chunks must join to text")
         return self

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol, TypeAlias, get_args, runtime_checkable
 
 from agentrig.input_files import HISTORY_FILE_LIMIT, read_input_file
-from agentrig.runtime.history.canonical import Message, RetryPromptPart, TextPart, ToolReturnPart
+from agentrig.runtime.history.canonical import Message, RetryPromptPart, TextPart, ThoughtPart, ToolReturnPart
 from agentrig.runtime.history.jsonio import dumps, loads
 from agentrig.runtime.history.per_run import without_per_run_values
 from agentrig.runtime.history.redaction import (
@@ -158,6 +158,7 @@ class EventLog:
         self._turn_open = False
         self._message_open = False
         self._streamed_text: list[str] = []
+        self._streamed_thought: list[str] = []
         self._open_calls: dict[str, _OpenCall] = {}
         self._last_message_id: str | None = None
         self._started = time.monotonic()
@@ -198,7 +199,6 @@ class EventLog:
         if sent:
             self._turn += 1
             self._turn_open = True
-            self._streamed_text = []
             self._emit("turn_start", turn=self._turn)
 
     def request_retried(
@@ -222,6 +222,7 @@ class EventLog:
     def stream_opened(self) -> None:
         if self._turn_open and not self._message_open:
             self._message_open = True
+            self._streamed_text, self._streamed_thought = [], []  # what this message streams, for a broken-off end
             self._emit("message_start", turn=self._turn, message_id=self._message_id, role="assistant")
 
     def stream_delta(self, delta: StreamDelta) -> None:
@@ -230,6 +231,8 @@ class EventLog:
         self.stream_opened()
         if delta.kind == "text":
             self._streamed_text.append(delta.delta)
+        elif delta.kind == "thought":
+            self._streamed_thought.append(delta.delta)
         extra: dict[str, Any] = {}
         if delta.tool_call_id is not None:
             extra["tool_call_id"] = delta.tool_call_id
@@ -291,12 +294,14 @@ class EventLog:
         no framework sent its result back (pydantic-ai raised; tinyagent's loop ended on it)."""
         if self._message_open:  # the stream broke off: the message ends with what had arrived
             self._message_open = False
-            partial = "".join(self._streamed_text)
+            thought = "".join(self._streamed_thought)
+            partial = TextPart(content="".join(self._streamed_text))
+            arrived = Message.response(ThoughtPart(content=thought), partial) if thought else Message.response(partial)
             self._emit(
                 "message_end",
                 turn=self._turn,
                 message_id=self._message_id,
-                message=message_to_json(Message.response(TextPart(content=partial))),
+                message=message_to_json(arrived),
                 usage=None,
                 state="interrupted",
             )

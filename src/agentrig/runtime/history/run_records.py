@@ -22,6 +22,7 @@ RunErrorKind: TypeAlias = Literal[
     "auth",
     "connection",
     "provider_timeout",
+    "incomplete_response",
     "usage_limit",
     "max_iterations",
     "timeout",
@@ -36,9 +37,19 @@ RunErrorKind: TypeAlias = Literal[
 """Why a turn ended in error. Provider kinds map to exit code 3 when nothing expected them."""
 
 PROVIDER_ERROR_KINDS: frozenset[str] = frozenset(
-    {"context_length", "rate_limit", "server_error", "request_rejected", "auth", "connection", "provider_timeout"}
+    {
+        "context_length",
+        "rate_limit",
+        "server_error",
+        "request_rejected",
+        "auth",
+        "connection",
+        "provider_timeout",
+        "incomplete_response",
+    }
 )
-"""Kinds that say the provider failed (exit code 3); `provider_timeout`: a request got no answer in time."""
+"""Kinds that say the provider failed (exit code 3); `provider_timeout`: a request got no answer in time;
+`incomplete_response`: the provider ended a response before it finished it (a stream closed before its last event)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -3,7 +3,9 @@
 Every exception a turn can end with passes through `classify()`: pydantic-ai's run errors, provider errors
 (raised by real clients through pydantic-ai, or by the scripted model imitating them), and agentrig's own
 run-stopping errors (`stops.py`). `retrying.RetryingModel` asks the same table which provider failures are
-worth a retry (`provider_kind`) and how to say them in one line (`provider_detail`).
+worth a retry (`provider_kind`) and how to say them in one line (`provider_detail`). A response the provider ended
+before finishing it raises no exception of pydantic-ai's: the provider layer notices it and raises its own error of
+kind `incomplete_response`, worded here (`describe_incomplete_response`).
 
 Provider errors are matched by HTTP status and body, and by class name along the MRO rather than by
 importing classes, because pydantic-ai 2.68 added category classes (`ModelContextWindowExceededError`,
@@ -30,6 +32,7 @@ from agentrig.runtime.models.stops import RunStopped, ScriptedToolFailure
 
 __all__ = [
     "classify",
+    "describe_incomplete_response",
     "describe_provider_failure",
     "is_context_length_error",
     "is_no_answer",
@@ -199,6 +202,18 @@ def describe_provider_failure(
         where = f" to {base_url}" if base_url else ""
         line = f"{provider}: connection{where} failed: {detail.rstrip('.')}"
     return kind, redact(one_line(line))
+
+
+def describe_incomplete_response(provider: str, *, response_to: str, text: str) -> str:
+    """One redacted line for a response the provider ended before finishing it (`incomplete_response`), saying that
+    the text which had arrived is not the whole answer: `anthropic: the response to request 1 from claude-sonnet-4-5
+    ended early: ...` (`response_to`: `request 1 from claude-sonnet-4-5`, or a script's `turn 1, step 2`)."""
+    arrived = f"after {len(text):,} characters of text" if text else "before any text"
+    line = (
+        f"{provider}: the response to {response_to} ended early: the stream stopped before the provider"
+        f" finished it (no stop reason), {arrived}; the answer is incomplete"
+    )
+    return redact(one_line(line))
 
 
 def _model_failure_line(error: ModelAPIError) -> str:

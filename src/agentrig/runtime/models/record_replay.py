@@ -13,7 +13,9 @@ instead of serving a stale answer. Volatile fields (timestamps, run ids) are not
 form, so they never cause a mismatch. A recording made on one pydantic-ai version replays on another.
 
 A provider error that survives the retries is recorded too (`"error"` instead of `"response"`), and replayed as
-the same error (kind, status, message). `--record-mode` (`record_modes`) picks, per scenario, a replay, a
+the same error (kind, status, message). A response the provider ended early (`incomplete_response`) keeps what had
+arrived (`error.partial`: its parts and usage): a streamed replay streams it before it raises the error, so the
+replay is cut where the recording was. `--record-mode` (`record_modes`) picks, per scenario, a replay, a
 recording, or both (`new_episodes`: `EpisodesModel` replays while the requests match, then goes live and appends).
 
 Secrets are redacted before anything is written, and the live request is redacted the same way
@@ -25,7 +27,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
@@ -50,6 +52,7 @@ from agentrig.runtime.models.conversion import response_usage, to_canonical, to_
 from agentrig.runtime.models.metering import ScenarioMeter
 from agentrig.runtime.models.providers import ProviderContextLengthError, ProviderRequestError, close_model
 from agentrig.runtime.models.record_modes import recording_path
+from agentrig.runtime.models.retrying import IncompleteResponseError
 from agentrig.runtime.models.scripted_stream import StreamItem, response_deltas, with_fixed_usage
 from agentrig.runtime.models.stops import RunStopped
 
@@ -102,28 +105,50 @@ class RecordedError:
     provider: str
     status_code: int | None
     attempts: int
+    partial: Message | None = None
+    """An `incomplete_response`'s response as far as it arrived (None for other failures)."""
+    partial_usage: Usage = field(default_factory=Usage)
+    """The usage the provider reported for `partial`."""
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        document: dict[str, Any] = {
             "kind": self.kind,
             "message": self.message,
             "provider": self.provider,
             "status_code": self.status_code,
             "attempts": self.attempts,
         }
+        if self.partial is not None:
+            parts = message_to_json(self.partial)["parts"]
+            document["partial"] = {"parts": parts, "usage": self.partial_usage.to_json()}
+        return document
 
     @staticmethod
     def of(error: ProviderRequestError) -> RecordedError:
+        partial, usage = None, Usage()
+        if isinstance(error, IncompleteResponseError):
+            (canonical,) = to_canonical([error.partial])
+            partial, usage = Message(kind="response", parts=canonical.parts), response_usage(error.partial)
         return RecordedError(
             kind=error.kind,
             message=error.message,
             provider=error.provider,
             status_code=error.status_code,
             attempts=error.attempts,
+            partial=partial,
+            partial_usage=usage,
         )
 
-    def raised(self) -> ProviderRequestError:
-        """The error to raise again on replay (a context-length one still triggers a scenario's compaction)."""
+    def raised(self, *, source: Path | None = None) -> ProviderRequestError:
+        """The error to raise again on replay (a context-length one still triggers a scenario's compaction; an
+        incomplete response carries what had arrived)."""
+        if self.kind == "incomplete_response":
+            (arrived,) = to_pydantic_ai([self.partial or Message(kind="response", parts=())], source=source)
+            arrived = cast(ModelResponse, arrived)
+            arrived.usage = _request_usage(self.partial_usage)
+            return IncompleteResponseError(
+                self.message, provider=self.provider, partial=arrived, attempts=self.attempts
+            )
         cls = ProviderContextLengthError if self.kind == "context_length" else ProviderRequestError
         return cls(
             self.message,
@@ -320,21 +345,37 @@ class ReplayModel(FunctionModel):
         run_context: Any = None,
     ) -> AsyncGenerator[StreamedResponse, None]:
         """A recorded response served as a stream (`agentrig run --replay --stream`), with its recorded usage."""
-        self._check(canonical_request(messages, model_settings, model_request_parameters))
+        self._check(canonical_request(messages, model_settings, model_request_parameters), streamed=True)
         async with super().request_stream(messages, model_settings, model_request_parameters, run_context) as stream:
             yield with_fixed_usage(stream, self._streamed_usage)
 
     async def _stream(self, messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[StreamItem]:
-        response = self._answer(messages, info)
+        cut = self._cut_here()
+        response = self._answer(messages, info) if cut is None else cut.partial
         self._streamed_usage = response.usage
         for item in response_deltas(response.parts):
             yield item
+        if cut is not None:  # recorded cut: what had arrived, then the stream ends before its last event
+            raise cut
+
+    def _cut_here(self) -> IncompleteResponseError | None:
+        """The next exchange's error when it is a recorded response the provider ended early (served, and metered:
+        the provider billed what it sent), else None."""
+        error = self.exchanges[self.served].error
+        if error is None or error.partial is None:
+            return None
+        self.served += 1
+        if self.meter is not None:
+            self.meter.replayed.append(error.partial_usage)
+        cut = error.raised(source=self.path)
+        assert isinstance(cut, IncompleteResponseError)
+        return cut
 
     def matches_next(self, actual: Mapping[str, Any]) -> bool:
         """Whether the recording holds a next exchange and its request is `actual` (`EpisodesModel` asks)."""
         return self.served < len(self.exchanges) and self.exchanges[self.served].request == actual
 
-    def _check(self, actual: Mapping[str, Any]) -> None:
+    def _check(self, actual: Mapping[str, Any], *, streamed: bool = False) -> None:
         number = self.served + 1
         if self.served >= len(self.exchanges):
             raise ReplayMismatch(
@@ -344,9 +385,11 @@ class ReplayModel(FunctionModel):
         exchange = self.exchanges[self.served]
         if exchange.request != actual:
             raise _mismatch(self.path, number, exchange.request, actual)
-        if exchange.error is not None:  # the provider failed here when it was recorded: fail the same way
+        if exchange.error is not None and not (streamed and exchange.error.partial is not None):
+            # The provider failed here when it was recorded: fail the same way (a streamed replay of a response
+            # cut short streams what had arrived first, `_stream`).
             self.served += 1
-            raise exchange.error.raised()
+            raise exchange.error.raised(source=self.path)
 
     def _answer(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         exchange = self.exchanges[self.served]
@@ -355,15 +398,15 @@ class ReplayModel(FunctionModel):
         (response,) = to_pydantic_ai([exchange.response], source=self.path)
         response = cast(ModelResponse, response)
         # Explicit usage: FunctionModel would otherwise estimate it, differently per pydantic-ai version.
-        response.usage = RequestUsage(
-            input_tokens=exchange.usage.input_tokens,
-            output_tokens=exchange.usage.output_tokens,
-            cache_read_tokens=exchange.usage.cache_read_tokens,
-            cache_write_tokens=exchange.usage.cache_write_tokens,
-        )
+        response.usage = _request_usage(exchange.usage)
         if self.meter is not None:
             self.meter.replayed.append(exchange.usage)
         return response
+
+
+def _request_usage(usage: Usage) -> RequestUsage:
+    names = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+    return RequestUsage(**{name: getattr(usage, name) for name in names})
 
 
 def _mismatch(path: Path, number: int, recorded: Mapping[str, Any], actual: Mapping[str, Any]) -> ReplayMismatch:
@@ -422,8 +465,26 @@ def _recorded_error(data: dict[str, Any], *, path: Path, where: str) -> Recorded
     bad_status = status is not None and (not isinstance(status, int) or isinstance(status, bool))
     if bad_status or not isinstance(attempts, int):
         raise HistoryFormatError("expected an integer status_code (or null) and attempts", path=path, field=where)
+    partial, usage = None, Usage()
+    partial_data = data.get("partial")
+    if partial_data is not None:
+        if not isinstance(partial_data, dict) or kind != "incomplete_response":
+            raise HistoryFormatError(
+                "expected an object (the response as far as it arrived), and only for kind incomplete_response",
+                path=path,
+                field=f"{where}.partial",
+            )
+        recorded = cast(dict[str, Any], partial_data)
+        (partial,) = history_from_json([{"kind": "response", "parts": recorded.get("parts", [])}], source=path)
+        usage = Usage.from_json(recorded.get("usage") or {}, where=f"{where}.partial.usage")
     return RecordedError(
-        kind=cast(RunErrorKind, kind), message=message, provider=provider, status_code=status, attempts=attempts
+        kind=cast(RunErrorKind, kind),
+        message=message,
+        provider=provider,
+        status_code=status,
+        attempts=attempts,
+        partial=partial,
+        partial_usage=usage,
     )
 
 

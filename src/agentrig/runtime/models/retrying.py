@@ -12,8 +12,10 @@ Each attempt of a request
    `AttemptLog` and told to its event log (a `request_retry` event with the status).
 
 What fails for good is a `ProviderRequestError`: one redacted line naming the provider and the HTTP status (or the
-request and how long it waited), with the attempts made. docs/architecture.md says why this is agentrig's own loop
-rather than `pydantic_ai.retries`' transport.
+request and how long it waited), with the attempts made. A response the provider ended before finishing it (a stream
+whose body closed before its last event, `pydantic_ai_compat.stream_ended_early`; a response 2.78 marks
+`incomplete`) is an `IncompleteResponseError`, raised where the stream's events are read, and never retried.
+docs/architecture.md says why this is agentrig's own loop rather than `pydantic_ai.retries`' transport.
 """
 
 from __future__ import annotations
@@ -28,21 +30,33 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any, TypeAlias
 
 from pydantic_ai.exceptions import ModelAPIError, ModelHTTPError
-from pydantic_ai.messages import ModelMessage, ModelResponse
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models import Model, ModelRequestParameters, StreamedResponse
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 
 from agentrig.errors import ContextOverflowError, ProviderError
 from agentrig.runtime.history.run_records import RunErrorKind
+from agentrig.runtime.models import pydantic_ai_compat
 from agentrig.runtime.models.attempt_log import AttemptLog, RetryNotice, current_attempt_log, notify_retry
-from agentrig.runtime.models.failures import describe_provider_failure, is_no_answer, provider_kind
+from agentrig.runtime.models.failures import (
+    describe_incomplete_response,
+    describe_provider_failure,
+    is_no_answer,
+    provider_kind,
+)
 from agentrig.runtime.models.limiter import Limiter, Slot
 from agentrig.runtime.models.provider_options import ProviderOptions, RetryPolicy
 from agentrig.runtime.models.request_policy import RequestPolicy, current_scenario_settings, request_policy
 from agentrig.runtime.models.stops import RunStopped
 
-__all__ = ["ProviderContextLengthError", "ProviderRequestError", "RetryingModel", "retry_after_seconds"]
+__all__ = [
+    "IncompleteResponseError",
+    "ProviderContextLengthError",
+    "ProviderRequestError",
+    "RetryingModel",
+    "retry_after_seconds",
+]
 
 Built: TypeAlias = tuple[Model, list[Any]]
 """A real model and the SDK clients built for it (the provider does not close a client it was handed)."""
@@ -78,6 +92,21 @@ class ProviderRequestError(ProviderError, RunStopped):
 
 class ProviderContextLengthError(ProviderRequestError, ContextOverflowError):
     """The provider said the request exceeds the model's context window (kind `context_length`)."""
+
+
+class IncompleteResponseError(ProviderRequestError):
+    """The provider ended a response before it finished it (kind `incomplete_response`): its stream stopped before
+    the final event. Raised by the provider layer, and by the scripted model and a replay imitating it."""
+
+    def __init__(self, message: str, *, provider: str, partial: ModelResponse, attempts: int = 1) -> None:
+        super().__init__(message, kind="incomplete_response", provider=provider, status_code=None, attempts=attempts)
+        self.partial = partial
+        """The response as far as it arrived, with the usage the provider reported for it (a recording keeps both)."""
+
+    @property
+    def partial_text(self) -> str:
+        """The text that had arrived, kept as the turn's `[INTERRUPTED]` response (as for a stream that broke off)."""
+        return "".join(part.content for part in self.partial.parts if isinstance(part, TextPart))
 
 
 class RetryingModel(WrapperModel):
@@ -160,6 +189,8 @@ class RetryingModel(WrapperModel):
                 run.end(cancelled=True)
                 raise
             run.end(tokens=_tokens(response.usage))
+            if response.state == "incomplete":  # 2.78+: e.g. a Responses API answer still `in_progress`
+                raise run.incomplete(response)
             return response
 
     @asynccontextmanager
@@ -186,6 +217,10 @@ class RetryingModel(WrapperModel):
                 except Exception as error:
                     await run.failed(error)
             run.streaming = True
+            # A stream the provider ended early is not retried, unlike a 5xx: its deltas were handed on already (to
+            # a UI, the event log, `prompt --stream`'s output), so a second attempt would show a second answer after
+            # half of the first; and the provider answered, and billed, it. The turn fails with the partial text.
+            pydantic_ai_compat.check_stream_end(stream, lambda: run.check_complete(stream))
             try:
                 yield stream
             except Exception as error:
@@ -288,6 +323,19 @@ class _Attempts:
         )
         notify_retry(notice)
         await self.model._sleep(delay)  # pyright: ignore[reportPrivateUsage]
+
+    def check_complete(self, stream: StreamedResponse) -> None:
+        """Raise an `IncompleteResponseError` when `stream`, whose events ran out, ended before the provider
+        finished the response."""
+        if pydantic_ai_compat.stream_ended_early(stream):
+            raise self.incomplete(stream.get())
+
+    def incomplete(self, response: ModelResponse) -> IncompleteResponseError:
+        text = "".join(part.content for part in response.parts if isinstance(part, TextPart))
+        which = f"request {self.number}" if self.number else "a request"
+        provider, model = self.model.system, self.model.model_name
+        message = describe_incomplete_response(provider, response_to=f"{which} from {model}", text=text)
+        return IncompleteResponseError(message, provider=provider, partial=response, attempts=self.attempt)
 
     def final_error(self, error: BaseException) -> ProviderRequestError:
         no_answer = isinstance(error, TimeoutError) or is_no_answer(error)

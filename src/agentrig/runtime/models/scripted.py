@@ -11,7 +11,10 @@ current turn. The caller (`execution.py`) moves the script from turn to turn wit
   2.38's clients raise and a base class of 2.68's `ModelConnectionError`, so every version sees the same error);
 - delay: `asyncio.sleep` before answering; abort: the run's cancellation is requested and the model never
   answers (the step's text is the partial text kept in `[INTERRUPTED]`);
-- summary: the answer to a compaction summarize request, which the compactor marks with `summary_request()`.
+- summary: the answer to a compaction summarize request, which the compactor marks with `summary_request()`;
+- cut: the step's response, ended early by the provider: the `IncompleteResponseError` the provider layer raises
+  for it (kind `incomplete_response`, the text kept in `[INTERRUPTED]`), once a plain request is answered and once
+  a stream delivered its last delta.
 
 A streamed run (`request_stream`) answers from the same step, delivered as deltas (`scripted_stream.py`):
 text and thoughts in chunks, tool-call arguments as JSON fragments; delay, abort and error happen before the
@@ -53,7 +56,9 @@ from agentrig.runtime.history.run_records import Check
 from agentrig.runtime.history.user_content import describe_prompt
 from agentrig.runtime.models.attachments import attachment_check, attachments_seen
 from agentrig.runtime.models.conversion import to_canonical
+from agentrig.runtime.models.failures import describe_incomplete_response
 from agentrig.runtime.models.input_checks import common_input_checks
+from agentrig.runtime.models.retrying import IncompleteResponseError
 from agentrig.runtime.models.run_control import request_abort
 from agentrig.runtime.models.scripted_stream import StreamItem, answered_text_chunks, response_deltas, with_fixed_usage
 from agentrig.runtime.models.stops import (
@@ -165,6 +170,8 @@ class ScriptedModel(FunctionModel):
         self._turn_index = 0
         self._step_index = 0
         self._checks: list[Check] = []
+        self._cut: IncompleteResponseError | None = None
+        """The error a `cut` step ends its response with, raised once the response is delivered."""
         self._usage = RequestUsage()
         self._chunks: tuple[str, ...] | None = None
         self._parts: list[ModelResponsePart] = []
@@ -219,9 +226,12 @@ class ScriptedModel(FunctionModel):
         model_settings: ModelSettings | None,
         model_request_parameters: ModelRequestParameters,
     ) -> ModelResponse:
+        self._cut = None
         response = await super().request(messages, model_settings, model_request_parameters)
         # FunctionModel replaces usage without values (all zeros) by an estimate; the script's numbers win.
         response.usage = self._usage
+        if self._cut is not None:  # a `cut` step: what a plain request gets when the provider ends it early
+            raise self._cut
         return response
 
     @asynccontextmanager
@@ -238,10 +248,13 @@ class ScriptedModel(FunctionModel):
             yield with_fixed_usage(stream, self._usage, parts=self._parts)
 
     async def _stream(self, messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[StreamItem]:
+        self._cut = None
         response = await self._respond(messages, info)
-        self._parts = list(response.parts)
+        cut, self._parts = self._cut, list(response.parts)
         for item in response_deltas(response.parts, text_chunks=self._chunks):
             yield item
+        if cut is not None:  # a `cut` step: its deltas arrived, then the stream ended before its last event
+            raise cut
 
     def _next_step(self, messages: Sequence[ModelMessage]) -> tuple[int, ModelStep]:
         steps = self._steps()
@@ -299,6 +312,8 @@ class ScriptedModel(FunctionModel):
         if step.text is not None:
             parts.append(TextPart(content=step.text))
         parts.extend(ToolCallPart(tool_name=c.name, args=c.args, tool_call_id=c.id) for c in step.tool_calls)
+        if step.cut:  # answered up to the cut; `request` and `_stream` then fail as the provider layer does
+            self._cut = _cut_short(parts, self._usage, model_name=self.model_name, where=where)
         return ModelResponse(parts=parts)
 
 
@@ -312,6 +327,16 @@ def _request_usage(step: ModelStep) -> RequestUsage:
         cache_read_tokens=usage.cache_read_tokens,
         cache_write_tokens=usage.cache_write_tokens,
     )
+
+
+def _cut_short(
+    parts: list[ModelResponsePart], usage: RequestUsage, *, model_name: str, where: str
+) -> IncompleteResponseError:
+    """The error the provider layer raises for a response ended early, for a `cut` step's response."""
+    text = "".join(part.content for part in parts if isinstance(part, TextPart))
+    message = describe_incomplete_response(model_name, response_to=where, text=text)
+    partial = ModelResponse(parts=list(parts), usage=usage, model_name=model_name)
+    return IncompleteResponseError(message, provider=model_name, partial=partial)
 
 
 # --- expect_input ---

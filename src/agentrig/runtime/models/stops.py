@@ -123,6 +123,8 @@ def describe_step(step: ModelStep) -> str:
     pieces: list[str] = []
     if step.abort:
         pieces.append("abort")
+    if step.cut:
+        pieces.append("cut")
     thought = step.scripted_thought
     if thought is not None:
         pieces.append(f"thought {json.dumps(shorten(thought.content))}")

@@ -52,6 +52,7 @@ from agentrig.runtime.models import chain, pydantic_ai_compat
 from agentrig.runtime.models.conversion import to_canonical, to_pydantic_ai, user_prompt_to_pydantic_ai
 from agentrig.runtime.models.failures import classify
 from agentrig.runtime.models.request_model import InputPrefix, RequestModel
+from agentrig.runtime.models.retrying import IncompleteResponseError
 from agentrig.runtime.models.run_control import RunControl, open_run_control
 from agentrig.runtime.models.stops import RunStopped, ScriptedToolFailure
 from agentrig.runtime.models.timeouts import turn_timeout_error
@@ -239,10 +240,17 @@ class PydanticAIEngine:
             kept = drop_answers_from_failed_call(canonical, failed_call_id)
             usage = replace(usage, tool_calls=usage.tool_calls - _successes(canonical) + _successes(kept))
             canonical = kept
+        cut = error if isinstance(error, IncompleteResponseError) else None
+        if cut is not None and not self.streams:
+            # A response the provider ended early never reached pydantic-ai as a plain answer (a script's or a
+            # replay's `cut`): counted here as the streamed engine counts the broken-off response it kept.
+            usage = usage + Usage.from_object(cut.partial.usage, estimated=estimated)
         return Attempt(
             messages=canonical,
             usage=usage,
             error=run_error,
+            interrupted=cut is not None,  # its text is kept as `[INTERRUPTED] ...`, as a stream that broke off keeps it
+            partial_text=cut.partial_text if cut is not None else None,
             failed_call_id=failed_call_id,
             instructions=last_instructions(messages),
             native_dump=_native_dump(messages, input_count),

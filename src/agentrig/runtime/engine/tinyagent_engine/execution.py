@@ -80,6 +80,11 @@ def unsupported_features(scenario: Scenario) -> list[str]:
     if any(step.expect_input and step.expect_input.synthesized_returns is not None for t in scenario.turns
            for step in t.model):  # fmt: skip
         found.append("`expect_input.synthesized_returns` (tool returns pydantic-ai's cleanup synthesizes)")
+    if any(step.cut for turn in scenario.turns for step in turn.model):
+        found.append(
+            "a `cut` step (a response the provider ends early: agentrig's provider layer detects it on pydantic-ai's"
+            " streamed responses)"
+        )
     ui_turns = [(index + 1, turn.ui.protocol) for index, turn in enumerate(scenario.turns) if turn.ui is not None]
     for protocol in sorted({protocol for _, protocol in ui_turns}):
         numbers = ", ".join(str(number) for number, used in ui_turns if used == protocol)
