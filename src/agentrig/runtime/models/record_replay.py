@@ -41,6 +41,7 @@ from pydantic_ai.usage import RequestUsage
 from agentrig.errors import HistoryFormatError
 from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import Message
+from agentrig.runtime.history.per_run import message_json_without_per_run_values
 from agentrig.runtime.history.recordings import RECORDING_FORMAT, recording_exchanges
 from agentrig.runtime.history.redaction import redact_json
 from agentrig.runtime.history.run_records import PROVIDER_ERROR_KINDS, RunErrorKind
@@ -204,9 +205,8 @@ def canonical_request(
 
 
 def _without_run_id(message: Message) -> dict[str, Any]:
-    data = message_to_json(message)
-    data.pop("run_id", None)
-    return data
+    # A recording is matched by what was said: the ids drawn per run (history/per_run.py) are left out.
+    return message_json_without_per_run_values(message_to_json(message))
 
 
 class RecordingModel(WrapperModel):

@@ -110,6 +110,14 @@ def _provider_error(error: ScriptedError, model_name: str) -> Exception:
     return ModelHTTPError(status_code=status, model_name=model_name, body=body)
 
 
+def _item_text(item: Any) -> str | None:
+    """The text of one item of a user prompt's list: a string, or a `TextContent`'s (2.78+); None for a file."""
+    if isinstance(item, str):
+        return item
+    content = getattr(item, "content", None)
+    return content if getattr(item, "kind", None) == "text-content" and isinstance(content, str) else None
+
+
 def _part_text(part: Any) -> str | None:
     """The text a part shows the model, for `contains_text` checks and script summaries."""
     kind = getattr(part, "part_kind", "")
@@ -117,8 +125,9 @@ def _part_text(part: Any) -> str | None:
         # What the model reads: the message as written (a string), or the rendered validation errors.
         return part.model_response()
     if kind == "user-prompt" and not isinstance(part.content, str):
-        # Text and attachments: the model reads the text items (an attachment is no text to search).
-        return "\n".join(item for item in part.content if isinstance(item, str))
+        # Text and attachments: the model reads the text items (an attachment is no text to search); 2.78 writes
+        # some text as `TextContent` items (a capability part's rendered frame and content).
+        return "\n".join(_item_text(item) for item in part.content if _item_text(item) is not None)
     if kind in ("text", "user-prompt", "system-prompt", "thinking"):
         content: Any = getattr(part, "content", "")
         return content if isinstance(content, str) else json.dumps(content, default=str)
@@ -176,6 +185,11 @@ class ScriptedModel(FunctionModel):
         self._chunks: tuple[str, ...] | None = None
         self._parts: list[ModelResponsePart] = []
         """The parts of the response the current step answered with (a stream rebuilds them from deltas)."""
+        self._synthesized_this_turn: set[str] = set()
+        self._synthesized_before: set[str] = set()
+        """Calls whose return pydantic-ai synthesized in an earlier turn: the stored history keeps its mark
+        (`pydantic_ai_synthesized_tool_return`, carried since the canonical form keeps tool-return metadata), and
+        such a return is an answer the history holds, not one pydantic-ai made up for this request."""
 
     # --- the script's position, driven by execution.py ---
 
@@ -189,6 +203,8 @@ class ScriptedModel(FunctionModel):
         self._turn_index = index
         self._step_index = 0
         self._checks = []
+        self._synthesized_before |= self._synthesized_this_turn
+        self._synthesized_this_turn = set()
 
     def remaining_steps(self) -> tuple[ModelStep, ...]:
         """The steps of the current turn not used yet."""
@@ -281,8 +297,13 @@ class ScriptedModel(FunctionModel):
     async def _respond(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         number, step = self._next_step(messages)
         where = f"turn {self._turn_index + 1}, step {number}"
+        answered, synthesized = _answered_ids(messages, stored=self._synthesized_before)
+        self._synthesized_this_turn |= synthesized
         if step.expect_input is not None:
-            self._checks.extend(_input_checks(step.expect_input, messages, info, where=where, base_dir=self._base_dir))
+            checks = _input_checks(
+                step.expect_input, messages, info, where=where, base_dir=self._base_dir, answers=(answered, synthesized)
+            )
+            self._checks.extend(checks)
         self._usage = _request_usage(step)
         self._chunks = step.chunks
         answered_text_chunks.set(step.chunks)
@@ -342,8 +363,9 @@ def _cut_short(
 # --- expect_input ---
 
 
-def _answered_ids(messages: Sequence[ModelMessage]) -> tuple[set[str], set[str]]:
-    """Tool call ids with a real answer, and ids answered only by a return pydantic-ai synthesized."""
+def _answered_ids(messages: Sequence[ModelMessage], *, stored: set[str]) -> tuple[set[str], set[str]]:
+    """Tool call ids with a real answer, and ids answered only by a return pydantic-ai synthesized for this request
+    (`stored`: ids whose synthesized return an earlier turn already saw, answers the history holds)."""
     answered: set[str] = set()
     synthesized: set[str] = set()
     for message in messages:
@@ -358,6 +380,7 @@ def _answered_ids(messages: Sequence[ModelMessage]) -> tuple[set[str], set[str]]
                 synthesized.add(call_id)
             else:
                 answered.add(call_id)
+    answered |= synthesized & stored
     return answered, synthesized - answered
 
 
@@ -374,7 +397,13 @@ def _seen_texts(messages: Sequence[ModelMessage]) -> list[str]:
 
 
 def _input_checks(
-    expect: ModelInputCheck, messages: Sequence[ModelMessage], info: AgentInfo, *, where: str, base_dir: Path
+    expect: ModelInputCheck,
+    messages: Sequence[ModelMessage],
+    info: AgentInfo,
+    *,
+    where: str,
+    base_dir: Path,
+    answers: tuple[set[str], set[str]],
 ) -> list[Check]:
     checks: list[Check] = []
     prefix = f"{where}: input"
@@ -391,8 +420,8 @@ def _input_checks(
         checks.append(
             Check(name=f"{prefix}.no_system_prompt_from_history", passed=not stale, expected=[], actual=stale)
         )
+    answered, synthesized = answers
     if expect.no_dangling_tool_calls:
-        answered, synthesized = _answered_ids(messages)
         calls = [
             p.tool_call_id for m in messages if m.kind == "response" for p in m.parts if p.part_kind == "tool-call"
         ]
@@ -408,7 +437,6 @@ def _input_checks(
             )
         )
     if expect.synthesized_returns is not None:
-        _, synthesized = _answered_ids(messages)
         closed = [
             p.tool_call_id
             for m in messages
