@@ -38,6 +38,7 @@ from agentrig.cli import (
     schema,
     validate,
 )
+from agentrig.cli.help_names import named_command
 from agentrig.errors import EXIT_INTERRUPTED, EXIT_TERMINATED, AgentrigError
 
 EXIT_CODES_HELP = (
@@ -93,12 +94,14 @@ _VERBS = {
 
 
 def _register(module: ModuleType, root: typer.Typer) -> None:
-    """Add `module`'s verb to `root`, its interrupts carried past typer to `main` (`interrupts`)."""
+    """Add `module`'s verb to `root`, its interrupts carried past typer to `main` (`interrupts`), its help naming its
+    arguments as its options are named (`help_names`)."""
     already = len(root.registered_commands)
     module.register(root)
     for info in root.registered_commands[already:]:
         if info.callback is not None:
             info.callback = interrupts.passing_interrupts(info.callback)
+        info.cls = named_command(info.cls)
 
 
 app = _new_app()

@@ -27,7 +27,9 @@ def register(app: typer.Typer) -> None:
 
     @app.command("check", help=CHECK_HELP)
     def check(  # pyright: ignore[reportUnusedFunction]
-        files: Annotated[list[Path], typer.Argument(help="History or session files.", show_default=False)],
+        files: Annotated[
+            list[Path], typer.Argument(metavar="FILE", help="History or session files.", show_default=False)
+        ],
         as_json: Annotated[bool, typer.Option("--json", help="Print the violations as a JSON list.")] = False,
         only: Annotated[
             list[str] | None,

@@ -43,10 +43,13 @@ def register(app: typer.Typer) -> None:
 
     @app.command("convert", help=HELP, short_help="Convert pydantic-ai dumps, legacy and session files.")
     def convert(  # pyright: ignore[reportUnusedFunction]
-        file: Annotated[Path, typer.Argument(help="The history, session or pydantic-ai dump to read.")],
-        to: Annotated[TargetFormat, typer.Option("--to", help="The output form.")] = TargetFormat.canonical,
+        file: Annotated[Path, typer.Argument(metavar="FILE", help="The history, session or pydantic-ai dump to read.")],
+        to: Annotated[
+            TargetFormat, typer.Option("--to", metavar="canonical|pydantic-ai|tinyagent", help="The output form.")
+        ] = TargetFormat.canonical,
         output: Annotated[
-            Path | None, typer.Option("--output", "-o", help="Write here (atomically) instead of stdout.")
+            Path | None,
+            typer.Option("--output", "-o", metavar="FILE", help="Write here (atomically) instead of stdout."),
         ] = None,
         session: Annotated[
             bool, typer.Option("--session", help="With --to tinyagent: write a tunacode session file.")

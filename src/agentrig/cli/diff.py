@@ -34,8 +34,8 @@ def register(app: typer.Typer) -> None:
 
     @app.command("diff", help=HELP)
     def diff(  # pyright: ignore[reportUnusedFunction]
-        first: Annotated[Path, typer.Argument(help="History/session file or run output directory.")],
-        second: Annotated[Path, typer.Argument(help="History/session file or run output directory.")],
+        first: Annotated[Path, typer.Argument(metavar="FIRST", help="History/session file or run output directory.")],
+        second: Annotated[Path, typer.Argument(metavar="SECOND", help="History/session file or run output directory.")],
         quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Print nothing; only the exit code tells.")] = False,
     ) -> None:
         from agentrig.errors import InputError, UsageError

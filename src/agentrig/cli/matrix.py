@@ -86,12 +86,14 @@ def register(app: typer.Typer) -> None:
     @app.command("matrix", help=HELP, short_help="Run the scenarios across pinned pydantic-ai versions and compare.")
     def matrix(  # pyright: ignore[reportUnusedFunction]
         paths: Annotated[
-            list[Path] | None, typer.Argument(help="Scenario files or directories. (default: scenarios)")
+            list[Path] | None,
+            typer.Argument(metavar="PATH", help="Scenario files or directories. (default: scenarios)"),
         ] = None,
         versions: Annotated[
             str | None,
             typer.Option(
                 "--versions",
+                metavar="VERSIONS",
                 help="Comma-separated, baseline first: versions (2.68.0), latest, locked (with --lock), PEP 440 ranges "
                 "('>=2.68,<3'). (default: the pinned list; with --lock: locked,latest)",
             ),
@@ -119,6 +121,7 @@ def register(app: typer.Typer) -> None:
             str | None,
             typer.Option(
                 "--index-url",
+                metavar="URL",
                 help="The package index latest and ranges are read from and the environments install from. "
                 "(default: UV_DEFAULT_INDEX, UV_INDEX_URL, PIP_INDEX_URL, else PyPI)",
             ),
@@ -127,6 +130,7 @@ def register(app: typer.Typer) -> None:
             Path | None,
             typer.Option(
                 "--lock",
+                metavar="FILE",
                 help="Build every environment from this lock file (uv.lock, poetry.lock, pylock.toml, requirements "
                 "of pins), only pydantic-ai moved. Needs uv.",
             ),
@@ -135,19 +139,27 @@ def register(app: typer.Typer) -> None:
             Path | None,
             typer.Option(
                 "--project",
+                metavar="DIR",
                 help="Your project, installed editable in every environment. (default: the current directory if it "
                 "has a pyproject.toml)",
             ),
         ] = None,
-        out: Annotated[Path, typer.Option("--out", help="Where the runs, report and diffs go.")] = DEFAULT_OUT,
+        out: Annotated[
+            Path, typer.Option("--out", metavar="DIR", help="Where the runs, report and diffs go.")
+        ] = DEFAULT_OUT,
         python: Annotated[
             str | None,
-            typer.Option("--python", help="Build the environments from this interpreter. (default: this one)"),
+            typer.Option(
+                "--python", metavar="PYTHON", help="Build the environments from this interpreter. (default: this one)"
+            ),
         ] = None,
-        jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Versions built and run at the same time.")] = 1,
+        jobs: Annotated[
+            int, typer.Option("--jobs", "-j", metavar="N", min=1, help="Versions built and run at the same time.")
+        ] = 1,
         rebuild: Annotated[bool, typer.Option("--rebuild", help="Build every environment afresh.")] = False,
         keyword: Annotated[
-            str | None, typer.Option("-k", help="Select scenarios, as `agentrig run -k` does, in every version.")
+            str | None,
+            typer.Option("-k", metavar="EXPR", help="Select scenarios, as `agentrig run -k` does, in every version."),
         ] = None,
         stream: Annotated[
             bool, typer.Option("--stream", help="Run every scenario streamed, as `agentrig run --stream` does.")
@@ -156,28 +168,37 @@ def register(app: typer.Typer) -> None:
             str | None,
             typer.Option(
                 "--models",
+                metavar="MODELS",
                 help="Comma-separated provider:name models, baseline first: compare models instead of versions.",
             ),
         ] = None,
         base_url: Annotated[
-            str | None, typer.Option("--base-url", help="With --models: an OpenAI- or Anthropic-compatible server.")
+            str | None,
+            typer.Option("--base-url", metavar="URL", help="With --models: an OpenAI- or Anthropic-compatible server."),
         ] = None,
         record_mode: Annotated[
             str | None,
             typer.Option(
                 "--record-mode",
+                metavar="none|once|new_episodes|all",
                 help="With --models: none (replay each model's recordings offline), once, new_episodes or all.",
             ),
         ] = None,
         recordings: Annotated[
             Path | None,
-            typer.Option("--recordings", help="With --record-mode: each model's recordings are DIR/<model>/."),
+            typer.Option(
+                "--recordings", metavar="DIR", help="With --record-mode: each model's recordings are DIR/<model>/."
+            ),
         ] = None,
         prices: Annotated[
-            Path | None, typer.Option("--prices", help="With --models: prices for models genai-prices does not know.")
+            Path | None,
+            typer.Option(
+                "--prices", metavar="FILE", help="With --models: prices for models genai-prices does not know."
+            ),
         ] = None,
         max_cost: Annotated[
-            float | None, typer.Option("--max-cost", help="With --models: the budget of each model's run, in USD.")
+            float | None,
+            typer.Option("--max-cost", metavar="USD", help="With --models: the budget of each model's run, in USD."),
         ] = None,
         timeout: flags.TurnTimeout = None,
         max_concurrency: flags.MaxConcurrency = 8,

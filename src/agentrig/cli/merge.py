@@ -38,8 +38,12 @@ def register(app: typer.Typer) -> None:
 
     @app.command("merge", help=HELP)
     def merge(  # pyright: ignore[reportUnusedFunction]
-        directories: Annotated[list[Path], typer.Argument(help="Run output directories (from `agentrig run --out`).")],
-        out: Annotated[Path, typer.Option("--out", help="Where the merged output goes.")] = Path("agentrig-out"),
+        directories: Annotated[
+            list[Path], typer.Argument(metavar="DIR", help="Run output directories (from `agentrig run --out`).")
+        ],
+        out: Annotated[Path, typer.Option("--out", metavar="DIR", help="Where the merged output goes.")] = Path(
+            "agentrig-out"
+        ),
         as_json: Annotated[bool, typer.Option("--json", help="Print the merged report.json to stdout.")] = False,
         allow_partial: Annotated[
             bool, typer.Option("--allow-partial", help="Merge an incomplete set of shards (some K of N missing).")

@@ -143,25 +143,39 @@ def register(app: typer.Typer) -> None:
 
     @app.command("prompt", help=_HELP)
     def prompt(  # pyright: ignore[reportUnusedFunction]
-        text: Annotated[str, typer.Argument(help="The prompt, or - to read it from stdin.", show_default=False)],
+        text: Annotated[
+            str, typer.Argument(metavar="PROMPT", help="The prompt, or - to read it from stdin.", show_default=False)
+        ],
         model: Annotated[
             str | None,
-            typer.Option("--model", "-m", help="provider:name; default $AGENTRIG_MODEL.", show_default=False),
+            typer.Option(
+                "--model", "-m", metavar="MODEL", help="provider:name; default $AGENTRIG_MODEL.", show_default=False
+            ),
         ] = None,
         base_url: Annotated[
             str | None,
-            typer.Option("--base-url", help="OpenAI- or Anthropic-compatible server URL.", show_default=False),
+            typer.Option(
+                "--base-url", metavar="URL", help="OpenAI- or Anthropic-compatible server URL.", show_default=False
+            ),
         ] = None,
         system: Annotated[
-            str | None, typer.Option("--system", help="Instructions for the model.", show_default=False)
+            str | None,
+            typer.Option("--system", metavar="INSTRUCTIONS", help="Instructions for the model.", show_default=False),
         ] = None,
         agent: Annotated[
             str | None,
-            typer.Option("--agent", help="Your own pydantic-ai Agent as module:attribute.", show_default=False),
+            typer.Option(
+                "--agent",
+                metavar="MODULE:ATTR",
+                help="Your own pydantic-ai Agent as module:attribute.",
+                show_default=False,
+            ),
         ] = None,
         session: Annotated[
             Path | None,
-            typer.Option("--session", help="Continue this session file and save it back.", show_default=False),
+            typer.Option(
+                "--session", metavar="FILE", help="Continue this session file and save it back.", show_default=False
+            ),
         ] = None,
         timeout: Annotated[
             float | None,
@@ -172,7 +186,7 @@ def register(app: typer.Typer) -> None:
             ),
         ] = None,
         max_iterations: Annotated[
-            int, typer.Option("--max-iterations", min=1, help="Model requests before the run is stopped.")
+            int, typer.Option("--max-iterations", metavar="N", min=1, help="Model requests before the run is stopped.")
         ] = 20,
         as_json: Annotated[bool, typer.Option("--json", help="Print one JSON record instead of the answer.")] = False,
         stream: Annotated[

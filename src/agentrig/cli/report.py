@@ -38,14 +38,21 @@ def register(app: typer.Typer) -> None:
 
     @app.command("report", help=HELP)
     def report(  # pyright: ignore[reportUnusedFunction]
-        directory: Annotated[Path, typer.Argument(help="Run, merged or matrix output directory.")],
+        directory: Annotated[Path, typer.Argument(metavar="DIR", help="Run, merged or matrix output directory.")],
         baseline: Annotated[
             Path | None,
-            typer.Option("--baseline", help="Another run output directory to compare with (the 'before')."),
+            typer.Option(
+                "--baseline", metavar="DIR", help="Another run output directory to compare with (the 'before')."
+            ),
         ] = None,
         output: Annotated[
             Path | None,
-            typer.Option("-o", "--output", help="The HTML file [default: DIR/report.html, or DIR/compatibility.html]."),
+            typer.Option(
+                "-o",
+                "--output",
+                metavar="FILE",
+                help="The HTML file [default: DIR/report.html, or DIR/compatibility.html].",
+            ),
         ] = None,
     ) -> None:
         from agentrig.runtime.reports.render import default_output, render_folder

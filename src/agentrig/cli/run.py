@@ -102,51 +102,67 @@ def register(app: typer.Typer) -> None:
     @app.command("run", help=HELP)
     def run(  # pyright: ignore[reportUnusedFunction]
         paths: Annotated[
-            list[Path] | None, typer.Argument(help="Scenario files or directories.", show_default="scenarios/")
+            list[Path] | None,
+            typer.Argument(metavar="PATH", help="Scenario files or directories.", show_default="scenarios/"),
         ] = None,
         keyword: Annotated[
             str | None,
             typer.Option(
                 "-k",
+                metavar="EXPR",
                 help="Select scenarios: a word matches a name substring or a tag; combine with and, or, not, ( ).",
             ),
         ] = None,
         jobs: Annotated[
-            int, typer.Option("-j", "--jobs", help="Worker processes (at most 4 per CPU; more are capped).", min=1)
+            int,
+            typer.Option(
+                "-j", "--jobs", metavar="N", help="Worker processes (at most 4 per CPU; more are capped).", min=1
+            ),
         ] = 1,
         shard: Annotated[
             str | None,
-            typer.Option("--shard", help="Run shard K of N (K/N, 1-based); balanced and stable for a fixed suite."),
+            typer.Option(
+                "--shard", metavar="K/N", help="Run shard K of N (K/N, 1-based); balanced and stable for a fixed suite."
+            ),
         ] = None,
         durations: Annotated[
             Path | None,
             typer.Option(
                 "--durations",
+                metavar="REPORT",
                 help="Balance --shard by the scenario durations in an earlier run's report.json (or its output "
                 "directory); a missing, corrupt or stale file falls back to count with a note.",
             ),
         ] = None,
         fail_fast: Annotated[bool, typer.Option("-x", "--exitfirst", help="Stop after the first failure.")] = False,
-        out: Annotated[Path, typer.Option("--out", help="Output directory.")] = Path("agentrig-out"),
+        out: Annotated[Path, typer.Option("--out", metavar="DIR", help="Output directory.")] = Path("agentrig-out"),
         model: Annotated[
             str | None,
-            typer.Option("--model", help="Run against a real model (provider:name); scripts are ignored."),
+            typer.Option(
+                "--model", metavar="MODEL", help="Run against a real model (provider:name); scripts are ignored."
+            ),
         ] = None,
         base_url: Annotated[
-            str | None, typer.Option("--base-url", help="Base URL of an OpenAI- or Anthropic-compatible server.")
+            str | None,
+            typer.Option("--base-url", metavar="URL", help="Base URL of an OpenAI- or Anthropic-compatible server."),
         ] = None,
         record: Annotated[
             Path | None,
-            typer.Option("--record", help="Record the real model's answers per scenario into DIR (needs --model)."),
+            typer.Option(
+                "--record", metavar="DIR", help="Record the real model's answers per scenario into DIR (needs --model)."
+            ),
         ] = None,
         replay: Annotated[
             Path | None,
-            typer.Option("--replay", help="Answer offline from the recordings in DIR; a changed request fails."),
+            typer.Option(
+                "--replay", metavar="DIR", help="Answer offline from the recordings in DIR; a changed request fails."
+            ),
         ] = None,
         deps: Annotated[
             str | None,
             typer.Option(
                 "--deps",
+                metavar="MODULE:ATTR",
                 help="module:attribute building the deps of scenarios that name no `deps` of their own.",
             ),
         ] = None,
@@ -164,6 +180,7 @@ def register(app: typer.Typer) -> None:
             str,
             typer.Option(
                 "--engine",
+                metavar="pydantic-ai|tinyagent",
                 help="pydantic-ai, or tinyagent: run the scripts through tinyagent's Agent (the scenario's tools or "
                 "your own tinyagent agent; docs/tinyagent.md); a scenario naming pydantic-ai's own objects is an "
                 "error naming them.",
@@ -179,6 +196,7 @@ def register(app: typer.Typer) -> None:
             str | None,
             typer.Option(
                 "--record-mode",
+                metavar="none|once|new_episodes|all",
                 help="none | once | new_episodes | all (pytest-recording's meanings, docs/providers.md) with --model; "
                 "the recordings go in --record DIR (default recordings/).",
             ),
@@ -187,6 +205,7 @@ def register(app: typer.Typer) -> None:
             Path | None,
             typer.Option(
                 "--prices",
+                metavar="FILE",
                 help="YAML file of USD per million tokens for models genai-prices does not know, e.g. "
                 "`openai:my-model: {input: 0.3, output: 1.2}`.",
             ),
@@ -195,17 +214,19 @@ def register(app: typer.Typer) -> None:
             float | None,
             typer.Option(
                 "--max-cost",
+                metavar="USD",
                 help="US dollars: no scenario starts once the run has spent this much (running ones finish; the "
                 "rest are skipped, with the reason).",
             ),
         ] = None,
         repeat: Annotated[
-            int, typer.Option("--repeat", help="Run each scenario N times and judge its pass fraction.")
+            int, typer.Option("--repeat", metavar="N", help="Run each scenario N times and judge its pass fraction.")
         ] = 1,
         pass_rate: Annotated[
             float | None,
             typer.Option(
                 "--pass-rate",
+                metavar="RATE",
                 help="Fraction (0-1) of its --repeat runs a scenario must pass when its settings.pass_rate says none "
                 "(default 1).",
             ),

@@ -68,32 +68,49 @@ def register(app: typer.Typer) -> None:
     def scaffold(  # pyright: ignore[reportUnusedFunction]
         sources: Annotated[
             list[Path],
-            typer.Argument(help="Sessions, histories, dumps, recordings, folders of them, or run folders."),
+            typer.Argument(
+                metavar="SOURCE", help="Sessions, histories, dumps, recordings, folders of them, or run folders."
+            ),
         ],
         output: Annotated[
-            Path, typer.Option("--output", "-o", help="The scenario file to write (one source), or the folder.")
+            Path,
+            typer.Option(
+                "--output", "-o", metavar="PATH", help="The scenario file to write (one source), or the folder."
+            ),
         ],
         name: Annotated[
-            str | None, typer.Option("--name", "-n", help="The scenario's name (default: from SOURCE's name).")
+            str | None,
+            typer.Option("--name", "-n", metavar="NAME", help="The scenario's name (default: from SOURCE's name)."),
         ] = None,
         agent: Annotated[
             str | None,
-            typer.Option("--agent", help="Your agent as module:attribute: its real tools run instead of YAML tools."),
+            typer.Option(
+                "--agent",
+                metavar="MODULE:ATTR",
+                help="Your agent as module:attribute: its real tools run instead of YAML tools.",
+            ),
         ] = None,
         deps: Annotated[
             str | None,
-            typer.Option("--deps", help="With --agent: module:attribute building the agent's deps (scenario deps:)."),
+            typer.Option(
+                "--deps",
+                metavar="MODULE:ATTR",
+                help="With --agent: module:attribute building the agent's deps (scenario deps:).",
+            ),
         ] = None,
         check: Annotated[
             ToolCheck,
             typer.Option(
-                "--check", help="With --agent: compare the tools' results with the source, or only their calls."
+                "--check",
+                metavar="results|calls",
+                help="With --agent: compare the tools' results with the source, or only their calls.",
             ),
         ] = ToolCheck.results,
         tool_results: Annotated[
             ToolResultContents,
             typer.Option(
                 "--tool-results",
+                metavar="keep|mask|drop",
                 help="keep the tool results' contents, mask them ([MASKED]) or drop them (null) in the files.",
             ),
         ] = ToolResultContents.keep,
@@ -101,6 +118,7 @@ def register(app: typer.Typer) -> None:
             int | None,
             typer.Option(
                 "--last-turns",
+                metavar="N",
                 help="Script only the last N turns; the conversation before them is resumed from"
                 " (initial_history, written to histories/NAME.json beside FILE). A long session replays faster.",
             ),

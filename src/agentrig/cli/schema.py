@@ -36,7 +36,9 @@ def register(app: typer.Typer) -> None:
     def schema(  # pyright: ignore[reportUnusedFunction]
         output: Annotated[
             Path | None,
-            typer.Option("--output", "-o", help="Write the schema to this file (atomically) instead of stdout."),
+            typer.Option(
+                "--output", "-o", metavar="FILE", help="Write the schema to this file (atomically) instead of stdout."
+            ),
         ] = None,
     ) -> None:
         from agentrig.errors import UsageError

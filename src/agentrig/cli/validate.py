@@ -38,7 +38,7 @@ def register(app: typer.Typer) -> None:
     def validate(  # pyright: ignore[reportUnusedFunction]
         paths: Annotated[
             list[Path] | None,
-            typer.Argument(help="Scenario files or directories.", show_default="scenarios/"),
+            typer.Argument(metavar="PATH", help="Scenario files or directories.", show_default="scenarios/"),
         ] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object for machines.")] = False,
     ) -> None:
