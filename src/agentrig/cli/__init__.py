@@ -28,6 +28,7 @@ from agentrig.cli import (
     check,
     convert,
     diff,
+    help_names,
     interrupts,
     matrix,
     merge,
@@ -38,7 +39,6 @@ from agentrig.cli import (
     schema,
     validate,
 )
-from agentrig.cli.help_names import named_command
 from agentrig.errors import EXIT_INTERRUPTED, EXIT_TERMINATED, AgentrigError
 
 EXIT_CODES_HELP = (
@@ -101,7 +101,7 @@ def _register(module: ModuleType, root: typer.Typer) -> None:
     for info in root.registered_commands[already:]:
         if info.callback is not None:
             info.callback = interrupts.passing_interrupts(info.callback)
-        info.cls = named_command(info.cls)
+        info.cls = help_names.named_command(info.cls)
 
 
 app = _new_app()

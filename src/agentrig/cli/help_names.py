@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from typer.core import TyperCommand
+from typer import core
 
 __all__ = ["NamedCommand", "named_command"]
 
 
-class NamedCommand(TyperCommand):
+class NamedCommand(core.TyperCommand):
     """A Typer command whose help lists each argument by its `metavar` (`PATH...` for one taking many), no type."""
 
     def format_options(self, ctx: Any, formatter: Any) -> None:
@@ -38,7 +38,7 @@ class NamedCommand(TyperCommand):
                     formatter.write_dl(records)
 
 
-def named_command(cls: type[TyperCommand] | None) -> type[TyperCommand]:
+def named_command(cls: type[core.TyperCommand] | None) -> type[core.TyperCommand]:
     """The class a registered command is built with: `NamedCommand` in place of Typer's default (`app.command()` says
     `TyperCommand` when given none), a class of the command's own left as it is."""
-    return NamedCommand if cls is None or cls is TyperCommand else cls
+    return NamedCommand if cls is None or cls is core.TyperCommand else cls
