@@ -77,9 +77,13 @@ def install_pinned(session: nox.Session, version: str, extras: str = "dev") -> N
 
 
 def run_suite(session: nox.Session, out: str) -> None:
-    """Run the scenario suite (golden histories included), plain and streamed, and write its reports under `out`."""
-    session.run("agentrig", "run", "scenarios/", "--out", out)
-    session.run("agentrig", "run", "scenarios/", "--stream", "--out", f"{out}-stream")
+    """Run the scenario suite (golden histories included), plain and streamed, and write its reports under `out`.
+
+    `--require-extras`: every session that runs the suite installs the extras its scenarios need (`pins()`,
+    LATEST_REQUIREMENTS and HARNESS), so a scenario skipped for one would be an install gone wrong: an error, never
+    a silent skip."""
+    session.run("agentrig", "run", "scenarios/", "--require-extras", "--out", out)
+    session.run("agentrig", "run", "scenarios/", "--require-extras", "--stream", "--out", f"{out}-stream")
 
 
 # pytest-xdist as a user runs the plugin: one worker per core.

@@ -145,3 +145,31 @@ def test_ci_workflow_builds_its_compat_matrix_from_nox() -> None:
     assert "fromJSON(needs.sessions.outputs.compat)" in workflow
     for python in ("3.11", "3.12", "3.13"):
         assert f'"{python}"' in workflow
+
+
+def test_the_suite_sessions_install_every_extra_the_scenarios_need_and_never_skip_one() -> None:
+    # A scenario whose extra is missing is skipped by default (issue 44): the project's own gate installs them all,
+    # and passes --require-extras so an install gone wrong is an error, not a quiet skip.
+    from agentrig.runtime.matrix.extras import pin_requirements, scenario_extras
+
+    noxfile = load_noxfile()
+    runs: list[tuple[str, ...]] = []
+
+    class Session:
+        def run(self, *args: str, **_: object) -> None:
+            runs.append(args)
+
+    noxfile.run_suite(Session(), "out/suite")
+    assert [args[:3] for args in runs] == [("agentrig", "run", "scenarios/")] * 2
+    assert all("--require-extras" in args for args in runs)
+    needed = pin_requirements(PINNED[-1], scenario_extras([ROOT / "scenarios"]))
+    installed = noxfile.pins(PINNED[-1])
+
+    def slim_extras(requirements: list[str]) -> set[str]:
+        (slim,) = [item for item in requirements if item.startswith("pydantic-ai-slim")]
+        return set(slim.partition("[")[2].partition("]")[0].split(",")) - {""}
+
+    assert slim_extras(needed) == {"ag-ui", "ui"}  # the shipped UI scenarios'
+    assert slim_extras(needed) <= slim_extras(installed)
+    assert "pydantic-ai-harness" in needed
+    assert {item for item in needed if not item.startswith("pydantic-")} <= set(installed)

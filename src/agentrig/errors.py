@@ -102,9 +102,24 @@ class Unsupported(AgentrigError):
 
 
 class MissingExtraError(ScenarioError, Unsupported):
-    """A scenario's `requires:` (or a UI turn's protocol) names an extra that is not installed; located at that line."""
+    """A scenario's `requires:` (or a UI turn's protocol) names an extra that is not installed; located at that line.
+    A run skips the scenario with `requirements` as the reason, unless it was asked to require the extras
+    (`--require-extras`): then it is the scenario's error."""
 
     exit_code = EXIT_PROVIDER
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        requirements: tuple[str, ...],
+        path: str | Path | None = None,
+        line: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        super().__init__(message, path=path, line=line, field=field)
+        self.requirements = requirements
+        """Each extra the scenario needs and this environment lacks, as `requires EXTRA: INSTALL COMMAND`."""
 
 
 class HistoryFormatError(InputError):

@@ -83,7 +83,27 @@ def test_host_chain_resumed_before_the_last_result_fails(monkeypatch: pytest.Mon
     assert "turn 2: pending_calls" in failing(result)
 
 
-def test_a_missing_extra_refuses_the_scenario_with_one_located_line(
+def test_a_missing_extra_skips_the_scenario_naming_how_to_install_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(composition.EXTRAS, "harness", (("agentrig_no_such_module",), "pip install it"))
+    monkeypatch.setitem(composition.EXTRAS, "vercel-ai", (("agentrig_no_such_module",), "pip install ui"))
+    path = tmp_path / "needs.yaml"
+    path.write_text(
+        "name: needs-harness\nrequires: [harness, ag-ui]\nturns:\n  - user: hi\n    model:\n      - text: hi\n"
+        "        usage: {input_tokens: 1, output_tokens: 1}\n  - ui: {protocol: vercel-ai, body: '{}'}\n",
+        encoding="utf-8",
+    )
+    suite = run_suite(RunOptions(paths=(path,), out_dir=None))
+    (result,) = suite.results
+    assert (result.status, suite.exit_code, result.error, result.turns) == ("skipped", 0, None, ())
+    (check,) = result.checks
+    assert (check.name, check.passed) == ("scenario: requires", True)
+    # Every extra it lacks, each once (ag-ui is installed here): a listed one, and a UI turn's that is not listed.
+    assert check.skipped_reason == "requires harness: pip install it; requires vercel-ai: pip install ui"
+
+
+def test_a_missing_extra_refuses_the_scenario_with_one_located_line_under_require_extras(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setitem(composition.EXTRAS, "harness", (("agentrig_no_such_module",), "pip install it"))
@@ -93,7 +113,7 @@ def test_a_missing_extra_refuses_the_scenario_with_one_located_line(
         "        usage: {input_tokens: 1, output_tokens: 1}\n",
         encoding="utf-8",
     )
-    suite = run_suite(RunOptions(paths=(path,), out_dir=None))
+    suite = run_suite(RunOptions(paths=(path,), out_dir=None, require_extras=True))
     (result,) = suite.results
     assert (result.status, suite.exit_code) == ("error", 3)
     assert result.error is not None

@@ -146,7 +146,10 @@ def test_a_ui_turn_without_its_extra_is_refused_at_the_turn(tmp_path: Path, monk
     monkeypatch.setitem(composition.EXTRAS, "vercel-ai", (("agentrig_no_such_module",), "pip install it"))
     path = tmp_path / "needs.yaml"
     path.write_text("name: needs-ui\nturns:\n  - ui: {protocol: vercel-ai, body: '{}'}\n", encoding="utf-8")
-    suite = run_suite(RunOptions(paths=(path,), out_dir=None))
+    (skipped,) = run_suite(RunOptions(paths=(path,), out_dir=None)).results
+    assert skipped.status == "skipped"  # as one whose `requires` lists the extra: it cannot run here
+    assert [check.skipped_reason for check in skipped.checks] == ["requires vercel-ai: pip install it"]
+    suite = run_suite(RunOptions(paths=(path,), out_dir=None, require_extras=True))
     (result,) = suite.results
     assert (result.status, suite.exit_code) == ("error", 3)
     assert result.error is not None

@@ -228,3 +228,18 @@ def test_the_fixture_runs_with_the_sessions_options(pytester: pytest.Pytester) -
     updating.assert_outcomes(passed=1)
     assert (pytester.path / "golden" / "greet.json").is_file()
     after.assert_outcomes(passed=1)
+
+
+def test_a_scenario_whose_extra_is_missing_skips_the_test_that_asserts_it_passed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # It did not run, so it did not pass: `assert_passed` skips the calling test, naming what to install.
+    from agentrig.scenarios import composition_model
+
+    _, install = composition_model.EXTRAS["harness"]
+    monkeypatch.setitem(composition_model.EXTRAS, "harness", (("agentrig_no_such_module",), install))
+    run = run_scenario({"name": "needs", "requires": ["harness"], "turns": [{"user": "hi", "model": [{"text": "hi"}]}]})
+
+    assert (run.status, run.passed) == ("skipped", False)
+    with pytest.raises(pytest.skip.Exception, match=r"^requires harness: pip install pydantic-ai-harness$"):
+        run.assert_passed()

@@ -45,16 +45,20 @@ Examples:
     agentrig run --model openai:gpt-4o --max-cost 2.50    # stop starting scenarios past $2.50
     agentrig run --model openai:gpt-4o --repeat 10 --pass-rate 0.8   # pass fractions
     agentrig run --deps myapp.testing:deps  # deps for scenarios that name none
+    agentrig run --require-extras       # CI gate: a scenario's extra not installed is an error
     agentrig run --json --quiet > report.json
 
 Each run replaces what an earlier run wrote in --out and nothing else: the folder must be new,
 empty or an agentrig output folder whose files are all still as agentrig wrote them (its
 manifest, .agentrig-manifest.jsonl), else the run stops before touching it (exit 2).
 
-Exit codes: 0 all passed, 1 a scenario failed, 2 usage or scenario file error, or an --out
-holding files agentrig did not write, 3 provider or infrastructure error (takes precedence
-over 1; a full disk too), 130 interrupted by Ctrl-C, 143 stopped by SIGTERM (partial reports
-are written either way).
+A scenario whose `requires:` extras are not installed is skipped: its SKIP line names the
+pip command that installs them.
+
+Exit codes: 0 all passed (or skipped), 1 a scenario failed, 2 usage or scenario file error, or an
+--out holding files agentrig did not write, 3 provider or infrastructure error (takes precedence
+over 1; a full disk too; an extra not installed under --require-extras), 130 interrupted by
+Ctrl-C, 143 stopped by SIGTERM (partial reports are written either way).
 With --repeat N a scenario passes when its pass fraction meets its rate.
 """
 
@@ -231,6 +235,14 @@ def register(app: typer.Typer) -> None:
                 "(default 1).",
             ),
         ] = None,
+        require_extras: Annotated[
+            bool,
+            typer.Option(
+                "--require-extras",
+                help="Make a scenario whose `requires:` extras are not installed an error (exit 3) instead of "
+                "skipping it with the command that installs them: for a gate that must run every scenario.",
+            ),
+        ] = False,
         timeout: flags.TurnTimeout = None,
         max_concurrency: flags.MaxConcurrency = 8,
         adaptive_concurrency: flags.AdaptiveConcurrency = None,
@@ -271,6 +283,7 @@ def register(app: typer.Typer) -> None:
             repeat=repeat,
             pass_rate=pass_rate,
             timeout=timeout,
+            require_extras=require_extras,
             show_warnings=False,  # the reports hold them, and the last lines count them: not Python's two lines each
             provider=flags.provider_options(
                 max_concurrency=max_concurrency,
@@ -300,6 +313,8 @@ def register(app: typer.Typer) -> None:
             if suite.counts["failed"] or suite.counts["error"]:
                 problems = report_entries(suite, statuses=("failed", "error"))
                 human.writelines(line + "\n" for line in _failure_lines(problems, describe_check))
+            if suite.counts["skipped"]:
+                human.writelines(line + "\n" for line in _unmet_lines(report_entries(suite, statuses=("skipped",))))
             if suite.interrupted:
                 human.write("interrupted: unfinished scenarios are reported as skipped\n")
             if update_golden:
@@ -362,6 +377,24 @@ def _golden_lines(scenarios: Iterable[Mapping[str, Any]]) -> list[str]:
             else:
                 unchanged += 1
     lines.append(f"golden files: {len(lines)} written or updated, {unchanged} unchanged")
+    return lines
+
+
+def _unmet_lines(scenarios: Iterable[Mapping[str, Any]]) -> list[str]:
+    """`SKIP NAME (PATH): requires EXTRA: INSTALL COMMAND` for each scenario skipped for an extra that is not
+    installed, then what to do about them (the other skips, Ctrl-C's or --max-cost's, say why in their own lines)."""
+    from agentrig.runtime.suite.scenario_run import REQUIRES_CHECK
+
+    lines: list[str] = []
+    for scenario in scenarios:
+        for check in scenario["checks"]:
+            if check["name"] == REQUIRES_CHECK and check.get("skipped_reason"):
+                lines.append(f"SKIP {scenario['name']} ({scenario['path']}): {check['skipped_reason']}")
+    if lines:
+        lines.append(
+            f"skipped {len(lines)}: extras not installed (install them to run these; --require-extras makes them "
+            "errors)"
+        )
     return lines
 
 

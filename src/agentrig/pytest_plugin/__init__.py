@@ -71,6 +71,13 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
         default=True,
     )
     parser.addini(
+        "agentrig_require_extras",
+        "A scenario whose `requires:` extras are not installed fails as an error instead of being skipped with the"
+        " command that installs them (as --agentrig-require-extras; for a gate that must run every scenario).",
+        type="bool",
+        default=False,
+    )
+    parser.addini(
         "agentrig_scenarios",
         "Paths (relative to the rootdir) whose *.yaml / *.yml files are agentrig scenarios.",
         type="args",
@@ -98,6 +105,12 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
     )
     group.addoption("--agentrig-recordings", metavar="DIR", help="The recordings directory of --agentrig-record-mode.")
     group.addoption("--agentrig-deps", metavar="MODULE:ATTR", help="Deps for scenarios that name none of their own.")
+    group.addoption(
+        "--agentrig-require-extras",
+        action="store_true",
+        help="A scenario whose `requires:` extras are not installed is an error, not skipped (as `agentrig run "
+        "--require-extras`; the ini's agentrig_require_extras).",
+    )
     group.addoption(
         "--agentrig-engine",
         choices=("pydantic-ai", "tinyagent"),

@@ -127,7 +127,9 @@ class ScenarioItem(pytest.Item):
         self.agentrig_entry = entry
         self.user_properties.extend(_properties(entry, state))
         if entry["status"] == "skipped":
-            pytest.skip(_skip_reason(entry))
+            # Reported at the scenario's file and line, as a skip marker is, not at this line of agentrig's: pytest's
+            # own `_use_item_location` (pytest 7 on; its skip markers set it).
+            raise pytest.skip.Exception(_skip_reason(entry), _use_item_location=True)
         if entry["status"] in ("failed", "error"):
             from agentrig.testing.failures import PYTEST_UPDATE_GOLDEN, failure_text
 

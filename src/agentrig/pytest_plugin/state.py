@@ -116,6 +116,7 @@ class PluginState:
             stream=bool(option("agentrig_stream")),
             default_deps=option("agentrig_deps"),
             timeout=turn_timeout(self.config),
+            require_extras=bool(option("agentrig_require_extras") or self.config.getini("agentrig_require_extras")),
             provider=provider_options(self.config),
             limiter=worker_limiter_address(self.config),
         )

@@ -101,8 +101,10 @@ class Scenario(_Strict):
     as the run's history; a `model_request` hook (under `capabilities`) changes only what the model is sent."""
     requires: tuple[Extra, ...] = ()
     """Optional extras the scenario needs: `ag-ui` (`pydantic-ai-slim[ag-ui]`), `vercel-ai`
-    (`pydantic-ai-slim[ui]`), `harness` (`pydantic-ai-harness`). A missing one refuses the scenario with one
-    line naming it (status `error`, exit code 3)."""
+    (`pydantic-ai-slim[ui]`), `harness` (`pydantic-ai-harness`); a UI turn needs its protocol's extra whether
+    listed or not. When one is not installed the scenario is skipped, nothing of it run, with the reason and the
+    command that installs it (`requires ag-ui: pip install 'pydantic-ai-slim[ag-ui]'`); `agentrig run
+    --require-extras` (pytest: `--agentrig-require-extras`) makes that an error instead (exit code 3)."""
     system_prompt: str | None = None
     """System prompt of a self-contained agent (inline)."""
     system_prompt_file: str | None = None

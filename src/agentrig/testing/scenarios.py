@@ -65,7 +65,8 @@ class ScenarioRun:
 
     name: str
     status: str
-    """passed, failed or error (the statuses of `agentrig run`)."""
+    """passed, failed, error or skipped (the statuses of `agentrig run`): skipped when an extra its `requires:` names
+    is not installed (`assert_passed` then skips the calling test, with the command that installs it)."""
     output: str | None
     """The last turn's output as text (a structured output as its JSON text)."""
     output_json: JsonValue
@@ -94,8 +95,15 @@ class ScenarioRun:
         return tuple(check for check in self.checks if not check.passed)
 
     def assert_passed(self) -> None:
-        """Raise an `AssertionError` reading like `agentrig run`'s failure (checks, expected, actual, diffs)."""
+        """Raise an `AssertionError` reading like `agentrig run`'s failure (checks, expected, actual, diffs); skip the
+        calling test (`pytest.skip`, with the reason) when the scenario was skipped: it did not run, so it did not
+        pass."""
         __tracebackhide__ = True  # the test's own line is the frame to show, not this one
+        if self.status == "skipped":
+            import pytest
+
+            reasons = [check.skipped_reason for check in self.checks if check.skipped_reason]
+            pytest.skip(reasons[0] if reasons else "skipped")
         if self.status in ("failed", "error"):
             from agentrig.testing.failures import failure_text
 

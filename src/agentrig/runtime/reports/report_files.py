@@ -256,6 +256,8 @@ class _Markdown:
     def __init__(self, handle: IO[bytes], head: Mapping[str, Any]) -> None:
         self._handle = handle
         self._failures: list[str] = []
+        self._skipped: dict[str, _Warned] = {}
+        """Each reason scenarios were skipped for (an extra not installed, Ctrl-C, --max-cost), and which ones."""
         self._warnings: dict[tuple[str, str, str], _Warned] = {}
         summary = head["summary"]
         versions = (md.inline(head.get("pydantic_ai_version") or "?"), md.inline(head.get("agentrig_version")))
@@ -299,6 +301,8 @@ class _Markdown:
         )
         if scenario["status"] in ("failed", "error"):
             self._failures += _failure_section(scenario)
+        if scenario["status"] == "skipped":
+            self._skipped.setdefault(_skip_reason(scenario), _Warned()).add(scenario["name"], 1)
         for record in scenario.get("warnings") or ():
             key = (str(record.get("category")), str(record.get("message")), str(record.get("module")))
             self._warnings.setdefault(key, _Warned()).add(scenario["name"], record.get("count"))
@@ -306,12 +310,15 @@ class _Markdown:
     def finish(self) -> None:
         if self._failures:
             self._write_lines(["", "### Failures", *self._failures])
+        if self._skipped:
+            self._write_lines(["", "### Skipped", "", *_skipped_section(self._skipped)])
         if self._warnings:
             self._write_lines(["", "### Warnings", *_warnings_section(self._warnings)])
 
 
 class _Warned:
-    """One distinct warning over the run, for summary.md: how often it was shown, and where (the first few)."""
+    """One distinct warning (or reason for skipping) over the run, for summary.md: how often it was shown, and where
+    (the first few)."""
 
     SHOWN_NAMES = 5
 
@@ -337,6 +344,17 @@ def _warnings_section(warned: Mapping[tuple[str, str, str], _Warned]) -> list[st
             f"| {md.code(category, in_table=True)}: {md.inline(message)} | {md.code(module, in_table=True)} | "
             f"{seen.count} | {names}{more} |"
         )
+    return lines
+
+
+def _skipped_section(skipped: Mapping[str, _Warned]) -> list[str]:
+    # One line per reason: the scenarios an extra's absence skipped share its install command, and a Ctrl-C's or a
+    # budget's skips (thousands, in a large run) are one line too.
+    lines: list[str] = []
+    for reason, seen in skipped.items():
+        names = ", ".join(md.code(name) for name in seen.names)
+        more = f" and {seen.scenarios - len(seen.names)} more" if seen.scenarios > len(seen.names) else ""
+        lines.append(f"- {md.inline(reason)} ({seen.scenarios}): {names}{more}")
     return lines
 
 

@@ -109,6 +109,9 @@ class RunOptions:
     show_warnings: bool = True
     """Pass each warning a scenario records on to Python's own display too (stderr; pytest's warnings summary in the
     plugin); `agentrig run` does not: its reports hold them (`engine/warning_capture`)."""
+    require_extras: bool = False
+    """A scenario whose `requires:` extras (or a UI turn's adapter) are not installed is an `error` (exit code 3)
+    instead of `skipped` with the install command (`--require-extras`: a gate that must run every scenario)."""
     limiter: LimiterAddress | None = None
     """Where the run's limiter listens, for its `-j N` workers (set by the runner, never by a front end)."""
 

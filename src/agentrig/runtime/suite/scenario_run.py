@@ -12,13 +12,13 @@ from contextvars import Context, ContextVar
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
-from agentrig.errors import AgentrigError, Unsupported
+from agentrig.errors import AgentrigError, MissingExtraError, Unsupported
 from agentrig.runtime.checks.event_checks import check_events
 from agentrig.runtime.checks.expectations import check_scenario
 from agentrig.runtime.checks.outcome import scenario_status, unexpected_error
 from agentrig.runtime.engine.warning_capture import capturing, take_warnings
 from agentrig.runtime.history.canonical import Message
-from agentrig.runtime.history.run_records import RunError, RunErrorKind, ScenarioResult
+from agentrig.runtime.history.run_records import Check, RunError, RunErrorKind, ScenarioResult
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.models import chain
 from agentrig.runtime.models.attempt_log import AttemptLog, recording_attempts
@@ -35,6 +35,7 @@ from agentrig.runtime.suite.repeats import base_name
 from agentrig.scenarios.loader import LoadedScenario
 
 __all__ = [
+    "REQUIRES_CHECK",
     "Finished",
     "engine_for",
     "failed_result",
@@ -43,6 +44,7 @@ __all__ = [
     "run_one_in_loop",
     "run_unwritten",
     "scenario_task_factory",
+    "unmet_requirements",
     "with_default_timeout",
     "write_finished",
 ]
@@ -225,6 +227,8 @@ async def run_unwritten(
         except BaseException as error:
             if _is_interruption(error):
                 raise
+            if isinstance(error, MissingExtraError) and not options.require_extras:
+                return Finished(unmet_requirements(scenario, error, started=started))
             # what it spent still counts
             failed = _with_cost(failure(scenario, error, started=started), meter)
             return Finished(replace(failed, attempts=log.snapshot()))
@@ -337,6 +341,26 @@ def failure(loaded: LoadedScenario, error: BaseException, *, started: float) -> 
         tags=scenario.tags,
         status="error" if kind in ("agent_error", "unsupported") else "failed",
         error=RunError(kind=kind, message=message.splitlines()[0] if message else type(error).__name__),
+        duration_s=time.perf_counter() - started,
+        warnings=take_warnings(loaded),
+    )
+
+
+REQUIRES_CHECK = "scenario: requires"
+"""The check a scenario skipped for an extra that is not installed carries the reason on (`skipped_reason`)."""
+
+
+def unmet_requirements(loaded: LoadedScenario, error: MissingExtraError, *, started: float) -> ScenarioResult:
+    """The `skipped` result of a scenario that needs extras this environment lacks: the reason names each one and its
+    install command (`requires ag-ui: pip install 'pydantic-ai-slim[ag-ui]'`). Nothing of it ran: the engine checks
+    `requires` before it imports the agent."""
+    scenario = loaded.scenario
+    return ScenarioResult(
+        name=scenario.name,
+        path=loaded.path.as_posix(),
+        tags=scenario.tags,
+        status="skipped",
+        checks=(Check(name=REQUIRES_CHECK, passed=True, skipped_reason="; ".join(error.requirements)),),
         duration_s=time.perf_counter() - started,
         warnings=take_warnings(loaded),
     )

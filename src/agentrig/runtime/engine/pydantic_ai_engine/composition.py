@@ -1,7 +1,8 @@
 """A scenario's `requires`, `capabilities` and `history_processors`, made ready for its runs.
 
 `requires` is checked before anything is imported: a missing extra refuses the scenario with one line naming
-the field, the extra and how to install it (the scenario's status is `error`, exit code 3). Capabilities and
+the field, the extra and how to install it, and the requirements it lacks (`requires EXTRA: INSTALL COMMAND`), which
+a run reports as the reason it skipped the scenario (an error, exit code 3, under `--require-extras`). Capabilities and
 history processors are imported by `module:attribute` from the scenario's directory or the working directory;
 each becomes part of `capabilities=` of every run (after the agent's own), so what they do to the history and to
 the model's input is pydantic-ai's own behaviour on the installed version.
@@ -35,21 +36,28 @@ def missing_extra(extra: str) -> str | None:
 
 
 def check_requires(loaded: LoadedScenario) -> None:
-    """Refuse the scenario, at its `requires` line, when an extra it needs is missing; a UI turn needs its
-    protocol's extra whether `requires` lists it or not (refused at the turn's `ui.protocol`)."""
-    for index, extra in enumerate(loaded.scenario.requires):
-        reason = missing_extra(extra)
-        if reason is not None:
-            raise MissingExtraError(
-                reason, path=loaded.path, line=loaded.line_of("requires"), field=f"requires[{index}]"
-            )
-    for index, turn in enumerate(loaded.scenario.turns):
-        reason = missing_extra(UI_EXTRA[turn.ui.protocol]) if turn.ui is not None else None
-        if reason is not None:
-            where = ("turns", index, "ui", "protocol")
-            raise MissingExtraError(
-                reason, path=loaded.path, line=loaded.line_of(*where), field=f"turns[{index}].ui.protocol"
-            )
+    """Refuse the scenario, at its first unmet requirement, when an extra it needs is missing: one its `requires`
+    lists, or the extra of a UI turn's protocol, needed whether `requires` lists it or not (located at the turn's
+    `ui.protocol`). The error's `requirements` name every extra missing, each once."""
+    needed: list[tuple[str, tuple[str | int, ...], str]] = [
+        (extra, ("requires",), f"requires[{index}]") for index, extra in enumerate(loaded.scenario.requires)
+    ]
+    needed += [
+        (UI_EXTRA[turn.ui.protocol], ("turns", index, "ui", "protocol"), f"turns[{index}].ui.protocol")
+        for index, turn in enumerate(loaded.scenario.turns)
+        if turn.ui is not None
+    ]
+    unmet: dict[str, tuple[str, tuple[str | int, ...], str]] = {}
+    for extra, where, field in needed:
+        if extra not in unmet and (reason := missing_extra(extra)) is not None:
+            unmet[extra] = (reason, where, field)
+    if not unmet:
+        return
+    reason, where, field = next(iter(unmet.values()))
+    requirements = tuple(f"requires {extra}: {EXTRAS[extra][1]}" for extra in unmet)
+    raise MissingExtraError(
+        reason, requirements=requirements, path=loaded.path, line=loaded.line_of(*where), field=field
+    )
 
 
 def load_composition(loaded: LoadedScenario, *, offline: bool) -> list[Any]:
