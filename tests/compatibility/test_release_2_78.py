@@ -71,7 +71,7 @@ def test_a_redacted_tool_result_stays_hidden_from_a_vercel_ai_client_after_the_r
     def lookup_secret() -> str:
         return "the account number is 12345"
 
-    native = agent.run_sync("go").all_messages()
+    native = asyncio.run(agent.run("go")).all_messages()
 
     def client_view(messages: list[ModelMessage]) -> Any:
         return without_per_run([message.model_dump(mode="json") for message in VercelAIAdapter.dump_messages(messages)])
@@ -106,10 +106,10 @@ def deferred_agent() -> Agent[None, Any]:
 @needs_2_78
 def test_a_round_tripped_paused_history_pauses_again_on_resume_as_the_native_one_does() -> None:
     agent = deferred_agent()
-    paused = agent.run_sync("go").all_messages()
+    paused = asyncio.run(agent.run("go")).all_messages()
 
-    native = agent.run_sync(None, message_history=paused).output
-    resumed = agent.run_sync(None, message_history=round_trip(paused)).output
+    native = asyncio.run(agent.run(None, message_history=paused)).output
+    resumed = asyncio.run(agent.run(None, message_history=round_trip(paused))).output
 
     assert type(native).__name__ == "DeferredToolRequests"  # 2.78: a resumed pause pauses again
     assert type(resumed).__name__ == type(native).__name__
@@ -128,7 +128,7 @@ def test_a_custom_named_output_tool_is_still_an_output_tool_after_the_round_trip
         return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, {"n": 1}, tool_call_id="o1")])
 
     agent = Agent(FunctionModel(answer), output_type=ToolOutput(Answer, name="give_answer"))
-    native = agent.run_sync("go").all_messages()
+    native = asyncio.run(agent.run("go")).all_messages()
 
     def output_parts(messages: list[ModelMessage]) -> list[str]:
         return [part.part_kind for message in messages for part in message.parts if is_output_tool_part(part)]
@@ -152,7 +152,7 @@ def test_failed_attempts_keep_their_kind_and_the_wait_the_provider_asked_for() -
         return ModelResponse(parts=[TextPart("ok")])
 
     agent = Agent(FunctionModel(flaky), capabilities=[RetryOnModelErrors(max_attempts=2, max_delay=0.01)])
-    native = agent.run_sync("go").all_messages()
+    native = asyncio.run(agent.run("go")).all_messages()
     response = native[-1]
     assert isinstance(response, ModelResponse)
     assert response.failed_attempts
@@ -176,7 +176,7 @@ def test_a_capability_part_comes_back_with_its_kind_content_fields_and_record_id
         ctx.enqueue(WEATHER(source=pai_messages.UserSource(), content="sunny", city="Oslo"))
         return "checked"
 
-    native = agent.run_sync("go").all_messages()
+    native = asyncio.run(agent.run("go")).all_messages()
     (part,) = [part for message in native for part in message.parts if part.part_kind == "capability"]
     back = round_trip(native)
     (again,) = [part for message in back for part in message.parts if part.part_kind == "capability"]
@@ -186,7 +186,7 @@ def test_a_capability_part_comes_back_with_its_kind_content_fields_and_record_id
     # A second run enqueues a new record (a new id): the canonical form as goldens hold it is the same.
     from agentrig.runtime.history.per_run import without_per_run_values
 
-    other = agent.run_sync("go").all_messages()
+    other = asyncio.run(agent.run("go")).all_messages()
     assert without_per_run_values(to_canonical(other)) == without_per_run_values(to_canonical(native))
 
 
@@ -218,7 +218,7 @@ def test_a_no_output_retry_is_sent_to_the_model_in_the_same_voice_after_the_roun
         return ModelResponse(parts=[TextPart("text at last")])
 
     agent = Agent(FunctionModel(empty_then_text))
-    native = agent.run_sync("go").all_messages()
+    native = asyncio.run(agent.run("go")).all_messages()
     retry = [part for message in native for part in message.parts if part.part_kind == "retry-feedback"]
     assert [part.retry.cause for part in retry] == ["no_output"]
 

@@ -67,6 +67,7 @@ from agentrig.runtime.history.cleanup import (
     run_cleanup_loop,
     sanitize_history_for_resume,
     split_at_last_response,
+    with_pause_marks,
 )
 from agentrig.runtime.history.run_records import CompactionOutcome, TurnRecord
 from agentrig.runtime.history.sessions import Session
@@ -383,6 +384,8 @@ class RequestOrchestrator:
             # Merge first: a resumed run keeps the stored results request and adds the host's results as a
             # request of its own; the dangling-call pass would otherwise see the deferred calls unanswered.
             history = run_cleanup_loop(merge_consecutive_requests(history))
+        else:  # the pause's record, as pydantic-ai 2.78 marks it, on every engine and release (`with_pause_marks`)
+            history = with_pause_marks(history)
         new_messages = tuple(history[common_prefix_length(full_input, history) :])
         for message in new_messages:
             for part in message.parts:

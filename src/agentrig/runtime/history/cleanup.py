@@ -49,6 +49,7 @@ __all__ = [
     "run_cleanup_loop",
     "sanitize_history_for_resume",
     "split_at_last_response",
+    "with_pause_marks",
 ]
 
 INTERRUPTED_TOOL_RESULT = "The tool call was interrupted before a result was produced."
@@ -242,6 +243,23 @@ def _merged_metadata(requests: list[Message]) -> dict[str, Any] | None:
     else:
         first.pop(_RESERVED, None)
     return first or None
+
+
+def with_pause_marks(history: History) -> list[Message]:
+    """The history of a run that paused for deferred calls, its requests after the last response marked as the
+    pause's record (`metadata["__pydantic_ai__"]["deferred_pause"]`): pydantic-ai 2.78 writes that mark itself, and a
+    history ending on it pauses again when resumed; the canonical form writes it for every engine and release, so
+    the same pause has the same history everywhere."""
+    last = max((index for index, message in enumerate(history) if message.kind == "response"), default=-1)
+    if last < 0:
+        return list(history)
+    result = list(history[: last + 1])
+    for message in history[last + 1 :]:
+        metadata = dict(message.metadata or {})
+        namespace = metadata.get(_RESERVED)
+        metadata[_RESERVED] = {**(namespace if isinstance(namespace, dict) else {}), _PAUSE: True}
+        result.append(replace(message, metadata=metadata))
+    return result
 
 
 def run_cleanup_loop(history: History) -> list[Message]:

@@ -280,20 +280,15 @@ def uncounted_held_response(response: ModelResponse, *, before: Usage, after: Us
     )
 
 
-def with_release_marks(history: Sequence[Message], *, output_tools: Collection[str], paused: bool) -> list[Message]:
-    """A run's canonical history with the marks pydantic-ai 2.78 writes itself, written on earlier releases too, so
-    the same run has the same canonical history (and golden) on every version:
-
-    - `tool_kind='output'` on an output tool's calls and the returns and retries answering them
-      (`output_tools`: the output tools the run offered the model);
-    - the deferred-pause mark on the requests after the last response, when the run ended paused for deferred
-      calls (`paused`): resumed on 2.78+, such a history pauses again, as the native one does.
+def with_release_marks(history: Sequence[Message], *, output_tools: Collection[str]) -> list[Message]:
+    """A run's canonical history with `tool_kind='output'` on an output tool's calls and the returns and retries
+    answering them (`output_tools`: the output tools the run offered the model), which pydantic-ai 2.78 writes itself:
+    written on earlier releases too, so the same run has the same canonical history (and golden) on every version.
+    (2.78's other mark, the deferred pause, the orchestrator writes for every engine: `cleanup.with_pause_marks`.)
     """
     result = list(history)
     if output_tools and not STAMPS_OUTPUT_TOOL_KIND:
         result = _with_output_tool_kind(result, frozenset(output_tools))
-    if paused and not MARKS_DEFERRED_PAUSE:
-        result = _with_pause_marks(result)
     return result
 
 
@@ -318,19 +313,6 @@ def _with_output_tool_kind(history: list[Message], output_tools: frozenset[str])
         else message
         for message in history
     ]
-
-
-def _with_pause_marks(history: list[Message]) -> list[Message]:
-    last_response = max((index for index, message in enumerate(history) if message.kind == "response"), default=-1)
-    if last_response < 0:
-        return history
-    result = history[: last_response + 1]
-    for message in history[last_response + 1 :]:
-        metadata = dict(message.metadata or {})
-        namespace = metadata.get("__pydantic_ai__")
-        metadata["__pydantic_ai__"] = {**(namespace if isinstance(namespace, dict) else {}), "deferred_pause": True}
-        result.append(replace(message, metadata=metadata))
-    return result
 
 
 def capability_part(stored: dict[str, Any]) -> Any:

@@ -94,11 +94,9 @@ class PydanticAIEngine:
             return Attempt(messages=list(request.history), error=RunError(kind="agent_error", message=misanswered))
         model = self._run_model(request.compacted_input)
         attempt = await self._run(request, observer, model)
-        # What pydantic-ai 2.78 marks itself (an output tool's kind, a deferred pause), marked on every version.
+        # An output tool's kind, which pydantic-ai 2.78 marks itself, marked on every version.
         output_tools = model.output_tools if isinstance(model, RequestModel) else set[str]()
-        attempt.messages = pydantic_ai_compat.with_release_marks(
-            attempt.messages, output_tools=output_tools, paused=attempt.pending_deferred
-        )
+        attempt.messages = pydantic_ai_compat.with_release_marks(attempt.messages, output_tools=output_tools)
         return attempt
 
     async def _run(self, request: AttemptRequest, observer: TurnObserver, model: Model) -> Attempt:
