@@ -2,8 +2,11 @@
 
 Importing the CLI (typer and agentrig's verbs) takes the first tens of milliseconds of every command; Ctrl-C then
 would end in a traceback of whatever module was being imported. So the import happens here, where Ctrl-C is
-caught: one line and exit code 130, as anywhere later. This module imports nothing before it: what comes before
-it (the interpreter's own start-up) is out of any program's reach.
+caught: one line and exit code 130, as anywhere later. Before it, Ctrl-C is made agentrig's own
+(`stop_signals.guard_start_up`): recorded before it is raised, so one whose KeyboardInterrupt CPython swallowed (in
+importlib's module lock callback, mostly) still ends the command where its start-up checks, here and later. This
+module imports nothing but that light module before it: what comes before it (the interpreter's own start-up) is
+out of any program's reach.
 """
 
 from __future__ import annotations
@@ -16,16 +19,21 @@ if TYPE_CHECKING:
 def main() -> None:
     """The console entry point."""
     try:
+        from agentrig.runtime.suite.processes.stop_signals import guard_start_up, start_up_signal
+
+        guard_start_up()
         from agentrig.cli import main as run_cli
     except BaseException as error:
         if _ctrl_c_within(error):
-            _interrupted_at_start_up()
+            _interrupted_at_start_up(getattr(error, "signum", None))
         raise
+    if start_up_signal() is not None:  # Ctrl-C came, and its KeyboardInterrupt was swallowed on the way
+        _interrupted_at_start_up(start_up_signal())
     try:
         run_cli()
     except Exception as error:  # the CLI maps every KeyboardInterrupt itself; not one another library wrapped
-        if _ctrl_c_within(error):
-            _interrupted_at_start_up()
+        if _ctrl_c_within(error) or start_up_signal() is not None:
+            _interrupted_at_start_up(start_up_signal())
         raise
     finally:
         _spare_the_exit_collections()
@@ -57,17 +65,19 @@ def _ctrl_c_within(error: BaseException) -> bool:
     return False
 
 
-def _interrupted_at_start_up() -> NoReturn:
+def _interrupted_at_start_up(signum: int | None) -> NoReturn:
+    """One line, and 130 (143 for SIGTERM, which a command handles as Ctrl-C)."""
     import os
     import signal
     import sys
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # it was pressed: a second press changes nothing now
-    from agentrig.errors import EXIT_INTERRUPTED
+    from agentrig.errors import EXIT_INTERRUPTED, EXIT_TERMINATED
 
     sys.stderr.write("agentrig: interrupted\n")
     sys.stderr.flush()
-    os._exit(EXIT_INTERRUPTED)  # nothing was done yet: nothing to finish, nor an unfinished import to run at exit
+    # Nothing was done yet: nothing to finish, nor an unfinished import to run at exit.
+    os._exit(EXIT_TERMINATED if signum == signal.SIGTERM else EXIT_INTERRUPTED)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,12 @@ from typing import Any
 from agentrig.errors import HistoryFormatError, OutputWriteError
 from agentrig.runtime.engine.event_engine import EventingEngine
 from agentrig.runtime.engine.orchestrator import RequestOrchestrator
-from agentrig.runtime.engine.pydantic_ai_engine.agent_loading import AgentHandle, agent_for_prompt, load_user_agent
+from agentrig.runtime.engine.pydantic_ai_engine.agent_loading import (
+    AgentHandle,
+    agent_for_prompt,
+    load_user_agent,
+    resolve_user_agent,
+)
 from agentrig.runtime.engine.pydantic_ai_engine.plain import PydanticAIEngine
 from agentrig.runtime.engine.pydantic_ai_engine.streamed import PydanticAIStreamedEngine
 from agentrig.runtime.engine.seam import Engine
@@ -103,12 +108,25 @@ class PromptOutcome:
 
 
 def _agent_handle(request: PromptRequest, settings: Settings) -> AgentHandle:
+    search = [Path.cwd()]
+    if request.agent is not None:
+        resolve_user_agent(request.agent, search_paths=search)  # the module imported: the start-up's last step
+    _unless_stopped_at_start_up()
     if request.agent is None:
         return agent_for_prompt(request.system, settings)
     spec = request.agent
-    search = [Path.cwd()]
     load_user_agent(spec, search_paths=search)  # fail now, with a clear line, rather than inside the run
     return AgentHandle(key=f"prompt-user:{spec}", build=lambda: load_user_agent(spec, search_paths=search), label=spec)
+
+
+def _unless_stopped_at_start_up() -> None:
+    """Ctrl-C or SIGTERM while the prompt started in its event loop (the session read, the provider's SDK and the
+    agent's module imported): asyncio's handler has asked the run to stop (it cancels its task; SIGTERM is sent to
+    it too, `cli/prompt`). Stop here, before the turn begins: nothing was sent, and the session is left as it was,
+    rather than saved with an `[INTERRUPTED]` turn at the turn's first wait."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
 
 
 def _session(path: Path | None, model_name: str) -> Session:

@@ -234,6 +234,7 @@ def _run_suite(
         real_model(live, base_url=options.base_url)  # fail fast here, not once per worker
     selected = expand_repeats(selected, options.repeat)
     html = HtmlOptions(engine=options.engine) if options.html_report else None
+    signals.raise_if_received()  # a signal whose KeyboardInterrupt was swallowed (start-up's too): --out untouched
     folder = reports.prepare_run_out_dir(options.out_dir) if options.out_dir is not None else None
     # From here on the run writes into --out: a signal stops it only where it waits, and the reports get written.
     signals.protect()
