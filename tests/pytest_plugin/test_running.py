@@ -12,6 +12,8 @@ from typer.testing import CliRunner
 
 from agentrig.cli import app
 from agentrig.runtime.history import jsonio
+from agentrig.runtime.history.per_run import without_per_run_values
+from agentrig.runtime.history.wire import dumps_history, loads_history
 from tests.pytest_plugin.project import accept_goldens, scenario, write
 
 pytest_plugins = ["pytester"]
@@ -151,13 +153,18 @@ def _report_without_timing(out: Path) -> dict[str, object]:
 
 
 def _folder_files(out: Path) -> dict[str, bytes]:
-    # These hold the times and ids of their run; the rest is the same bytes.
+    # These hold the times and ids of their run; history.json the conversation id pydantic-ai drew for it (compared
+    # without it); the rest is the same bytes.
     varying = {"events.jsonl", "session.json", "pydantic_ai_dump.json"}
-    return {
-        path.relative_to(out).as_posix(): path.read_bytes()
-        for path in sorted((out / "scenarios").rglob("*"))
-        if path.is_file() and path.name not in varying
-    }
+    files: dict[str, bytes] = {}
+    for path in sorted((out / "scenarios").rglob("*")):
+        if not path.is_file() or path.name in varying:
+            continue
+        data = path.read_bytes()
+        if path.name == "history.json":
+            data = dumps_history(without_per_run_values(loads_history(data)))
+        files[path.relative_to(out).as_posix()] = data
+    return files
 
 
 def test_the_out_option_writes_what_agentrig_run_writes(
