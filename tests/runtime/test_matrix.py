@@ -747,3 +747,13 @@ def test_an_attachment_that_differs_shows_in_the_diff_as_its_size_and_hash(tmp_p
     assert len(removed) == len(added) == 1
     assert "300 bytes in base64, sha256:" in removed[0]
     assert removed[0][1:] != added[0][1:]  # two payloads, two hashes
+
+
+def test_each_environment_runs_with_its_extras_required(tmp_path: Path) -> None:
+    # The environment installs the extras its scenarios name: a missing one is a failed install, an error on the
+    # page, never a scenario skipped as on a plain install.
+    spec = environment_spec("2.40.0", python="py", python_version="3.11", env_root=tmp_path, project=REPO_ROOT)
+    options = MatrixOptions(paths=(Path("s"),), versions=("2.40.0",), out=tmp_path / "out", env_root=tmp_path)
+    command = matrix_module.run_command(spec, options)
+    assert command[command.index("run") :][:4] == ("run", "s", "--out", str(tmp_path / "out" / "2.40.0"))
+    assert "--require-extras" in command

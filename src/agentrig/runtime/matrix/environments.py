@@ -138,6 +138,9 @@ def run_command(spec: EnvironmentSpec, options: MatrixOptions) -> tuple[str, ...
         *map(str, options.paths),
         "--out",
         str(out),
+        # Every environment installs the extras its scenarios name (`extras.py`): one that is missing there is a
+        # failed install, to show as an error, not a scenario skipped as on a plain install.
+        "--require-extras",
         *options.run_args,
     )
 
