@@ -2,10 +2,10 @@
 
 A scenario says what it needs (`requires: [ag-ui, vercel-ai, harness]`, and a UI turn its protocol's adapter); an
 environment built without it would skip the scenario on every version (`agentrig run` skips a scenario whose
-extras are not installed), and the compatibility page would show the row as unproven. So the matrix runs each
-environment with `--require-extras`, where a missing extra is an error. So `agentrig matrix` installs them with the pin, in the same resolver call:
-pydantic-ai-slim's own extras (`ag-ui`, `ui`) on the pinned requirement, and pydantic-ai-harness unpinned, so each
-pin gets the release that resolves beside it.
+extras are not installed), and the compatibility page would show the row as unproven. So `agentrig matrix` installs
+them with the pin, in the same resolver call: pydantic-ai-slim's own extras (`ag-ui`, `ui`) on the pinned
+requirement, and pydantic-ai-harness unpinned, so each pin gets the release that resolves beside it; and it runs each
+environment with `--require-extras`, where an extra that still is not there is an error.
 """
 
 from __future__ import annotations
