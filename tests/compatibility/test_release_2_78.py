@@ -172,7 +172,7 @@ def test_a_capability_part_comes_back_with_its_kind_content_fields_and_record_id
     agent = Agent(FunctionModel(tool_then_text))
 
     @agent.tool
-    def lookup_secret(ctx: RunContext[None]) -> str:
+    def lookup_secret(ctx: RunContext[object]) -> str:
         ctx.enqueue(WEATHER(source=pai_messages.UserSource(), content="sunny", city="Oslo"))
         return "checked"
 

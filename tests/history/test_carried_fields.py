@@ -207,6 +207,7 @@ def test_a_failed_attempt_loses_only_its_per_run_timestamp_and_duration() -> Non
     }
     (message,) = history_from_json([{"kind": "response", "parts": [], "failed_attempts": [attempt]}])
     assert message.failed_attempts == [{"model_name": "a", "outcome": "error", "error": "E: x", "kind": "retry"}]
+    assert message.failed_attempts is not None
     (back,) = to_pydantic_ai_dicts([message], retry_shape="retried")
     assert back["failed_attempts"] == [
         {"timestamp": "1970-01-01T00:00:00Z", "duration": 0, **message.failed_attempts[0]}

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 __all__ = [
     "FIELDS",
@@ -303,9 +303,10 @@ def _fields_of(data: object) -> Iterator[tuple[str, str, str]]:
         for attempt in attempts if type(attempts) is list else ():
             for key in attempt if type(attempt) is dict else ():
                 yield "failed-attempt", key, f"[{index}].failed_attempts"
-        parts = message.get("parts")
-        for number, part in enumerate(parts if type(parts) is list else ()):
-            kind = part.get("part_kind") if type(part) is dict else None
+        parts: Any = message.get("parts")
+        for number, item in enumerate(parts if type(parts) is list else ()):
+            part: dict[str, Any] = item if type(item) is dict else {}
+            kind: Any = part.get("part_kind")
             if type(kind) is not str:
                 continue
             where = f"[{index}].parts[{number}]"

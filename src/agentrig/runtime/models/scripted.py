@@ -127,7 +127,7 @@ def _part_text(part: Any) -> str | None:
     if kind == "user-prompt" and not isinstance(part.content, str):
         # Text and attachments: the model reads the text items (an attachment is no text to search); 2.78 writes
         # some text as `TextContent` items (a capability part's rendered frame and content).
-        return "\n".join(_item_text(item) for item in part.content if _item_text(item) is not None)
+        return "\n".join(text for item in part.content if (text := _item_text(item)) is not None)
     if kind in ("text", "user-prompt", "system-prompt", "thinking"):
         content: Any = getattr(part, "content", "")
         return content if isinstance(content, str) else json.dumps(content, default=str)

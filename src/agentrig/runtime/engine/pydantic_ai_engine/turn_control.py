@@ -81,7 +81,7 @@ def _holds_capability(request: ModelRequest, capability: dict[str, Any]) -> bool
             if getattr(part, "kind", None) == capability["kind"] and getattr(part, "content", None) == content:
                 return True
         elif isinstance(content, str) and part.part_kind in ("user-prompt", "system-prompt"):
-            value: Any = part.content
+            value: Any = getattr(part, "content", None)
             texts = [value] if isinstance(value, str) else [getattr(item, "content", None) for item in value]
             if part.part_kind == "user-prompt" and not isinstance(value, str) and content in texts:
                 return True

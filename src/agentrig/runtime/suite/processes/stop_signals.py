@@ -205,9 +205,7 @@ def _inside_importlib_locking(frame: FrameType | None) -> bool:
     lock held: the signal is then held (recorded, raised at the next wait or check) rather than raised there. Not
     raised again at once: a handler that re-arms its signal (`_thread.interrupt_main`) runs again within itself,
     right away, and would raise there, into the same callback."""
-    return (
-        frame is not None and frame.f_code.co_name in _LOCKING and frame.f_globals.get("__name__") in _IMPORTLIB
-    )
+    return frame is not None and frame.f_code.co_name in _LOCKING and frame.f_globals.get("__name__") in _IMPORTLIB
 
 
 def guard_start_up() -> None:
