@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from agentrig.errors import UsageError
-from agentrig.runtime.history import jsonio
+from agentrig.runtime.history import jsonio, owned_files
 from agentrig.runtime.history.output_manifest import MANIFEST_NAME, append_records, checked_relative, read_manifest
 from agentrig.runtime.history.owned_folder import Layout, OwnedFolder
 from agentrig.runtime.suite.outputs import scenario_files
@@ -151,3 +151,117 @@ def test_nothing_is_renamed_over_what_took_the_targets_place_while_it_was_writte
 
     assert stat.S_ISFIFO(os.lstat(target).st_mode)
     assert sorted(os.listdir(tmp_path)) == ["schema.json"]
+
+
+def _saved_by_rename(path: Path, text: str) -> None:
+    """What an editor's save does: the new text written to a temporary file, renamed over the name."""
+    temporary = path.with_name(f"{path.name}.editor-save")
+    temporary.write_text(text)
+    os.replace(temporary, path)
+
+
+@pytest.mark.parametrize("hard_links", [True, False], ids=["hard-links", "no-hard-links"])
+def test_a_file_saved_over_a_stale_one_while_it_is_removed_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hard_links: bool
+) -> None:
+    out = tmp_path / "out"
+    _run(out, "a", "text")
+    folder = _claim(out)  # this run writes only b: a's files are stale, removed by finish
+    _written(out, "b", "text")
+    stale = out / "scenarios" / "a" / "history.json"
+
+    # The stale file is hashed and found agentrig's; the user saves over its name (write a temporary file, rename it
+    # over) after that check and before the removal. The hash is the last step of the check, so the save lands in
+    # exactly that window, with no timing involved.
+    real_digest = owned_files.digest_of
+
+    def saved_after_the_hash(descriptor: int) -> str:
+        digest = real_digest(descriptor)
+        if os.fstat(descriptor).st_ino == os.stat(stale).st_ino:
+            _saved_by_rename(stale, "the user's save\n")
+        return digest
+
+    def no_hard_links(*args: Any, **kwargs: Any) -> None:
+        raise PermissionError(1, "Operation not permitted")  # what a FAT or SMB mount answers
+
+    monkeypatch.setattr(owned_files, "digest_of", saved_after_the_hash)
+    if not hard_links:
+        monkeypatch.setattr(owned_files.os, "link", no_hard_links)
+    folder.finish()
+    monkeypatch.undo()
+
+    assert stale.read_text() == "the user's save\n"
+    assert not (out / "scenarios" / "a" / "usage.json").exists()  # still agentrig's: removed
+    assert sorted(os.listdir(out / "scenarios" / "a")) == ["history.json"]  # the user's file back at its name
+
+
+def test_a_file_saved_over_a_stale_one_twice_while_it_is_removed_is_kept_beside_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    _run(out, "a", "text")
+    folder = _claim(out)
+    _written(out, "b", "text")
+    stale = out / "scenarios" / "a" / "history.json"
+
+    # The first save lands after the hash (it is what is moved aside), the second after the move aside: the first is
+    # not put back over the second, and neither is removed.
+    real_digest = owned_files.digest_of
+    real_rename = os.rename
+
+    def saved_after_the_hash(descriptor: int) -> str:
+        digest = real_digest(descriptor)
+        if os.fstat(descriptor).st_ino == os.stat(stale).st_ino:
+            _saved_by_rename(stale, "the first save\n")
+        return digest
+
+    def saved_again_after_the_move(source: Any, target: Any, **kwargs: Any) -> None:
+        real_rename(source, target, **kwargs)
+        if source == "history.json":
+            _saved_by_rename(stale, "the second save\n")
+
+    monkeypatch.setattr(owned_files, "digest_of", saved_after_the_hash)
+    monkeypatch.setattr(owned_files.os, "rename", saved_again_after_the_move)
+    folder.finish()
+    monkeypatch.undo()
+
+    assert stale.read_text() == "the second save\n"
+    (kept,) = [name for name in os.listdir(stale.parent) if name != "history.json"]
+    assert (stale.parent / kept).read_text() == "the first save\n"
+    assert f"scenarios/a/history.json was saved while agentrig removed it; the earlier save is kept as {kept}" in (
+        capsys.readouterr().err
+    )
+
+
+def test_a_file_edited_in_place_while_it_is_removed_is_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "out"
+    _run(out, "a", "text")
+    folder = _claim(out)
+    _written(out, "b", "text")
+    stale = out / "scenarios" / "a" / "history.json"
+
+    real_digest = owned_files.digest_of
+
+    def edited_after_the_hash(descriptor: int) -> str:
+        digest = real_digest(descriptor)
+        if os.fstat(descriptor).st_ino == os.stat(stale).st_ino:
+            stale.write_text("written in place, the same file\n")
+        return digest
+
+    monkeypatch.setattr(owned_files, "digest_of", edited_after_the_hash)
+    folder.finish()
+
+    assert stale.read_text() == "written in place, the same file\n"
+
+
+def test_a_file_saved_at_a_report_name_while_the_run_ran_is_not_replaced(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    folder = _claim(out)
+    folder.write("report.json", b"{}\n")  # the run's first report, as it starts
+    _saved_by_rename(out / "report.json", "the user's notes\n")  # saved there while the run runs
+
+    with pytest.raises(UsageError, match=r"report\.json: agentrig did not write it \(it appeared while agentrig"):
+        jsonio.write_atomic(out / "report.json", b'{"done": true}\n', before_replace=folder.record_replaced)
+
+    assert (out / "report.json").read_text() == "the user's notes\n"
+    assert sorted(os.listdir(out)) == [MANIFEST_NAME, "report.json"]  # the new report's temporary file discarded

@@ -16,17 +16,17 @@ A folder written by agentrig before manifests existed (a report.json and no mani
 files cannot be told from a user's (`agentrig run --json > report.json` makes one) — the user empties it once.
 
 Every path is walked from the folder one component at a time with O_NOFOLLOW, so no link is ever followed, and a
-file is checked again just before it is removed. Folders are removed only when empty and only when agentrig made
-them.
+file is checked again just before it is removed, through the descriptor it is hashed by (`owned_files`: a file saved
+over its name meanwhile stays). Folders are removed only when empty and only when agentrig made them. A file about to
+be replaced is checked again too, against the manifest as it is then (`record_replaced`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import stat
-from collections.abc import Generator, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,13 +48,17 @@ from agentrig.runtime.history.output_manifest import (
     record_file,
     reset_line,
 )
+from agentrig.runtime.history.owned_files import (
+    FolderWalker,
+    NotOurs,
+    kind_at,
+    matching_record,
+    remove_empty_folders,
+    remove_if_ours,
+)
 from agentrig.runtime.history.stale_temps import is_temp_name
 
 __all__ = ["Layout", "OwnedFolder", "manifest_recorder", "verify_folder"]
-
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_DIRECTORY = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW | os.O_CLOEXEC
-_CHUNK = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,90 +78,11 @@ class Layout:
         return top in self.trees or (not rest and path in self.files)
 
 
-class _NotOurs(Exception):
-    """A path the folder's manifest does not prove agentrig's; the message says why."""
-
-
 def _refusal(label: str, path: str, reason: str) -> UsageError:
     return UsageError(
         f"{label}: {path}: {reason}; agentrig replaces and removes only files it can prove it wrote, and touched "
         "nothing: move it away or choose another folder"
     )
-
-
-class _Walker:
-    """Opens paths under a folder one component at a time, never following a link."""
-
-    def __init__(self, folder: Path) -> None:
-        self.root = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_CLOEXEC)
-
-    def close(self) -> None:
-        os.close(self.root)
-
-    @contextlib.contextmanager
-    def parent(self, path: str) -> Generator[int | None]:
-        """The descriptor of `path`'s folder (None when it does not exist); `_NotOurs` for a link on the way."""
-        descriptor = os.dup(self.root)
-        try:
-            parts = path.split("/")
-            for depth, name in enumerate(parts[:-1], start=1):
-                try:
-                    inner = os.open(name, _DIRECTORY, dir_fd=descriptor)
-                except FileNotFoundError:
-                    yield None
-                    return
-                except OSError:  # ELOOP: a link; ENOTDIR: a file where a folder should be
-                    on_the_way = "/".join(parts[:depth])
-                    raise _NotOurs(f"{on_the_way} on its way is a link or not a folder") from None
-                os.close(descriptor)
-                descriptor = inner
-            yield descriptor
-        finally:
-            os.close(descriptor)
-
-
-def _digest(descriptor: int) -> str:
-    digest = hashlib.sha256()
-    while chunk := os.read(descriptor, _CHUNK):
-        digest.update(chunk)
-    return digest.hexdigest()
-
-
-def _matching(walker: _Walker, manifest: Manifest, path: str) -> FileRecord | None:
-    """The record the file at `path` matches; None when there is no file; `_NotOurs` when it is not agentrig's."""
-    with walker.parent(path) as folder:
-        if folder is None:
-            return None
-        name = path.rsplit("/", 1)[-1]
-        try:
-            descriptor = os.open(name, os.O_RDONLY | _NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=folder)
-        except FileNotFoundError:
-            return None
-        except OSError as error:
-            raise _NotOurs("is a link or cannot be read" if error.strerror is None else error.strerror) from None
-        try:
-            status = os.fstat(descriptor)
-            if not stat.S_ISREG(status.st_mode):
-                raise _NotOurs("is not a regular file (agentrig writes only regular files)")
-            if status.st_size not in manifest.sizes(path):
-                raise _NotOurs("changed since agentrig wrote it")
-            record = manifest.matches(path, status.st_size, _digest(descriptor))
-            if record is None:
-                raise _NotOurs("changed since agentrig wrote it")
-            return record
-        finally:
-            os.close(descriptor)
-
-
-def _kind_at(walker: _Walker, path: str) -> int | None:
-    """The lstat mode of `path` (None: absent); `_NotOurs` for a link on the way."""
-    with walker.parent(path) as folder:
-        if folder is None:
-            return None
-        try:
-            return os.stat(path.rsplit("/", 1)[-1], dir_fd=folder, follow_symlinks=False).st_mode
-        except FileNotFoundError:
-            return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,21 +123,21 @@ def _verify(folder: Path, label: str, layout: Layout) -> _Verified:
     for path in (*manifest.records, *manifest.folders):
         if not layout.holds(path):
             raise _refusal(label, MANIFEST_NAME, f"lists {path!r}, which agentrig {layout.kind} never writes")
-    walker = _Walker(folder)
+    walker = FolderWalker(folder)
     try:
         present: dict[str, FileRecord] = {}
         for path in sorted(manifest.records):
             try:
-                record = _matching(walker, manifest, path)
-            except _NotOurs as why:
+                record = matching_record(walker, manifest, path)
+            except NotOurs as why:
                 raise _refusal(label, path, str(why)) from None
             if record is not None:
                 present[path] = record
         folders: set[str] = set()
         for path in sorted(manifest.folders):
             try:
-                mode = _kind_at(walker, path)
-            except _NotOurs as why:
+                mode = kind_at(walker, path)
+            except NotOurs as why:
                 raise _refusal(label, path, str(why)) from None
             if mode is not None and not stat.S_ISDIR(mode):
                 raise _refusal(label, path, "is not the folder agentrig made there")
@@ -225,14 +150,14 @@ def _verify(folder: Path, label: str, layout: Layout) -> _Verified:
 
 
 def _refuse_strangers(
-    walker: _Walker, folder: Path, label: str, layout: Layout, files: Mapping[str, Any], folders: set[str]
+    walker: FolderWalker, folder: Path, label: str, layout: Layout, files: Mapping[str, Any], folders: set[str]
 ) -> None:
     """Refuse anything agentrig did not write at a name the command writes, or inside one of its trees."""
     for name in sorted(layout.files):
-        if _kind_at(walker, name) is not None and name not in files:
+        if kind_at(walker, name) is not None and name not in files:
             raise _refusal(label, name, "agentrig did not write it")
     for tree in sorted(layout.trees):
-        mode = _kind_at(walker, tree)
+        mode = kind_at(walker, tree)
         if mode is None:
             continue
         if not stat.S_ISDIR(mode) or (tree not in folders and not _is_empty(folder / tree)):
@@ -325,7 +250,12 @@ class OwnedFolder:
         return checked_relative(Path(os.path.relpath(target, os.path.realpath(self.path))).as_posix())
 
     def record_replaced(self, replaced: Sequence[tuple[Path, Path]]) -> None:
-        """`jsonio.BeforeReplace`: record each file about to be renamed over its target, from its temporary file."""
+        """`jsonio.BeforeReplace`: record each file about to be renamed over its target, from its temporary file.
+
+        First each target is checked again, against the manifest as it is now: `claim` proved it agentrig's as the
+        command started, and a run may take an hour; a file saved at its name since (a user's notes at report.json)
+        is refused (UsageError, nothing replaced). Only the moment between this check and the rename is left."""
+        self._refuse_replacing_strangers([self.relative(target) for target, _ in replaced])
         lines: list[dict[str, Any]] = []
         for target, temporary in replaced:
             with open(temporary, "rb") as handle:
@@ -337,6 +267,21 @@ class OwnedFolder:
             lines.append(file_line(FileRecord(path=relative, size=size, sha256=digest)))
         self.record(lines)
 
+    def _refuse_replacing_strangers(self, paths: Sequence[str]) -> None:
+        manifest = self.manifest()
+        walker = FolderWalker(self.path)
+        try:
+            for path in paths:
+                try:
+                    matching_record(walker, manifest, path)
+                except NotOurs:
+                    raise UsageError(
+                        f"{self.label}: {path}: agentrig did not write it (it appeared while agentrig ran), so none "
+                        "of the files written with it replaced anything: move it away and run again"
+                    ) from None
+        finally:
+            walker.close()
+
     def write(self, relative: str, data: bytes) -> None:
         """Write one file atomically at `relative`, recorded first."""
         self.record([file_line(record_file(relative, data))])
@@ -347,7 +292,7 @@ class OwnedFolder:
         the manifest as the command found it); True when removed."""
         if self._earlier is None:
             return False
-        return _remove_if_ours(self.path, self._earlier, [relative]) == [relative]
+        return remove_if_ours(self.path, self._earlier, [relative], label=self.label) == [relative]
 
     def finish(self) -> None:
         """Remove every provably agentrig file and folder this command did not write again, then rewrite the
@@ -355,49 +300,14 @@ class OwnedFolder:
         manifest = self.manifest()
         current, current_folders = manifest.current_files(), manifest.current_folders()
         stale = [path for path in manifest.records if path not in current]
-        _remove_if_ours(self.path, manifest, sorted(stale))
-        _remove_empty_folders(self.path, manifest.folders - current_folders)
+        remove_if_ours(self.path, manifest, sorted(stale), label=self.label)
+        remove_empty_folders(self.path, manifest.folders - current_folders)
         lines = [
             header_line(self.layout.kind),
             *(file_line(record) for _, record in sorted(current.items())),
             *(dir_line(path) for path in sorted(current_folders)),
         ]
         self._rewrite(lines)
-
-
-def _remove_if_ours(folder: Path, manifest: Manifest, paths: Sequence[str]) -> list[str]:
-    """Remove each of `paths` that is a file matching one of its records; the paths removed."""
-    removed: list[str] = []
-    walker = _Walker(folder)
-    try:
-        for path in paths:
-            try:
-                if _matching(walker, manifest, path) is None:
-                    continue
-                with walker.parent(path) as parent:
-                    if parent is not None:
-                        os.unlink(path.rsplit("/", 1)[-1], dir_fd=parent)
-                        removed.append(path)
-            except (_NotOurs, FileNotFoundError):
-                continue  # changed since it was checked, or gone: not ours to remove
-    finally:
-        walker.close()
-    return removed
-
-
-def _remove_empty_folders(folder: Path, paths: set[str]) -> None:
-    """Remove the folders agentrig made among `paths` that are empty, deepest first; never a link or a full one."""
-    walker = _Walker(folder)
-    try:
-        for path in sorted(paths, key=lambda item: item.count("/"), reverse=True):
-            try:
-                with walker.parent(path) as parent:
-                    if parent is not None:
-                        os.rmdir(path.rsplit("/", 1)[-1], dir_fd=parent)
-            except (_NotOurs, OSError):
-                continue  # not empty (a file of the user's stays), a link, or gone
-    finally:
-        walker.close()
 
 
 def manifest_recorder(folder: Path) -> jsonio.BeforeReplace | None:
