@@ -33,6 +33,7 @@ from typing import Any
 
 from agentrig.errors import UsageError
 from agentrig.runtime.history import jsonio
+from agentrig.runtime.history.folder_lock import FolderLock, lock_folder
 from agentrig.runtime.history.output_manifest import (
     MANIFEST_NAME,
     FileRecord,
@@ -207,17 +208,21 @@ class OwnedFolder:
         """What a full disk leaves, said in the error of a manifest append."""
         self._earlier: Manifest | None = None
         """The manifest as `claim` found it."""
+        self._lock: FolderLock | None = None
+        """Held from `claim` to `finish` (None for a recorder only: `manifest_recorder`)."""
 
     @classmethod
     def claim(cls, folder: Path, *, label: str, layout: Layout, kept: str = "nothing else was written") -> OwnedFolder:
-        """Verify the folder (module docstring), then start its manifest: the earlier files still there, a reset."""
-        verified = _verify(folder, label, layout)
+        """Lock the folder (`folder_lock`: one command at a time, before anything is read), verify it (module
+        docstring), then start its manifest: the earlier files still there, a reset."""
+        lock = lock_folder(folder, label=label)
         try:
-            folder.mkdir(parents=True, exist_ok=True)
+            verified = _verify(folder, label, layout)
             if not os.access(folder, os.W_OK | os.X_OK):
-                raise PermissionError(13, "Permission denied")
-        except OSError as error:
-            raise UsageError(f"{label}: cannot write there ({error.strerror or error})") from None
+                raise UsageError(f"{label}: cannot write there (Permission denied)")
+        except BaseException:
+            lock.release()
+            raise
         lines = [
             header_line(layout.kind),
             *(file_line(record) for _, record in sorted(verified.present.items())),
@@ -226,7 +231,12 @@ class OwnedFolder:
         ]
         owned = cls(folder, label=label, layout=layout, kept=kept)
         owned._earlier = verified.manifest
-        owned._rewrite(lines)
+        owned._lock = lock
+        try:
+            owned._rewrite(lines)
+        except BaseException:
+            lock.release()
+            raise
         return owned
 
     def _rewrite(self, lines: Sequence[Mapping[str, Any]]) -> None:
@@ -307,7 +317,15 @@ class OwnedFolder:
             *(file_line(record) for _, record in sorted(current.items())),
             *(dir_line(path) for path in sorted(current_folders)),
         ]
-        self._rewrite(lines)
+        try:
+            self._rewrite(lines)
+        finally:
+            self.release()
+
+    def release(self) -> None:
+        """Let the next command have the folder (`finish` does; a command that stops early may, else its exit does)."""
+        if self._lock is not None:
+            self._lock.release()
 
 
 def manifest_recorder(folder: Path) -> jsonio.BeforeReplace | None:
