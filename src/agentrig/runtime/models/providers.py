@@ -10,6 +10,10 @@
 - The failure that survives the retries is raised as a `ProviderRequestError` whose one-line message
   names the provider and the HTTP status (`openai: HTTP 401 Unauthorized: invalid api key`) and never
   a key; a context-window failure is also a `ContextOverflowError`.
+- The key is registered as a secret (`redaction.register_secret`) wherever it came from: `api_key`, and the user
+  information of the base URL (`http://user:KEY@host/v1`, from `base_url` or the SDK's `*_BASE_URL` variable), which
+  pydantic-ai writes into every response's `provider_url` and a provider may echo in an error body; the provider's
+  key variable is redacted by its name already.
 - `run_many` runs network-bound coroutines concurrently in one event loop, `concurrency` at a time.
 """
 
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import urllib.parse
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, TypeVar
 
@@ -40,6 +45,7 @@ __all__ = [
     "RetryingModel",
     "build_model",
     "close_model",
+    "register_url_credentials",
     "resolve_model_name",
     "run_many",
 ]
@@ -87,6 +93,8 @@ def build_model(
     """
     name = resolve_model_name(model)
     register_secret(api_key)
+    for url in (base_url, *(os.environ.get(variable) for variable in _BASE_URL_ENV_VARS.values())):
+        register_url_credentials(url)
     kind, _, model_name = name.partition(":")
     if name != "test" and (not model_name or not kind):
         raise UsageError(f"model {name!r}: expected provider:name, e.g. openai:gpt-4o or anthropic:claude-sonnet-4-5")
@@ -137,6 +145,21 @@ def _model_at_base_url(kind: str, model_name: str, *, base_url: str, api_key: st
         f"--base-url works with openai:, openai-chat:, openai-responses: and anthropic: models, not {kind}: "
         "(an OpenAI-compatible server takes openai:NAME)"
     )
+
+
+def register_url_credentials(url: str | None) -> None:
+    """Treat the user name and password of `url` as secrets, as written (percent-encoded) and decoded: a gateway's
+    token may be either (`http://TOKEN@host`, `http://user:TOKEN@host`)."""
+    if not url or "@" not in url:
+        return
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:  # not a URL: the SDK refuses it, with a message redaction sees through the rest
+        return
+    userinfo = parts.netloc.rpartition("@")[0]
+    for written in userinfo.split(":", 1):
+        register_secret(written)
+        register_secret(urllib.parse.unquote(written))
 
 
 def _api_key(family: str, base_url: str | None, api_key: str | None) -> str:
