@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from agentrig.errors import ScenarioError
+from agentrig.scenarios._yaml_source import MAX_NESTING
 from agentrig.scenarios.loader import load_scenario_file
 from tests.scenarios.conftest import WriteFile
 
@@ -142,3 +143,45 @@ def test_an_integer_key_past_64_bits_is_rejected_too(write: WriteFile) -> None:
         load_scenario_file(path)
     assert caught.value.line == 5
     assert "is out of the 64-bit range" in caught.value.reason
+
+
+def _nested_args(levels: int, *, flow: str = "list") -> str:
+    """A scenario nested `levels` deep in all (lists and mappings; its tool call's args are the 8th level)."""
+    more = levels - 8
+    inner = "[" * more + "]" * more if flow == "list" else "{a: " * more + "1" + "}" * more
+    return BOMB.split("            args:")[0] + f"            args: {{a: {inner}}}\n"
+
+
+@pytest.mark.parametrize("flow", ["list", "mapping"])
+@pytest.mark.parametrize("levels", [MAX_NESTING + 1, 990, 10_000])
+def test_a_value_nested_past_the_limit_is_rejected_at_its_line(write: WriteFile, levels: int, flow: str) -> None:
+    # Past 1,000 levels libyaml stops itself; below that, agentrig's constructor and pydantic would recurse past
+    # Python's limit (a RecursionError traceback at 990).
+    path = write("deep.yaml", _nested_args(levels, flow=flow))
+
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario_file(path)
+
+    error = caught.value
+    assert error.path == path
+    assert error.line == 8
+    assert "nest" in error.reason  # "nested more than 200 levels deep"; libyaml's "maximum nesting depth" past 1,000
+    assert "\n" not in error.message
+
+
+def test_a_value_nested_to_the_limit_loads(write: WriteFile) -> None:
+    path = write("deep.yaml", _nested_args(MAX_NESTING))
+    assert load_scenario_file(path)[0].scenario.name == "bomb"
+
+
+def test_aliases_nesting_past_the_limit_are_rejected(write: WriteFile) -> None:
+    # Each anchor is shallow; each alias puts the one before inside 50 more levels: written 55 deep, built 505.
+    lines = ["a0: &a0 x"]
+    for number in range(1, 11):
+        lines.append(f"a{number}: &a{number} " + "[" * 50 + f"*a{number - 1}" + "]" * 50)
+    path = write("deep.yaml", BOMB.split("            args:")[0] + "            args: {" + ", ".join(lines) + "}\n")
+
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario_file(path)
+
+    assert "nested" in caught.value.reason

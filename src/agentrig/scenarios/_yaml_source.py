@@ -51,10 +51,13 @@ def parse_yaml(text: str, path: Path) -> ParsedYaml:
         _reject_duplicate_keys(root, path)
         if "*" in text:  # without a `*` the document has no alias: nothing can expand or refer to itself
             _reject_alias_expansion(root, path, written=len(text))
+        _reject_deep_nesting(root, path)  # after the expansion check: it walks the aliases expanded
         data = construct_plain(loader, root)
         _reject_huge_integers(loader, root, data, path)
     except yaml.MarkedYAMLError as error:
         raise _syntax_error(error, path) from None
+    except RecursionError:  # PyYAML's pure-Python parser (no libyaml) recurses once per level as it composes
+        raise ScenarioError(f"invalid YAML: nested more than {MAX_NESTING} levels deep", path=path) from None
     except yaml.YAMLError as error:
         raise ScenarioError(f"invalid YAML: {error}", path=path) from None
     finally:
@@ -161,6 +164,12 @@ def _scalars(root: Node) -> Iterator[tuple[ScalarNode, tuple[PathElement, ...]]]
             pending.extend((item, (*field_path, index)) for index, item in enumerate(node.value))
 
 
+MAX_NESTING = 200
+"""Levels of lists and mappings a document may nest, its aliases expanded (the document itself the first). Real
+scenarios nest a few dozen at most (a tool's JSON Schema); every value of one ends up inside a history, which JSON
+files hold to 254 levels (`jsonio.MAX_NESTING`); and the constructor and pydantic recurse once per level, so ~990
+was a RecursionError traceback (libyaml itself stops at 1,000)."""
+
 MAX_EXPANDED_VALUES = 1_000_000
 """Values a document may hold once its aliases are expanded (validation, JSON export and the run all expand them).
 A few aliased lists nested in each other (an "alias bomb") reach billions while the file stays tiny."""
@@ -211,6 +220,21 @@ def _reject_alias_expansion(root: Node, path: Path, *, written: int) -> None:
         in_progress.add(key)
         stack.append((node, True))
         stack.extend((child, False) for child in _children(node) if id(child) not in sizes)
+
+
+def _reject_deep_nesting(root: Node, path: Path) -> None:
+    """The first list or mapping (in document order) more than `MAX_NESTING` levels deep, aliases expanded, is a
+    located error. Walked top-down without recursion; aliases are already bounded (`_reject_alias_expansion`)."""
+    stack: list[tuple[Node, int]] = [(root, 1)]
+    while stack:
+        node, level = stack.pop()
+        if isinstance(node, ScalarNode):
+            continue
+        if level > MAX_NESTING:
+            line, column = node_position(node)
+            message = f"nested more than {MAX_NESTING} levels deep (lists and mappings); no scenario needs that"
+            raise ScenarioError(message, path=path, line=line, column=column)
+        stack.extend((child, level + 1) for child in reversed(_children(node)))
 
 
 def _expansion_error(node: Node, path: Path, size: str) -> ScenarioError:
