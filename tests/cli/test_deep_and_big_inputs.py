@@ -84,3 +84,23 @@ def test_a_json_file_over_its_limit_is_refused_from_its_size(
     args = ["-o", str(tmp_path / "s.yaml")] if command == "scaffold" else []
     code, _, err = run_main(capsys, command, str(path), *args)
     _one_line_error(code, err, path, "over the 256 MiB limit")
+
+
+@pytest.mark.parametrize("shape", ["deep", "huge"])
+def test_a_prices_file_nested_deep_or_over_its_limit_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], shape: str
+) -> None:
+    from agentrig.errors import InputError
+    from agentrig.runtime.models.pricing import read_price_table
+
+    path = tmp_path / "prices.yaml"
+    if shape == "deep":
+        path.write_text("openai:gpt-4o: " + "[" * 900 + "]" * 900 + "\n")  # PyYAML's Python parser: RecursionError
+    else:
+        path.write_text("openai:gpt-4o: {input: 1, output: 2}\n")
+        os.truncate(path, SCENARIO_FILE_LIMIT + 1)
+    with pytest.raises(InputError) as caught:
+        read_price_table(path)
+    assert str(path) in caught.value.message
+    assert "\n" not in caught.value.message
+    assert ("nested" if shape == "deep" else "over the 16 MiB limit") in caught.value.message

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from agentrig.errors import InputError, UsageError
+from agentrig.input_files import SCENARIO_FILE_LIMIT, read_input_text, reason_of
 from agentrig.runtime.history.run_records import Cost
 from agentrig.runtime.history.usage import Usage
 
@@ -85,12 +86,13 @@ def read_price_table(path: Path) -> PriceTable:
     import yaml
 
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_input_text(path, limit=SCENARIO_FILE_LIMIT, what="a --prices file")
     except (OSError, UnicodeDecodeError) as error:
-        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
-        raise InputError(f"--prices {path}: cannot read it ({reason})") from None
+        raise InputError(f"--prices {path}: cannot read it ({reason_of(error)})") from None
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except RecursionError:  # PyYAML's Python parser recurses once per level; a price table nests two
+        raise InputError(f"{path}: not valid YAML (nested too deeply for a --prices file)") from None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
