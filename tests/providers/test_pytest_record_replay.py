@@ -15,6 +15,7 @@ from agentrig.cli import app
 from agentrig.runtime.history import jsonio
 from tests.providers.conftest import ServerFactory
 from tests.providers.loopback import ToolCallReply, text, tool_calls
+from tests.same_conversation import compared_messages
 
 pytestmark = pytest.mark.providers
 pytest_plugins = ["pytester"]
@@ -61,8 +62,8 @@ def test_rewrite_records_and_none_replays_offline_as_agentrig_run_does(
     assert len(server.requests) == 2  # the replay sent nothing
     assert (pytester.path / "rec" / "weather.json").is_file()
     history = "scenarios/weather/history.json"
-    assert jsonio.read_json_file(pytester.path / "out-replay" / history) == jsonio.read_json_file(
-        pytester.path / "out-rec" / history
+    assert compared_messages(jsonio.read_json_file(pytester.path / "out-replay" / history)) == compared_messages(
+        jsonio.read_json_file(pytester.path / "out-rec" / history)
     )
     # The recording is the one `agentrig run --replay` reads.
     monkeypatch.chdir(pytester.path)

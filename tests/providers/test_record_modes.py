@@ -13,6 +13,7 @@ from agentrig.cli import main
 from agentrig.runtime.history import jsonio
 from tests.providers.conftest import ServerFactory
 from tests.providers.loopback import error, text
+from tests.same_conversation import compared_messages
 
 pytestmark = pytest.mark.providers
 
@@ -204,7 +205,7 @@ def test_check_convert_and_diff_read_recordings(
             assert code == 0, captured
             history = jsonio.loads(captured.out)
             recorded_run = jsonio.read_json_file(tmp_path / "out-one" / "scenarios" / "greet" / "history.json")
-            assert history["messages"] == recorded_run["messages"]
+            assert compared_messages(history) == compared_messages(recorded_run)
         if argv[0] == "diff":
             assert code == 1, captured
             assert "hello two" in captured.out

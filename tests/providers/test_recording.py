@@ -17,6 +17,7 @@ from agentrig.runtime.engine.pydantic_ai_engine.agent_loading import AgentCache,
 from agentrig.runtime.engine.pydantic_ai_engine.plain import PydanticAIEngine
 from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import Message
+from agentrig.runtime.history.per_run import message_json_without_per_run_values
 from agentrig.runtime.history.run_records import TurnRecord
 from agentrig.runtime.history.sessions import new_session
 from agentrig.runtime.history.wire import message_to_json
@@ -77,12 +78,10 @@ def _run_turns(
 
 
 def _comparable(messages: Sequence[Message]) -> list[dict[str, Any]]:
-    """Canonical JSON without run ids (they differ per run by design)."""
+    """Canonical JSON without run and conversation ids (they differ per run by design)."""
     result: list[dict[str, Any]] = []
     for message in messages:
-        data = message_to_json(message)
-        data.pop("run_id", None)
-        result.append(data)
+        result.append(message_json_without_per_run_values(message_to_json(message)))
     return result
 
 

@@ -11,6 +11,7 @@ from agentrig.cli import app, main
 from agentrig.runtime.history import jsonio
 from tests.providers.conftest import ServerFactory
 from tests.providers.loopback import LoopbackServer, ToolCallReply, text, tool_calls
+from tests.same_conversation import compared_messages
 
 pytestmark = pytest.mark.providers
 
@@ -65,7 +66,7 @@ def test_record_then_replay_gives_the_same_history_offline(loopback: ServerFacto
     assert len(server.requests) == 2  # nothing new reached the provider
     recorded = jsonio.read_json_file(tmp_path / "rec" / "scenarios" / "weather" / "history.json")
     replayed = jsonio.read_json_file(tmp_path / "replay" / "scenarios" / "weather" / "history.json")
-    assert replayed == recorded
+    assert compared_messages(replayed) == compared_messages(recorded)
 
 
 def test_replay_fails_with_a_diff_when_the_agent_now_asks_something_else(

@@ -12,6 +12,7 @@ from agentrig.runtime.history import jsonio
 from tests.cli.cli_helpers import run_main
 from tests.providers.conftest import ServerFactory
 from tests.providers.loopback import LoopbackServer, ToolCallReply, text, tool_calls
+from tests.same_conversation import compared_messages
 from tests.scaffold import shop
 
 pytestmark = pytest.mark.providers
@@ -69,7 +70,7 @@ def test_a_recorded_conversation_becomes_a_regression_scenario(
     assert len(server.requests) == requests_made
     live_history = jsonio.read_json_file(tmp_path / "live-out" / "scenarios" / "shop-live" / "history.json")
     replayed = jsonio.read_json_file(tmp_path / "out-1" / "scenarios" / "usd-conversion" / "history.json")
-    assert replayed == live_history
+    assert compared_messages(replayed) == compared_messages(live_history)
 
     # 4. The team writes down what is right (the tool must return 10.8): the scenario fails until the fix.
     golden = suite / "golden" / "usd-conversion.json"
@@ -99,4 +100,4 @@ def test_a_prompt_session_becomes_a_scenario_that_replays_it(
     code, out, err = run_main(capsys, "run", str(scenario), "--out", str(tmp_path / "out"))
     assert code == 0, out + err
     replayed = jsonio.read_json_file(tmp_path / "out" / "scenarios" / "chat" / "history.json")
-    assert replayed["messages"] == jsonio.read_json_file(session)["messages"]
+    assert compared_messages(replayed) == compared_messages(jsonio.read_json_file(session))

@@ -25,7 +25,8 @@ from pydantic_ai import Agent
 from pydantic_ai import messages as _messages
 from pydantic_ai.messages import ModelMessage, ModelResponse
 
-from agentrig.runtime.history.canonical import Message, Part, RetryPromptPart, ToolCallPart, ToolReturnPart
+from agentrig.runtime.history.canonical import Message
+from agentrig.runtime.history.tool_kinds import with_output_tool_kind
 from agentrig.runtime.history.usage import Usage
 
 __all__ = [
@@ -288,31 +289,8 @@ def with_release_marks(history: Sequence[Message], *, output_tools: Collection[s
     """
     result = list(history)
     if output_tools and not STAMPS_OUTPUT_TOOL_KIND:
-        result = _with_output_tool_kind(result, frozenset(output_tools))
+        result = with_output_tool_kind(result, output_tools)
     return result
-
-
-def _with_output_tool_kind(history: list[Message], output_tools: frozenset[str]) -> list[Message]:
-    calls = {
-        part.tool_call_id
-        for message in history
-        for part in message.parts
-        if isinstance(part, ToolCallPart) and part.tool_kind is None and part.tool_name in output_tools
-    }
-    if not calls:
-        return history
-
-    def stamped(part: Part) -> Part:
-        if isinstance(part, ToolCallPart | ToolReturnPart | RetryPromptPart) and part.tool_call_id in calls:
-            return replace(part, tool_kind="output") if part.tool_kind is None else part
-        return part
-
-    return [
-        message.with_parts(stamped(part) for part in message.parts)
-        if any(getattr(part, "tool_call_id", None) in calls for part in message.parts)
-        else message
-        for message in history
-    ]
 
 
 def capability_part(stored: dict[str, Any]) -> Any:

@@ -30,6 +30,7 @@ from agentrig.runtime.history.cleanup import (
 )
 from agentrig.runtime.history.invariants import check_invariants
 from agentrig.runtime.history.per_run import without_per_run_values
+from agentrig.runtime.history.tool_kinds import OUTPUT_TOOL_KIND, with_output_tool_kind
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.history.violations import INVARIANT_NAMES
 from agentrig.runtime.scaffold.source import Source
@@ -62,6 +63,14 @@ def golden_history(messages: Sequence[Message], tool_results: ToolResults) -> li
     for message in messages:
         parts = tuple(normalized_part(part, tool_results) for part in message.parts)
         result.append(replace(message, parts=parts))
+    # The output-tool mark a replay's history carries on every release (2.78 writes it; agentrig on earlier ones).
+    output_tools = {
+        call.tool_name
+        for message in messages
+        for call in message.tool_calls
+        if call.tool_kind == OUTPUT_TOOL_KIND or is_output_tool_call(call)
+    }
+    result = with_output_tool_kind(result, output_tools)
     # As a golden file holds it: without the ids drawn per run (history/per_run.py).
     return without_per_run_values(merge_consecutive_requests(sanitize_history_for_resume(result)))
 

@@ -152,9 +152,10 @@ class StopSignals:
         self._outer = None
 
     def protect(self) -> None:
-        """From now on a signal is raised only inside `waiting()` (the run has started writing into `--out`); a
-        signal that came before is raised now (`raise_if_received`)."""
-        self.raise_if_received()
+        """From now on a signal is raised only inside `waiting()` (the run has started writing into `--out`). A
+        signal that came before is not raised here: the pytest plugin protects its report writing after pytest's
+        own interrupt, which must still write the reports; a caller that must not start once a signal came checks
+        `raise_if_received` first (`agentrig run` does, before it claims `--out`)."""
         self._raise_anywhere = False
 
     def raise_if_received(self) -> None:
