@@ -1,10 +1,13 @@
 """The files a scenario names, checked when it is loaded: they must exist (a golden file only warns: `agentrig run
 --update-golden` writes it), and an attachment's file must be a regular file of at most `MAX_ATTACHMENT_BYTES`
-inside the scenario file's folder (symbolic links followed), unless the attachment says `outside: true`.
+inside the scenario file's folder (symbolic links followed), unless the attachment says `outside: true`; a path
+outside is refused as outside before anything there is looked at. When a turn sends the file, `read_attachment` makes
+the same checks again and reads the file through the descriptor they were made on (docs/security.md, Attachments).
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Iterator
@@ -18,7 +21,14 @@ from agentrig.scenarios._yaml_source import PathElement, find_node, format_field
 from agentrig.scenarios.content_model import MAX_ATTACHMENT_BYTES, Attachment
 from agentrig.scenarios.model import Scenario
 
-__all__ = ["ScenarioWarning", "attachment_problem", "check_referenced_files", "scenario_attachments"]
+__all__ = [
+    "AttachmentProblem",
+    "ScenarioWarning",
+    "attachment_problem",
+    "check_referenced_files",
+    "read_attachment",
+    "scenario_attachments",
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -120,27 +130,92 @@ def _expected(where: tuple[PathElement, ...], expect: object) -> Iterator[tuple[
         yield (*where, "expect_input", "attachments", index), attachment
 
 
+class AttachmentProblem(Exception):
+    """Why an attachment's file cannot be sent: the text names the file (the caller adds the line and field)."""
+
+
 def attachment_problem(attachment: Attachment, base_dir: Path) -> str | None:
     """Why the attachment's file cannot be sent (None when it can, or when it names no file)."""
     if attachment.file is None:
         return None
-    target = base_dir / attachment.file
     try:
-        resolved = target.resolve(strict=True)
+        _checked_path(attachment, base_dir)
+    except AttachmentProblem as problem:
+        return str(problem)
+    return None
+
+
+def read_attachment(attachment: Attachment, base_dir: Path) -> bytes:
+    """The bytes of the attachment's file, checked as `attachment_problem` checks it and read through the one
+    descriptor the checks were made on: a file replaced by a link out of the folder after its check (at load time or
+    a moment ago) is refused, not read through the link (`AttachmentProblem`), and no more than
+    `MAX_ATTACHMENT_BYTES` is read whatever the file grew to."""
+    target, resolved = _checked_path(attachment, base_dir)
+    # The resolved path has no link in it; O_NOFOLLOW refuses its last part if it became one since, and O_NONBLOCK
+    # keeps a FIFO swapped in from blocking the open.
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        descriptor = os.open(resolved, flags)
+    except OSError as error:
+        raise AttachmentProblem(f"cannot read {target}: {_changed_or(error)}") from None
+    with os.fdopen(descriptor, "rb") as handle:
+        opened = _opened_path(descriptor)
+        if opened is not None and not attachment.outside and not _inside(opened, base_dir):
+            # A folder on the way was replaced by a link since the path was resolved (Linux names what was opened).
+            raise AttachmentProblem(_outside_message(target, base_dir))
+        _check_kind_and_size(target, os.fstat(descriptor))
+        data = handle.read(MAX_ATTACHMENT_BYTES + 1)
+    if len(data) > MAX_ATTACHMENT_BYTES:
+        raise AttachmentProblem(f"{target} is more than an attachment may be ({MAX_ATTACHMENT_BYTES} bytes)")
+    return data
+
+
+def _checked_path(attachment: Attachment, base_dir: Path) -> tuple[Path, Path]:
+    """The file as named and as resolved (links followed), once every check passed; else `AttachmentProblem`."""
+    target = base_dir / (attachment.file or "")
+    # Inside the folder first, before anything at the path is looked at: a path outside is refused as outside
+    # whatever is there (a file, nothing, a device, a folder it may not read), so the message names the rule and a
+    # scenario cannot probe the machine by its errors. `resolve()` follows every link that exists.
+    resolved = target.resolve()
+    if not attachment.outside and not _inside(resolved, base_dir):
+        raise AttachmentProblem(_outside_message(target, base_dir))
+    try:
         info = resolved.stat()
     except OSError as error:
         reason = "no such file" if isinstance(error, FileNotFoundError) else (error.strerror or str(error))
-        return f"cannot read {target}: {reason}"
+        raise AttachmentProblem(f"cannot read {target}: {reason}") from None
+    _check_kind_and_size(target, info)
+    return target, resolved
+
+
+def _check_kind_and_size(target: Path, info: os.stat_result) -> None:
     if not stat.S_ISREG(info.st_mode):
-        return f"{target} is not a regular file"
+        raise AttachmentProblem(f"{target} is not a regular file")
     if info.st_size > MAX_ATTACHMENT_BYTES:
-        return f"{target} is {info.st_size} bytes, more than an attachment may be ({MAX_ATTACHMENT_BYTES})"
-    if not attachment.outside and not _inside(resolved, base_dir):
-        return (
-            f"{target} is outside the scenario's folder {base_dir.resolve()}; say `outside: true` to send a file"
-            " from elsewhere"
+        raise AttachmentProblem(
+            f"{target} is {info.st_size} bytes, more than an attachment may be ({MAX_ATTACHMENT_BYTES})"
         )
-    return None
+
+
+def _outside_message(target: Path, base_dir: Path) -> str:
+    return (
+        f"{target} is outside the scenario's folder {base_dir.resolve()}; say `outside: true` to send a file"
+        " from elsewhere"
+    )
+
+
+def _changed_or(error: OSError) -> str:
+    if error.errno == errno.ELOOP:
+        return "it became a symbolic link after it was checked"
+    return "no such file" if isinstance(error, FileNotFoundError) else (error.strerror or str(error))
+
+
+def _opened_path(descriptor: int) -> Path | None:
+    """The path the kernel opened for `descriptor` (Linux's /proc), None where the system does not say."""
+    try:
+        return Path(os.readlink(f"/proc/self/fd/{descriptor}"))
+    except OSError:
+        return None
 
 
 def _inside(resolved: Path, base_dir: Path) -> bool:

@@ -1,9 +1,10 @@
 """A scenario's attachments as canonical user content: what a turn's user sends, and what `expect_input.attachments`
 says the model must have received. Framework-free: both engines and both scripted models use it.
 
-A file is read when the turn runs, with the checks the loader made (`referenced_files.attachment_problem`: a
+A file is read when the turn runs, with the checks the loader made (`referenced_files.read_attachment`: a
 regular file, bounded, inside the scenario's folder unless `outside: true`) made again, since the file may have
-changed in between; a problem is a `ScenarioError` naming the file, line and field. A URL is never fetched.
+changed in between, on the descriptor it is then read from; a problem is a `ScenarioError` naming the file, line and
+field. A URL is never fetched.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from agentrig.runtime.history.run_records import Check
 from agentrig.runtime.history.user_content import describe_prompt
 from agentrig.scenarios.content_model import Attachment, UserMessage
 from agentrig.scenarios.loader import LoadedScenario
-from agentrig.scenarios.referenced_files import attachment_problem
+from agentrig.scenarios.referenced_files import AttachmentProblem, read_attachment
 
 __all__ = ["attachment_check", "attachment_content", "attachments_seen", "turn_prompt", "user_prompt"]
 
@@ -47,10 +48,10 @@ def attachment_content(attachment: Attachment, base_dir: Path, *, where: str = "
     if attachment.data is not None:
         data = base64.b64decode(attachment.data)
     else:
-        problem = attachment_problem(attachment, base_dir)
-        if problem is not None:
-            raise ScenarioError(problem, field=f"{where}.file" if where else "file")
-        data = (base_dir / (attachment.file or "")).read_bytes()
+        try:
+            data = read_attachment(attachment, base_dir)
+        except AttachmentProblem as problem:
+            raise ScenarioError(str(problem), field=f"{where}.file" if where else "file") from None
     return FileContent(
         data=data,
         media_type=attachment.resolved_media_type or DEFAULT_FILE_MEDIA_TYPE,
