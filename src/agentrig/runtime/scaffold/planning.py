@@ -77,7 +77,7 @@ def plan_turns(
             _steer_capability(walk, index, call_id, capability)
         if texts:
             _user_message(walk, index, texts[0], after_results=bool(results))
-    close_paused_end(walk, len(messages))
+    close_paused_end(walk, messages[-1] if messages else None)
     close_turn(walk, len(messages), last=True)
     if not walk.turns:
         raise walk.refuse(0, "the history holds no user message: nothing to replay")

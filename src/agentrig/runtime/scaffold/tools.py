@@ -61,7 +61,8 @@ def yaml_tools(
                 # the real schema rejected it: the tool never saw the call
                 rejections[call.tool_name].append(Rejection(call.args, errors))
                 continue
-            if not isinstance(call.args, dict) or (answer is None and rule is None):
+            unanswered = answer is None and rule is None and call.tool_call_id not in deferred
+            if not isinstance(call.args, dict) or unanswered:
                 continue  # never reaches the tool: pydantic-ai rejects the arguments before calling it
             ordinals[call.tool_name] += 1
             if rule is not None:

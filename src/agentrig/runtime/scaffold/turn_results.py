@@ -60,10 +60,24 @@ def _judged_text(walk: Walk, index: int, turn: ScriptTurn, retries: list[RetryPr
         turn.outputs[-1] = OutputEvent(kind="text", verdict="invalid", errors=tuple(content))
 
 
-def close_paused_end(walk: Walk, end: int) -> None:
-    """A conversation that ends with calls only the host answers (awaiting approval) ends paused, as it did."""
-    if walk.turns and walk.pending and all(_host_kind(walk, call) for call in walk.pending):
+def close_paused_end(walk: Walk, last: Message | None) -> None:
+    """A conversation that ends with calls only the host answers (awaiting approval) ends paused, as it did; so
+    does one whose last request is the record of a pause for deferred calls (`deferred_pause`, which agentrig's
+    histories and pydantic-ai 2.78's dumps write): without the agent, a YAML tool defers the calls left open."""
+    if not walk.turns or not walk.pending:
+        return
+    if all(_host_kind(walk, call) for call in walk.pending):
         walk.turns[-1].paused = True
+    elif last is not None and last.kind == "request" and _pause_mark(last):
+        walk.turns[-1].paused = True
+        if not walk.own_agent:
+            walk.turns[-1].deferred_calls.update(call.tool_call_id for call in walk.pending)
+        walk.pending = []
+
+
+def _pause_mark(message: Message) -> bool:
+    namespace = (message.metadata or {}).get("__pydantic_ai__")
+    return isinstance(namespace, dict) and namespace.get("deferred_pause") is True
 
 
 def _host_kind(walk: Walk, call: ToolCallPart) -> bool:
