@@ -8,6 +8,9 @@ dump keeps only pydantic-ai's messages, and the golden history gets what the loo
   tool's rule `fail` (with `raises`, the class a real tool raised); the turn expects `error: tool_failed`;
 - a request in state `interrupted`, then `[INTERRUPTED]` (a dump: the request, then the next user message): the
   unfinished calls' rules `abort`; the turn expects `interrupted: true`;
+- a request in state `interrupted` that closes the last response's calls and ends the conversation, with no
+  `[INTERRUPTED]` (agentrig's histories only): a usage limit stopped the run before the calls ran;
+  `settings.tool_calls_limit` at the calls the turn ran; the turn expects `error: usage_limit`;
 - `[INTERRUPTED] partial text` after a request: a step `{text: partial, abort: true}`; `interrupted: true`;
 - tool results and nothing after them (a `failed` one without agentrig's failure text is a result the model was to
   read), or a user's message with no answer: a step `error: server_error`; the turn expects `error: server_error`
@@ -76,6 +79,8 @@ def close_turn(walk: Walk, index: int, *, last: bool = False) -> None:
     turn = walk.turns[-1]
     if turn.ending is not None:
         return
+    if last and walk.interrupted_at is not None and _limit_stopped(walk, turn):
+        return
     if walk.interrupted_at is not None:  # a dump: the cancelled request, then the next user message
         walk.edits.interrupted.add(walk.interrupted_at)
         _abort_open_calls(walk, turn)
@@ -106,6 +111,31 @@ def close_turn(walk: Walk, index: int, *, last: bool = False) -> None:
         turn.rules[call.tool_call_id] = rule
     _after_failure(turn, call, answers)
     turn.ending = {"error": {"kind": "tool_failed"}}
+
+
+def _limit_stopped(walk: Walk, turn: ScriptTurn) -> bool:
+    """Agentrig's history ends on a request in state `interrupted` that closed the last response's calls and no
+    `[INTERRUPTED]` after it: a usage limit stopped the run before those calls ran (a cancellation writes the
+    marker; a dump closes nothing). Scripted as `settings.tool_calls_limit` at the calls the turn ran, when no
+    other turn ran more (then the same limit would have stopped it too)."""
+    closed = [call for call, answer in turn.answers if _outcome(answer) == "interrupted"]
+    if walk.pending or not closed or turn.last_response is None:
+        return False
+    if {call.tool_call_id for call in closed} != {call.tool_call_id for call in turn.last_response.tool_calls}:
+        return False
+    ran = _calls_ran(turn)
+    if any(_calls_ran(other) > ran for other in walk.turns if other is not turn):
+        return False
+    turn.tool_calls_limit = ran
+    turn.ending = {"error": {"kind": "usage_limit"}}
+    walk.interrupted_at = None
+    return True
+
+
+def _calls_ran(turn: ScriptTurn) -> int:
+    return sum(
+        1 for call, answer in turn.answers if _outcome(answer) != "interrupted" and not is_output_tool_call(call)
+    )
 
 
 def _outcome(answer: object) -> str:

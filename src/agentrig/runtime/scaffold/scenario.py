@@ -241,6 +241,9 @@ def _settings(turns: list[ScriptTurn]) -> dict[str, int]:
     requests = max(len(turn.steps) for turn in turns)
     if requests > _DEFAULT_MAX_ITERATIONS:
         settings["max_iterations"] = requests
+    limits = [turn.tool_calls_limit for turn in turns if turn.tool_calls_limit is not None]
+    if limits:
+        settings["tool_calls_limit"] = min(limits)
     return settings
 
 

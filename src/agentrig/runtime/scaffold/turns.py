@@ -125,6 +125,8 @@ class ScriptTurn:
     """The most model requests that retried one tool in the turn's run (pydantic-ai's per-tool retry count)."""
     output_retries: int = 0
     """Output retries in the turn (the output validator or an output tool's arguments rejected)."""
+    tool_calls_limit: int | None = None
+    """The `settings.tool_calls_limit` that stopped the turn (the calls it ran), when a limit stopped it."""
     ending: dict[str, Any] | None = None
     """How the turn ended when it went wrong: its expectation (`{error: {kind: ...}}`, `{interrupted: true}`)."""
     rules: dict[str, dict[str, Any]] = field(default_factory=dict[str, dict[str, Any]])
