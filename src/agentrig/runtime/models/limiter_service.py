@@ -4,8 +4,11 @@
     limiter = RemoteLimiter(service.address)       # in a worker: the `Limiter` its retrying model awaits
     service.close()
 
-The messages are small tuples over `multiprocessing.connection` (a Unix socket on Linux and macOS, a named pipe on
-Windows), authenticated with a random key that only the run and its workers know:
+The messages are small tuples over `multiprocessing.connection` Connections, on a Unix socket in a folder only the
+run's user may enter, the socket itself owner-only (Linux and macOS; a loopback port on Windows), authenticated
+with a random key that only the run and its workers know. The handshake of each connection runs in a thread of its
+own with a deadline (`HANDSHAKE_TIMEOUT_S`), never in the accept loop: a local client that connects and says nothing,
+or answers with the wrong key, is dropped and holds up no worker (issue 44).
 
     worker -> run   ("acquire", id, key)  ("cancel", id)  ("release", id, tokens, pause_s)  ("retry", id)
     run -> worker   ("granted", id)  ("retry", id, allowed)
@@ -18,17 +21,27 @@ milliseconds.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
+import os
 import secrets
+import shutil
+import socket
+import struct
+import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
-from multiprocessing.connection import Client, Connection, Listener
-from typing import Any
+from multiprocessing.connection import Client, Connection, answer_challenge, deliver_challenge
+from typing import Any, cast
 
 from agentrig.errors import InfrastructureError
 from agentrig.runtime.models.limiter import LimiterCore, Slot
 
-__all__ = ["LimiterAddress", "LimiterService", "RemoteLimiter"]
+__all__ = ["HANDSHAKE_TIMEOUT_S", "LimiterAddress", "LimiterService", "RemoteLimiter"]
+
+HANDSHAKE_TIMEOUT_S = 5.0
+"""Seconds a new connection has to prove it knows the key (a worker needs milliseconds); then it is dropped."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,34 +49,48 @@ class LimiterAddress:
     """Where a run's limiter listens, and the key it admits workers with (never printed)."""
 
     address: Any
-    """A socket path (a named pipe on Windows)."""
+    """A socket path (a `(host, port)` on loopback on Windows)."""
     authkey: bytes = field(repr=False)
 
 
 class LimiterService:
     """Serves `core` to other processes until `close` (a daemon thread per connection)."""
 
-    def __init__(self, core: LimiterCore) -> None:
+    def __init__(self, core: LimiterCore, *, handshake_timeout_s: float = HANDSHAKE_TIMEOUT_S) -> None:
         self.core = core
-        authkey = secrets.token_bytes(32)
-        self._listener = Listener(authkey=authkey)
-        self.address = LimiterAddress(self._listener.address, authkey)
+        self._handshake_timeout_s = handshake_timeout_s
+        self._server, address, self._folder = _listen()
+        self.address = LimiterAddress(address, secrets.token_bytes(32))
         self._closed = False
         threading.Thread(target=self._accept, name="agentrig-limiter-accept", daemon=True).start()
 
     def close(self) -> None:
-        """Stop accepting workers and stop the core's timer."""
+        """Stop accepting workers, remove the socket's folder and stop the core's timer."""
         self._closed = True
-        self._listener.close()
+        with contextlib.suppress(OSError):  # wakes the accept loop: closing a listening socket alone does not, on Linux
+            self._server.shutdown(socket.SHUT_RDWR)
+        self._server.close()
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
         self.core.close()
 
     def _accept(self) -> None:
         while not self._closed:
             try:
-                connection = self._listener.accept()
-            except Exception:  # closed, or a client that failed the handshake
+                client, _ = self._server.accept()
+            except OSError:  # closed (the loop ends), or a connection reset before it was accepted
                 continue
-            threading.Thread(target=self._serve, args=(connection,), name="agentrig-limiter", daemon=True).start()
+            # The handshake waits on the client: in the accept loop, one that never answers would hold up every
+            # worker's connection behind it (multiprocessing's Listener.accept does exactly that).
+            threading.Thread(target=self._admit, args=(client,), name="agentrig-limiter-handshake", daemon=True).start()
+
+    def _admit(self, client: socket.socket) -> None:
+        try:
+            connection = _authenticate(client, self.address.authkey, self._handshake_timeout_s)
+        except Exception:  # silent past the deadline, the wrong key, a garbled challenge, gone: dropped
+            client.close()
+            return
+        self._serve(connection)
 
     def _serve(self, connection: Connection) -> None:
         tickets: dict[int, int] = {}
@@ -97,6 +124,72 @@ class LimiterService:
             for ticket in tickets.values():
                 self.core.cancel(ticket)
             connection.close()
+
+
+def _listen() -> tuple[socket.socket, Any, str | None]:
+    """(listening socket, its address, the private folder holding it or None)."""
+    if not hasattr(socket, "AF_UNIX"):  # Windows: loopback only, and the key is the guard
+        server = socket.create_server(("127.0.0.1", 0))
+        return server, server.getsockname()[:2], None
+    folder = tempfile.mkdtemp(prefix="agentrig-limiter-")  # 0700: no other local user enters it, or reaches the socket
+    path = os.path.join(folder, "limiter.sock")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        server.bind(path)
+        os.chmod(path, 0o600)  # owner-only as well: the folder guards the moment between bind and chmod
+        server.listen(64)
+    except OSError:
+        server.close()
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return server, path, folder
+
+
+def _authenticate(client: socket.socket, authkey: bytes, timeout_s: float) -> Connection:
+    """`client` as a Connection once it proved it knows `authkey` (and heard that the service does too), all within
+    `timeout_s`; raises otherwise. The handshake is multiprocessing's own, the one `Client` answers."""
+    handshake = _Handshake(client, time.monotonic() + timeout_s)
+    # deliver_challenge and answer_challenge call only send_bytes and recv_bytes, which _Handshake provides.
+    deliver_challenge(cast(Connection, handshake), authkey)
+    answer_challenge(cast(Connection, handshake), authkey)
+    client.settimeout(None)  # a Connection reads a blocking socket
+    return Connection(client.detach())
+
+
+class _Handshake:
+    """`send_bytes` and `recv_bytes` framed as a Connection frames them (a 4-byte big-endian length, then the bytes),
+    on a socket with one deadline for the whole exchange: a client that sends a byte at a time cannot stretch it,
+    as a per-read timeout would let it."""
+
+    def __init__(self, client: socket.socket, deadline: float) -> None:
+        self._client = client
+        self._deadline = deadline
+
+    def send_bytes(self, data: bytes) -> None:
+        self._arm()
+        self._client.sendall(struct.pack("!i", len(data)) + data)
+
+    def recv_bytes(self, maxlength: int | None = None) -> bytes:
+        (size,) = struct.unpack("!i", self._exactly(4))
+        if size < 0 or (maxlength is not None and size > maxlength):
+            raise OSError(f"a handshake message of {size} bytes")
+        return self._exactly(size)
+
+    def _exactly(self, count: int) -> bytes:
+        received = bytearray()
+        while len(received) < count:
+            self._arm()
+            chunk = self._client.recv(count - len(received))
+            if not chunk:
+                raise EOFError("the client left during the handshake")
+            received += chunk
+        return bytes(received)
+
+    def _arm(self) -> None:
+        remaining = self._deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError("the client did not authenticate in time")
+        self._client.settimeout(remaining)
 
 
 class RemoteLimiter:
