@@ -219,3 +219,13 @@ class ScenarioExpectations(TurnExpectations):
     ui_events: UiEventsGolden | None = None
     """Every UI turn's answer compared with a golden file (ids and timestamps masked), with the fields that differ
     between versions stated."""
+    max_latency_s: float | None = Field(default=None, gt=0)
+    """The scenario's measured wall time, in seconds, is at most this: from its start to its last turn's end (its
+    checks not counted), on whichever model ran it; a replay from a recording is measured too (and is fast)."""
+    max_cost_usd: float | None = Field(default=None, ge=0)
+    """What the scenario's model requests cost, in US dollars (its `cost.usd`, priced as the run prices them: live
+    and replayed requests alike), is at most this. A scripted run costs 0; a real model with no price fails the
+    check, saying so."""
+    max_requests: int | None = Field(default=None, ge=0)
+    """The scenario made at most this many model requests (its `usage.requests`, every turn's; a request retried
+    after a provider error counts once)."""

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from agentrig.errors import AgentrigError, MissingExtraError, Unsupported
 from agentrig.runtime.checks.event_checks import check_events
 from agentrig.runtime.checks.expectations import check_scenario
+from agentrig.runtime.checks.limit_checks import limit_checks
 from agentrig.runtime.checks.outcome import scenario_status, unexpected_error
 from agentrig.runtime.engine.warning_capture import capturing, take_warnings
 from agentrig.runtime.history.canonical import Message
@@ -232,8 +233,8 @@ async def run_unwritten(
             # what it spent still counts
             failed = _with_cost(failure(scenario, error, started=started), meter)
             return Finished(replace(failed, attempts=log.snapshot()))
-        finished = _checked(loaded, execution, started=started, options=options)
-    result = replace(_with_cost(finished.result, meter), attempts=log.snapshot(), warnings=take_warnings(scenario))
+        finished = _checked(loaded, execution, started=started, options=options, meter=meter)
+    result = replace(finished.result, attempts=log.snapshot(), warnings=take_warnings(scenario))
     return replace(finished, result=result)
 
 
@@ -366,10 +367,17 @@ def unmet_requirements(loaded: LoadedScenario, error: MissingExtraError, *, star
     )
 
 
-def _checked(loaded: LoadedScenario, execution: ExecutionLike, *, started: float, options: RunOptions) -> Finished:
+def _checked(
+    loaded: LoadedScenario, execution: ExecutionLike, *, started: float, options: RunOptions, meter: Any
+) -> Finished:
+    # The limits are measured on the run itself: its wall time up to now (the checks below not counted), what its
+    # requests cost and how many it made.
+    ran_s = time.perf_counter() - started
     scenario = loaded.scenario
     history = _history_of(execution)
     turns = tuple(execution.turns)
+    usage = Usage.total(turn.usage for turn in turns)
+    cost = meter.cost() if meter is not None else SCRIPTED_COST
     checks = check_scenario(
         loaded,
         turns,
@@ -381,6 +389,8 @@ def _checked(loaded: LoadedScenario, execution: ExecutionLike, *, started: float
     )
     events = tuple(getattr(execution, "events", ()))
     checks = [*checks, *check_events(events, scenario.expect.events)]
+    limits = limit_checks(scenario.expect, duration_s=ran_s, usage=usage, cost=cost, scripted=execution.scripted)
+    checks.extend(limits)
     unexpected = unexpected_error(loaded, turns, scripted=execution.scripted)
     result = ScenarioResult(
         name=scenario.name,
@@ -390,9 +400,10 @@ def _checked(loaded: LoadedScenario, execution: ExecutionLike, *, started: float
         turns=turns,
         checks=tuple(checks),
         history=history,
-        usage=Usage.total(turn.usage for turn in turns),
+        usage=usage,
         error=unexpected,
         duration_s=time.perf_counter() - started,
+        cost=cost,
     )
     return Finished(result, execution, events)
 
