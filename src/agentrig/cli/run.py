@@ -219,8 +219,8 @@ def register(app: typer.Typer) -> None:
             typer.Option(
                 "--max-cost",
                 metavar="USD",
-                help="US dollars: no scenario starts once the run has spent this much (running ones finish; the "
-                "rest are skipped, with the reason).",
+                help="US dollars: no scenario starts and no request is sent once the run has spent this much (at "
+                "most one request's price over per request in flight; the rest are skipped, with the reason).",
             ),
         ] = None,
         repeat: Annotated[

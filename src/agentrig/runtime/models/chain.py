@@ -73,11 +73,14 @@ def for_scenario(
     return scenario_model(scenario, model, setup=setup, model_name=model_name, meter=meter)
 
 
-def scenario_meter(model_name: str | None, *, prices: Path | None = None) -> ScenarioMeter:
-    """A meter counting and pricing one scenario's requests (`metering`)."""
+def scenario_meter(
+    model_name: str | None, *, prices: Path | None = None, budget: Limiter | None = None
+) -> ScenarioMeter:
+    """A meter counting and pricing one scenario's requests (`metering`), admitting each through `budget`'s
+    `--max-cost` gate when given."""
     from agentrig.runtime.models.metering import ScenarioMeter
 
-    return ScenarioMeter(model_name, prices=prices)
+    return ScenarioMeter(model_name, prices=prices, budget=budget)
 
 
 def for_request(base: Model, *, input_prefix: InputPrefix | None = None) -> Model:

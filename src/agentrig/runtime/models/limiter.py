@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from agentrig.runtime.models.provider_options import ProviderOptions
+from agentrig.runtime.models.spend_gate import SpendGate
 
 __all__ = ["RATE_MARGIN", "Limiter", "LimiterCore", "LocalLimiter", "Slot"]
 
@@ -78,8 +79,16 @@ class _Provider:
 class LimiterCore:
     """The limiter's state for every provider of a run; thread-safe (see the module docstring)."""
 
-    def __init__(self, options: ProviderOptions, *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        options: ProviderOptions,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        max_cost_usd: float | None = None,
+    ) -> None:
         self.options = options
+        self.spend = SpendGate(max_cost_usd)
+        """The run's `--max-cost`, request by request (`spend_gate`)."""
         self._clock = clock
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
@@ -263,6 +272,14 @@ class Limiter(Protocol):
         """Spend one retry of the run's budget; False when it is spent."""
         ...
 
+    async def reserve_spend(self) -> bool:
+        """Admit one request under the run's `--max-cost` (`SpendGate.reserve`); False: do not send it."""
+        ...
+
+    def settle_spend(self, usd: float) -> None:
+        """An admitted request is over, and cost `usd` (`SpendGate.settle`)."""
+        ...
+
 
 class LocalLimiter:
     """A `LimiterCore` of this process, awaited from any event loop (scenario lanes each have their own)."""
@@ -290,6 +307,12 @@ class LocalLimiter:
 
     async def take_retry(self) -> bool:
         return self.core.take_retry()
+
+    async def reserve_spend(self) -> bool:
+        return self.core.spend.reserve()
+
+    def settle_spend(self, usd: float) -> None:
+        self.core.spend.settle(usd)
 
 
 def _resolve(future: asyncio.Future[int], ticket: int) -> None:

@@ -11,9 +11,11 @@ own with a deadline (`HANDSHAKE_TIMEOUT_S`), never in the accept loop: a local c
 or answers with the wrong key, is dropped and holds up no worker (issue 44).
 
     worker -> run   ("acquire", id, key)  ("cancel", id)  ("release", id, tokens, pause_s)  ("retry", id)
-    run -> worker   ("granted", id)  ("retry", id, allowed)
+                    ("reserve", id)  ("settle", id, usd)
+    run -> worker   ("granted", id)  ("retry", id, allowed)  ("reserved", id, allowed)
 
-A worker's connection that closes (the worker died) gives back every slot it held or waited for. A round trip costs
+A worker's connection that closes (the worker died) gives back every slot it held or waited for, and settles the
+requests it had reserved under `--max-cost` at nothing (what they cost is not known). A round trip costs
 a few hundred microseconds (bench/bench_providers_concurrency.py measures it), against a request's hundreds of
 milliseconds.
 """
@@ -94,6 +96,7 @@ class LimiterService:
 
     def _serve(self, connection: Connection) -> None:
         tickets: dict[int, int] = {}
+        reserved = 0  # requests admitted under --max-cost and not yet settled
         sending = threading.Lock()
 
         def send(message: tuple[Any, ...]) -> None:
@@ -118,11 +121,20 @@ class LimiterService:
                         self.core.release(ticket, tokens=message[2], pause_s=message[3])
                 elif operation == "retry":
                     send(("retry", request, self.core.take_retry()))
+                elif operation == "reserve":
+                    allowed = self.core.spend.reserve()
+                    reserved += allowed
+                    send(("reserved", request, allowed))
+                elif operation == "settle" and reserved > 0:
+                    reserved -= 1
+                    self.core.spend.settle(float(message[2]))
         except (EOFError, OSError):
             pass
         finally:
             for ticket in tickets.values():
                 self.core.cancel(ticket)
+            for _ in range(reserved):
+                self.core.spend.settle(0.0)
             connection.close()
 
 
@@ -224,6 +236,17 @@ class RemoteLimiter:
             return bool(await answer)
         finally:
             self._forget(request)
+
+    async def reserve_spend(self) -> bool:
+        request, answer = self._register()
+        self._send(("reserve", request))
+        try:
+            return bool(await answer)
+        finally:
+            self._forget(request)
+
+    def settle_spend(self, usd: float) -> None:
+        self._send(("settle", 0, usd))
 
     def _register(self) -> tuple[int, asyncio.Future[Any]]:
         loop = asyncio.get_running_loop()

@@ -44,6 +44,7 @@ TOTALS_KEYS = frozenset(
         "unpriced",
         "cost_note",
         "max_cost_usd",
+        "max_cost_overshoot_usd",
         "not_run_for_budget",
         "warnings",
         "scenarios_warned",
@@ -137,6 +138,14 @@ class RunTotals:
             self.add(entry)
         return self
 
+    @property
+    def overshoot_usd(self) -> float | None:
+        """How far the live spend went past `--max-cost` (0.0 within it; None without a budget): at most one
+        request's price per request in flight (`models.spend_gate`)."""
+        if self.max_cost_usd is None:
+            return None
+        return round(max(0.0, (self.spent_usd or 0.0) - self.max_cost_usd), 8)
+
     def to_json(self) -> dict[str, Any]:
         return {
             **self.counters,
@@ -149,6 +158,7 @@ class RunTotals:
             "unpriced": self.unpriced,
             "cost_note": "; ".join(self.notes) if self.notes else None,
             "max_cost_usd": self.max_cost_usd,
+            "max_cost_overshoot_usd": self.overshoot_usd,
             "not_run_for_budget": self.not_run_for_budget,
             "warnings": self.warnings,
             "scenarios_warned": self.scenarios_warned,
@@ -189,10 +199,13 @@ def describe_totals(totals: Mapping[str, Any]) -> str:
         )
     if totals.get("cost_note"):
         line += f"; {totals['cost_note']}"
-    if totals.get("not_run_for_budget"):
-        line += (
-            f"; --max-cost {format_usd(totals['max_cost_usd'])} spent: {totals['not_run_for_budget']} scenarios not run"
-        )
+    if totals.get("max_cost_usd") is not None:
+        spent = format_usd(totals.get("spent_usd") or 0.0)
+        line += f"; --max-cost budget {format_usd(totals['max_cost_usd'])}, {spent} spent"
+        if totals.get("max_cost_overshoot_usd"):
+            line += f", over by {format_usd(totals['max_cost_overshoot_usd'])}"
+        if totals.get("not_run_for_budget"):
+            line += f": {totals['not_run_for_budget']} scenarios not run"
     return line
 
 

@@ -5,6 +5,11 @@ only while what the run spent, plus what the scenarios already running are expec
 finished so far), stays under the budget; until one has finished, they start one at a time. Without that, a run of
 width 8 would start 8 scenarios before the first cent was counted.
 
+That is the scenario side. The request side is `models.spend_gate`: every live request, in every worker, is
+admitted by the run's one gate before it is sent, so a scenario that started while the budget lasted stops at its
+first request after the budget is spent (reported skipped, `scenario_run.BUDGET_CHECK`), and the run spends at most
+the budget plus one request's price per request in flight (docs/security.md).
+
 What counts is money actually sent to the provider in this run (`Cost.spent_usd`: a replayed request costs
 nothing), priced request by request (`models.pricing`). A budget needs a price: a model without one is refused
 before the run starts (`pricing.require_price`). The scenarios the budget stopped are reported as skipped, with
@@ -19,7 +24,10 @@ from typing import TypeVar
 from agentrig.runtime.history.run_records import ScenarioResult
 from agentrig.runtime.reports.totals import format_usd
 
-__all__ = ["RunBudget"]
+BUDGET_CHECK = "--max-cost"
+"""The check of a scenario the run's budget stopped before one of its requests (`skipped_reason` says so)."""
+
+__all__ = ["BUDGET_CHECK", "RunBudget"]
 
 _T = TypeVar("_T")
 
@@ -40,6 +48,8 @@ class RunBudget:
         if result.cost is not None and result.cost.spent_usd is not None:
             self.spent_usd += result.cost.spent_usd
         if self.max_cost_usd is not None and self.spent_usd >= self.max_cost_usd:
+            self.exhausted = True
+        if any(check.name == BUDGET_CHECK for check in result.checks):  # the request gate refused one of its requests
             self.exhausted = True
 
     def allows_start(self, in_flight: int = 0) -> bool:

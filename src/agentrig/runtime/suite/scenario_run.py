@@ -28,6 +28,7 @@ from agentrig.runtime.models.record_modes import record_setup
 from agentrig.runtime.models.request_policy import using_scenario_settings
 from agentrig.runtime.models.stops import RunStopped
 from agentrig.runtime.models.timeouts import timeout_flag
+from agentrig.runtime.suite.budget import BUDGET_CHECK
 from agentrig.runtime.suite.options import ExecuteScenario, ExecutionLike, RunOptions
 from agentrig.runtime.suite.outputs.scenario_files import write_scenario_outputs
 from agentrig.runtime.suite.processes.process_exit import ProcessExitCalled
@@ -77,11 +78,20 @@ def _scenario_model(name: str, model: Any, options: RunOptions, meter: Any) -> A
     return chain.for_scenario(base_name(name), model, setup=setup, model_name=options.model, meter=meter)
 
 
-def _scenario_meter(options: RunOptions) -> Any:
-    """What counts and prices one scenario's requests; None for a scripted run (nothing to price)."""
+def _scenario_meter(options: RunOptions, model: Any) -> Any:
+    """What counts and prices one scenario's requests; None for a scripted run (nothing to price). Under
+    `--max-cost` it admits each live request through the run's limiter, the one the run's model waits on."""
     if options.model is None and options.replay_dir is None:
         return None
-    return chain.scenario_meter(options.model, prices=options.prices)
+    budget = getattr(model, "limiter", None) if options.max_cost is not None else None
+    return chain.scenario_meter(options.model, prices=options.prices, budget=budget)
+
+
+def stopped_by_budget(result: ScenarioResult, reason: str) -> ScenarioResult:
+    """A scenario a request of which the budget refused: `skipped`, with what it did and spent until then."""
+    return replace(
+        result, status="skipped", error=None, checks=(Check(name=BUDGET_CHECK, passed=True, skipped_reason=reason),)
+    )
 
 
 def _with_cost(result: ScenarioResult, meter: Any) -> ScenarioResult:
@@ -211,7 +221,7 @@ async def run_unwritten(
     given = options.timeout is not None and loaded.scenario.settings.timeout is None
     flag = f"{options.provider.flag_prefix}timeout" if given else None
     scenario, loaded = loaded, _as_run(loaded, options)
-    meter = _scenario_meter(options)
+    meter = _scenario_meter(options, model)
     log = AttemptLog()
     with capturing(owner=scenario, show=options.show_warnings):
         try:
@@ -232,10 +242,15 @@ async def run_unwritten(
                 return Finished(unmet_requirements(scenario, error, started=started))
             # what it spent still counts
             failed = _with_cost(failure(scenario, error, started=started), meter)
-            return Finished(replace(failed, attempts=log.snapshot()))
+            return Finished(_budget_checked(replace(failed, attempts=log.snapshot()), meter))
         finished = _checked(loaded, execution, started=started, options=options, meter=meter)
     result = replace(finished.result, attempts=log.snapshot(), warnings=take_warnings(scenario))
-    return replace(finished, result=result)
+    return replace(finished, result=_budget_checked(result, meter))
+
+
+def _budget_checked(result: ScenarioResult, meter: Any) -> ScenarioResult:
+    refused = meter.refused if meter is not None else None
+    return stopped_by_budget(result, refused) if refused is not None else result
 
 
 def write_finished(finished: Finished, options: RunOptions) -> ScenarioResult:

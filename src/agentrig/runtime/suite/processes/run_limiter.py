@@ -21,7 +21,7 @@ def run_limiter(options: RunOptions) -> Generator[tuple[RunOptions, Limiter | No
     if not options.provider_bound:
         yield options, None
         return
-    core = LimiterCore(options.provider)
+    core = LimiterCore(options.provider, max_cost_usd=options.max_cost)
     if options.jobs == 1:
         try:
             yield options, LocalLimiter(core)
