@@ -649,6 +649,33 @@ turns:
       compaction: {status: skipped, reason: below_threshold}
 """,
     ),
+    Example(
+        title="Judged checks and limits",
+        file_name="judged.yaml",
+        explanation="""`judge` grades the output (or, with `on: conversation`, the whole conversation) against a rubric
+and, with `reference`, a reference answer: the check passes when the verdict's `pass` is true and its `score` is at
+least `threshold`, and every report shows the score and the reason beside it. A `script` is the verdict of an
+offline judge; `model: openai:gpt-4o` asks a real one ([evaluation.md](evaluation.md)). At scenario level
+`max_latency_s`, `max_cost_usd` and `max_requests` bound what the run measured.""",
+        yaml="""\
+name: refund-policy
+system_prompt: You are a support agent. Refunds take 5 business days.
+turns:
+  - user: When do I get my money back?
+    model:
+      - text: Your refund arrives within 5 business days.
+    expect:
+      judge:
+        rubric: States the refund delay and stays polite.
+        reference: Refunds take 5 business days.
+        threshold: 0.7
+        script: {pass: true, score: 0.9, reason: States the 5-day delay politely.}
+expect:
+  max_latency_s: 30
+  max_cost_usd: 0.02
+  max_requests: 3
+""",
+    ),
 )
 
 
@@ -730,6 +757,7 @@ REFERENCE_GROUPS: tuple[tuple[str, tuple[type[BaseModel], ...]], ...] = (
         model.CompactionExpectation, control_expectations.SteeringExpectation,
         control_expectations.StoredPlacementWhen, control_expectations.CancellationExpectation,
     )),
+    ("Judged checks (docs/evaluation.md)", (model.JudgeExpectation, model.JudgeVerdict)),
     ("UI turns", (
         ui_model.UiRequest, ui_model.UiAnswerExpectation, ui_model.UiStatusWhen, ui_model.UiEventsGolden,
         ui_model.UiEventFields,

@@ -11,6 +11,7 @@ from agentrig.scenarios._strict import JsonValue
 from agentrig.scenarios._strict import Strict as _Strict
 from agentrig.scenarios.control_expectations import CancellationExpectation, SteeringExpectation
 from agentrig.scenarios.event_model import EventExpectations
+from agentrig.scenarios.judge_model import JudgeExpectation
 from agentrig.scenarios.ui_model import UiAnswerExpectation, UiEventsGolden
 
 __all__ = [
@@ -195,6 +196,9 @@ class TurnExpectations(_Strict):
     next); `[]`: none."""
     ui: UiAnswerExpectation | None = None
     """Checks on the answer to a UI turn (`ui:`): its HTTP status and its encoded events."""
+    judge: JudgeExpectation | tuple[JudgeExpectation, ...] = ()
+    """Rubrics a judge model grades the output or the conversation against (one, or a list): each a check with the
+    verdict's score and reason (docs/evaluation.md)."""
 
 
 InvariantName = Literal[

@@ -13,6 +13,7 @@ silently ignored setting. The models live in one module per concern and are all 
     output_model       a self-contained agent's structured output and output validators
     turn_model         turns, approvals, sub-agent scripts
     expectation_model  what must hold after a turn and after the scenario
+    judge_model        judged checks: a rubric, a judge model or script, its verdict
     event_model        checks on the event log
     settings_model     run settings
 """
@@ -47,6 +48,8 @@ from agentrig.scenarios.expectation_model import ToolCallStatus as ToolCallStatu
 from agentrig.scenarios.expectation_model import TurnExpectations as TurnExpectations
 from agentrig.scenarios.expectation_model import UsageExpectation as UsageExpectation
 from agentrig.scenarios.expectation_model import UsageValue as UsageValue
+from agentrig.scenarios.judge_model import JudgeExpectation as JudgeExpectation
+from agentrig.scenarios.judge_model import JudgeVerdict as JudgeVerdict
 from agentrig.scenarios.output_model import OutputMode as OutputMode
 from agentrig.scenarios.output_model import OutputSpec
 from agentrig.scenarios.output_model import OutputValidatorRule as OutputValidatorRule

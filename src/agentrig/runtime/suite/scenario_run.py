@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from agentrig.errors import AgentrigError, MissingExtraError, Unsupported
 from agentrig.runtime.checks.event_checks import check_events
 from agentrig.runtime.checks.expectations import check_scenario
+from agentrig.runtime.checks.judge_checks import has_judges, judge_check
 from agentrig.runtime.checks.limit_checks import limit_checks
 from agentrig.runtime.checks.outcome import scenario_status, unexpected_error
 from agentrig.runtime.engine.warning_capture import capturing, take_warnings
@@ -232,6 +233,8 @@ async def run_unwritten(
             ):
                 work = _execute(loaded, model, options, execute, meter, shared=shared)
                 execution = await _isolated(work, shared=shared)
+                ran_s = time.perf_counter() - started  # the limits measure the agent's run, not its judges'
+                judged = await _judged(loaded, execution, options, model)
         # The engine or the user's agent failed: this scenario's error, not the suite's. Whatever it raised: a
         # sys.exit() or os._exit() in a tool, a CancelledError or GeneratorExit nothing asked for, a BaseException
         # of its own must not end the whole run with no report (and, at -j 1, exit code 0).
@@ -243,7 +246,9 @@ async def run_unwritten(
             # what it spent still counts
             failed = _with_cost(failure(scenario, error, started=started), meter)
             return Finished(_budget_checked(replace(failed, attempts=log.snapshot()), meter))
-        finished = _checked(loaded, execution, started=started, options=options, meter=meter)
+        finished = _checked(
+            loaded, execution, started=started, ran_s=ran_s, options=options, meter=meter, judged=judged
+        )
     result = replace(finished.result, attempts=log.snapshot(), warnings=take_warnings(scenario))
     return replace(finished, result=_budget_checked(result, meter))
 
@@ -382,12 +387,32 @@ def unmet_requirements(loaded: LoadedScenario, error: MissingExtraError, *, star
     )
 
 
+async def _judged(loaded: LoadedScenario, execution: ExecutionLike, options: RunOptions, model: Any) -> Any:
+    """The verdicts of the scenario's judged checks (`models.judging`), its judges behind the run's limiter; None
+    when it has none (pydantic-ai is then not imported: the tinyagent engine runs without it)."""
+    if not has_judges(loaded.scenario):
+        return None
+    from agentrig.runtime.suite.judging import judge_run
+
+    history, turns = _history_of(execution), tuple(execution.turns)
+    limiter = getattr(model, "limiter", None)
+    return await judge_run(
+        loaded.scenario, turns, history, prices=options.prices, options=options.provider, limiter=limiter
+    )
+
+
 def _checked(
-    loaded: LoadedScenario, execution: ExecutionLike, *, started: float, options: RunOptions, meter: Any
+    loaded: LoadedScenario,
+    execution: ExecutionLike,
+    *,
+    started: float,
+    ran_s: float,
+    options: RunOptions,
+    meter: Any,
+    judged: Any = None,
 ) -> Finished:
-    # The limits are measured on the run itself: its wall time up to now (the checks below not counted), what its
-    # requests cost and how many it made.
-    ran_s = time.perf_counter() - started
+    # The limits are measured on the agent's run (`ran_s`: its wall time, its checks and judges not counted), what
+    # its requests cost and how many it made; the judges' requests are added to the scenario's usage and cost after.
     scenario = loaded.scenario
     history = _history_of(execution)
     turns = tuple(execution.turns)
@@ -406,6 +431,11 @@ def _checked(
     checks = [*checks, *check_events(events, scenario.expect.events)]
     limits = limit_checks(scenario.expect, duration_s=ran_s, usage=usage, cost=cost, scripted=execution.scripted)
     checks.extend(limits)
+    if judged is not None:
+        from agentrig.runtime.models.judging import with_judges_cost
+
+        checks.extend(judge_check(record) for record in judged.records)
+        usage, cost = usage + judged.usage, with_judges_cost(cost, judged.costs)
     unexpected = unexpected_error(loaded, turns, scripted=execution.scripted)
     result = ScenarioResult(
         name=scenario.name,

@@ -1,0 +1,105 @@
+"""A judge with `model: openai-chat:gpt-4o` (issue 43 item 1) asked for real: pydantic-ai's OpenAI client sends the
+judge's request to the loopback server (reached by `OPENAI_BASE_URL`, as a judge's provider is), which answers the
+verdict tool. The request carries the rubric, the output and the reference; the verdict decides the check; the judge's
+request is counted and priced (genai-prices) in the scenario's usage and cost; a failed judge is a failed check."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from genai_prices import Usage as GenaiUsage
+from genai_prices import calc_price
+from typer.testing import CliRunner
+
+from agentrig.cli import app
+from agentrig.runtime.history import jsonio
+from tests.providers.conftest import ServerFactory
+from tests.providers.loopback import Reply, ToolCallReply, error, tool_calls
+
+pytestmark = pytest.mark.providers
+
+_SCENARIO = """\
+name: judged
+system_prompt: You are a support agent.
+turns:
+  - user: When do I get my money back?
+    model:
+      - text: Your refund arrives within 5 business days.
+    expect:
+      judge:
+        rubric: States the refund delay.
+        reference: Refunds take 5 business days.
+        threshold: 0.7
+        model: openai-chat:gpt-4o
+"""
+
+
+def _verdict(**arguments: Any) -> Reply:
+    call = ToolCallReply(id="call_1", name="verdict", args=arguments)
+    return tool_calls(call, input_tokens=1000, output_tokens=100)
+
+
+def _run(loopback: ServerFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, reply: Reply) -> Any:
+    server = loopback([reply])
+    monkeypatch.setenv("OPENAI_BASE_URL", server.openai_base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    tmp_path.mkdir(exist_ok=True)
+    scenario = tmp_path / "judged.yaml"
+    scenario.write_text(_SCENARIO, encoding="utf-8")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["run", str(scenario), "--out", str(out)])
+    report = jsonio.read_json_file(out / "report.json")
+    return server, result, report, out
+
+
+def test_a_real_judge_round_trip_decides_the_check_and_is_priced(
+    loopback: ServerFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    reply = _verdict(reason="Says 5 business days.", **{"pass": True}, score=0.8)
+    server, result, report, _ = _run(loopback, monkeypatch, tmp_path, reply)
+
+    assert result.exit_code == 0, result.output
+    (request,) = server.requests
+    sent = str(request.body["messages"])
+    assert "<rubric>\\nStates the refund delay.\\n</rubric>" in sent
+    assert "Your refund arrives within 5 business days." in sent
+    assert "<reference>\\nRefunds take 5 business days.\\n</reference>" in sent
+    assert [tool["function"]["name"] for tool in request.body["tools"]] == ["verdict"]
+    (entry,) = report["scenarios"]
+    (check,) = [check for check in entry["checks"] if check["name"] == "turn 1: judge"]
+    price = float(Decimal(calc_price(GenaiUsage(input_tokens=1000, output_tokens=100), "gpt-4o").total_price))
+    assert check["passed"] is True
+    assert check["actual"] == {
+        "pass": True,
+        "score": 0.8,
+        "reason": "Says 5 business days.",
+        "model": "openai-chat:gpt-4o",
+        "cost_usd": pytest.approx(price),
+    }
+    # The agent ran its script (one request, no price): the judge's request is counted beside it and is all the
+    # scenario cost.
+    assert entry["usage"]["requests"] == 2
+    assert entry["usage"]["input_tokens"] >= 1000
+    assert entry["cost"]["usd"] == pytest.approx(price)
+    assert report["totals"]["requests"] == 2
+
+
+def test_a_real_judges_fail_and_its_error_are_failed_checks(
+    loopback: ServerFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _, result, report, out = _run(
+        loopback, monkeypatch, tmp_path, _verdict(reason="No delay stated.", **{"pass": False}, score=0.2)
+    )
+    assert result.exit_code == 1, result.output
+    assert "the judge's verdict is fail (score 0.2): No delay stated." in (out / "junit.xml").read_text("utf-8")
+
+    _, result, report, _ = _run(loopback, monkeypatch, tmp_path / "again", error(400, "model not allowed"))
+    assert result.exit_code == 1, result.output
+    (entry,) = report["scenarios"]
+    (check,) = [check for check in entry["checks"] if check["name"] == "turn 1: judge"]
+    assert check["passed"] is False
+    assert check["detail"].startswith("the judge openai-chat:gpt-4o gave no verdict: ")
+    assert "model not allowed" in check["detail"]
