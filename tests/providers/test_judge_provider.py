@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from agentrig.cli import app
 from agentrig.runtime.history import jsonio
 from tests.providers.conftest import ServerFactory
-from tests.providers.loopback import Reply, ToolCallReply, error, tool_calls
+from tests.providers.loopback import Reply, ToolCallReply, error, text, tool_calls
 
 pytestmark = pytest.mark.providers
 
@@ -103,3 +103,58 @@ def test_a_real_judges_fail_and_its_error_are_failed_checks(
     assert check["passed"] is False
     assert check["detail"].startswith("the judge openai-chat:gpt-4o gave no verdict: ")
     assert "model not allowed" in check["detail"]
+
+
+_REAL_AGENT = """\
+name: judged
+system_prompt: You are a support agent.
+turns:
+  - user: When do I get my money back?
+    expect:
+      judge:
+        rubric: States the refund delay.
+        threshold: 0.7
+        model: openai-chat:gpt-4o
+"""
+
+
+def test_a_real_judge_is_recorded_and_replayed_offline_with_the_same_verdict(
+    loopback: ServerFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    server = loopback([text("Within 5 business days."), _verdict(reason="Says 5 days.", **{"pass": True}, score=0.8)])
+    monkeypatch.setenv("OPENAI_BASE_URL", server.openai_base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    (tmp_path / "judged.yaml").write_text(_REAL_AGENT, encoding="utf-8")
+    recordings = tmp_path / "recordings"
+    live = ["--model", "openai-chat:gpt-4o", "--base-url", server.openai_base_url, "--record", str(recordings)]
+
+    recorded = CliRunner().invoke(app, ["run", str(tmp_path / "judged.yaml"), "--out", str(tmp_path / "a"), *live])
+    assert recorded.exit_code == 0, recorded.output
+    assert sorted(path.name for path in recordings.iterdir()) == ["judged+judge-0.json", "judged.json"]
+    assert len(server.requests) == 2
+    monkeypatch.delenv("OPENAI_BASE_URL")
+    monkeypatch.delenv("OPENAI_API_KEY")
+    offline = ["--replay", str(recordings)]
+    replayed = CliRunner().invoke(app, ["run", str(tmp_path / "judged.yaml"), "--out", str(tmp_path / "b"), *offline])
+
+    assert replayed.exit_code == 0, replayed.output
+    assert len(server.requests) == 2  # nothing asked of the provider
+    checks = [
+        {
+            check["name"]: check
+            for check in jsonio.read_json_file(tmp_path / out / "report.json")["scenarios"][0]["checks"]
+        }
+        for out in ("a", "b")
+    ]
+    assert checks[0]["turn 1: judge"] == checks[1]["turn 1: judge"]
+    assert checks[1]["turn 1: judge"]["actual"]["reason"] == "Says 5 days."
+    assert checks[1]["turn 1: judge"]["actual"]["cost_usd"] > 0  # a replay is priced as the recorded request was
+    # Without its recording the replayed judge gives no verdict, and asks no provider for one.
+    (recordings / "judged+judge-0.json").unlink()
+    missing = CliRunner().invoke(app, ["run", str(tmp_path / "judged.yaml"), "--out", str(tmp_path / "c"), *offline])
+    assert missing.exit_code == 1, missing.output
+    (entry,) = jsonio.read_json_file(tmp_path / "c" / "report.json")["scenarios"]
+    (check,) = [check for check in entry["checks"] if check["name"] == "turn 1: judge"]
+    assert check["detail"].startswith("the judge openai-chat:gpt-4o gave no verdict: ")
+    assert "judged+judge-0.json" in check["detail"]
+    assert len(server.requests) == 2

@@ -39,8 +39,9 @@ class JudgeExpectation(_Strict):
     """The lowest passing score; 0: the verdict's `pass` alone decides."""
     model: str | None = None
     """The judge's model as `provider:name` (resolved as `agentrig run --model` is: its key variable, its base URL
-    variable such as `OPENAI_BASE_URL`; `--base-url` is the run's model's), priced and limited with the run. It is
-    asked on every run, replays included: a suite that must stay offline gives a `script` instead."""
+    variable such as `OPENAI_BASE_URL`; `--base-url` is the run's model's), priced and limited with the run, and
+    recorded and replayed with the run's record mode (`--record`, `--replay`, `--record-mode`) as
+    `<scenario>+judge-N.json` beside the scenario's recording."""
     script: JudgeVerdict | None = None
     """A scripted judge: the verdict it returns, offline (pydantic-ai's FunctionModel answering the judge's output
     tool with it), so a suite's own tests make no judge call."""

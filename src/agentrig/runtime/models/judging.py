@@ -26,12 +26,14 @@ from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.models.failures import one_line
 from agentrig.runtime.models.judge_prompt import JUDGE_INSTRUCTIONS
 from agentrig.runtime.models.limiter import Limiter
-from agentrig.runtime.models.metering import MeteredModel, ScenarioMeter
+from agentrig.runtime.models.metering import ScenarioMeter
 from agentrig.runtime.models.provider_options import ProviderOptions
 from agentrig.runtime.models.providers import close_model
+from agentrig.runtime.models.record_modes import RecordSetup, needs_live_model
+from agentrig.runtime.models.recorded_runs import scenario_model
 from agentrig.scenarios.model import JudgeExpectation, JudgeVerdict
 
-__all__ = ["VERDICT_TOOL", "JudgeAnswer", "ask_judge", "with_judges_cost"]
+__all__ = ["VERDICT_TOOL", "JudgeAnswer", "ask_judge", "judge_recording", "with_judges_cost"]
 
 VERDICT_TOOL = "verdict"
 """The judge's output tool: the verdict is its arguments."""
@@ -66,19 +68,26 @@ async def ask_judge(
     prices: Path | None = None,
     options: ProviderOptions | None = None,
     limiter: Limiter | None = None,
+    setup: RecordSetup | None = None,
+    recording: str = "",
 ) -> JudgeAnswer:
     """Ask `judge` about `prompt` (`judge_prompt`): its script answers offline, its model through the provider layer
-    behind the run's `limiter`, counted and priced by a meter of its own."""
+    behind the run's `limiter`, counted and priced by a meter of its own. Under the run's record mode (`setup`) a
+    real judge's exchange is recorded in, or replayed from, `recording` (`judge_recording`) as the agent's are."""
     if judge.script is not None:
         return JudgeAnswer(verdict=await _verdict(_scripted(judge.script), prompt))
     assert judge.model is not None  # the scenario format gives a judge a model or a script
     from agentrig.runtime.models.chain import real_model
 
     meter = ScenarioMeter(judge.model, prices=prices)
-    built = real_model(judge.model, options=options, limiter=limiter)
-    assert built is not None
-    model = MeteredModel(built, meter)
+    model: Model | None = None
     try:
+        # A replay needs no live judge, and so no key: build it only when the mode may reach the provider.
+        live = (
+            real_model(judge.model, options=options, limiter=limiter) if needs_live_model(setup, [recording]) else None
+        )
+        model = scenario_model(recording, live, setup=setup, model_name=judge.model, meter=meter)
+        assert model is not None
         verdict = await _verdict(model, prompt)
     except Exception as error:  # the judge's failure is this check's, not the scenario's: say why in one line
         failure = f"the judge {judge.model} gave no verdict: {redact(one_line(str(error) or type(error).__name__))}"
@@ -86,6 +95,12 @@ async def ask_judge(
     finally:
         await close_model(model)
     return JudgeAnswer(verdict=verdict, usage=Usage.total(meter.live), cost=meter.cost())
+
+
+def judge_recording(scenario: str, check: int) -> str:
+    """The recording name of a scenario's `check`-th judged check (0-based, in the order they are asked): `+` is in
+    no scenario name, so it cannot be another scenario's recording."""
+    return f"{scenario}+judge-{check}"
 
 
 async def _verdict(model: Model, prompt: str) -> JudgeVerdict:

@@ -14,9 +14,10 @@ from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.run_records import Cost, TurnRecord
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.models.judge_prompt import judge_prompt
-from agentrig.runtime.models.judging import ask_judge
+from agentrig.runtime.models.judging import ask_judge, judge_recording
 from agentrig.runtime.models.limiter import Limiter
 from agentrig.runtime.models.provider_options import ProviderOptions
+from agentrig.runtime.models.record_modes import RecordSetup
 from agentrig.scenarios.model import JudgeExpectation, Scenario, TurnExpectations
 
 __all__ = ["JudgedRun", "judge_run"]
@@ -41,8 +42,11 @@ async def judge_run(
     prices: Path | None = None,
     options: ProviderOptions | None = None,
     limiter: Limiter | None = None,
+    setup: RecordSetup | None = None,
+    recording: str = "",
 ) -> JudgedRun:
-    """Ask each judged check's judge, one at a time, turn by turn, then the scenario's."""
+    """Ask each judged check's judge, one at a time, turn by turn, then the scenario's; under the run's record mode
+    (`setup`) each real judge's exchange is recorded or replayed as `recording+judge-N`."""
     asked: list[tuple[str, JudgeExpectation, str | None, tuple[Message, ...]]] = []
     so_far: list[Message] = []
     for turn in turns:
@@ -56,14 +60,22 @@ async def judge_run(
     for position, judge in enumerate(judges):
         asked.append((judge_name("scenario", position, len(judges)), judge, last_output, tuple(history)))
     judged = JudgedRun()
-    for name, judge, output, conversation in asked:
+    for number, (name, judge, output, conversation) in enumerate(asked):
         model = judge.model or "script"
         if judge.of == "output" and output is None:
             failure = "the turn produced no output: nothing to judge"
             judged.records.append(JudgeRecord(name=name, expect=judge, failure=failure, model=model))
             continue
         prompt = judge_prompt(judge, output=output, conversation=conversation)
-        answer = await ask_judge(judge, prompt, prices=prices, options=options, limiter=limiter)
+        answer = await ask_judge(
+            judge,
+            prompt,
+            prices=prices,
+            options=options,
+            limiter=limiter,
+            setup=setup,
+            recording=judge_recording(recording or scenario.name, number),
+        )
         judged.usage = judged.usage + answer.usage
         if answer.cost is not None:
             judged.costs.append(answer.cost)

@@ -395,9 +395,18 @@ async def _judged(loaded: LoadedScenario, execution: ExecutionLike, options: Run
     from agentrig.runtime.suite.judging import judge_run
 
     history, turns = _history_of(execution), tuple(execution.turns)
-    limiter = getattr(model, "limiter", None)
+    setup = record_setup(
+        mode=options.record_mode, record_dir=options.record_dir, replay_dir=options.replay_dir, model=options.model
+    )
     return await judge_run(
-        loaded.scenario, turns, history, prices=options.prices, options=options.provider, limiter=limiter
+        loaded.scenario,
+        turns,
+        history,
+        prices=options.prices,
+        options=options.provider,
+        limiter=getattr(model, "limiter", None),
+        setup=setup,
+        recording=base_name(loaded.scenario.name),  # a repeat replays its scenario's one recording
     )
 
 
