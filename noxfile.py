@@ -148,7 +148,10 @@ def compat_latest(session: nox.Session) -> None:
     """Run the tests and the scenario suite on the newest pydantic-ai release, whatever agentrig's pins say."""
     # uv's overrides replace every requirement on these packages, agentrig's own `<3` included: a new major
     # release is tried too, the day it lands (the daily `latest` workflow runs this session).
-    overrides = Path(session.create_tmp()) / "latest-overrides.txt"
+    # Beside the session's environment, not in `session.create_tmp()`: that sets TMPDIR inside the repository for
+    # every command after it, so pytester's inner sessions found the repository's pyproject.toml as their rootdir
+    # (the session's first run: 57 failures, every one from that).
+    overrides = Path(session.virtualenv.location) / "latest-overrides.txt"
     overrides.write_text("\n".join(LATEST_REQUIREMENTS) + "\n", encoding="utf-8")
     session.install("-e", ".[dev]", *LATEST_REQUIREMENTS, HARNESS, "--upgrade", "--override", str(overrides))
     session.run("python", "-c", PRINT_VERSION)
