@@ -93,6 +93,7 @@ def test_a_failing_verdict_shows_its_reason_in_every_report(
     assert detail in (failure.text or "")
     assert detail in (out / "summary.md").read_text(encoding="utf-8")
     assert detail in output
+    assert check["actual"]["reason"] in (out / "report.html").read_text(encoding="utf-8")  # drawn beside the check
 
 
 def test_a_turn_without_output_fails_its_judged_check_unasked() -> None:
