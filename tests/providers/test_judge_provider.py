@@ -85,6 +85,7 @@ def test_a_real_judge_round_trip_decides_the_check_and_is_priced(
     assert entry["usage"]["input_tokens"] >= 1000
     assert entry["cost"]["usd"] == pytest.approx(price)
     assert report["totals"]["requests"] == 2
+    assert entry["attempts"]["requests"] == 1  # the judge's request went through the provider layer's attempt log
 
 
 def test_a_real_judges_fail_and_its_error_are_failed_checks(
