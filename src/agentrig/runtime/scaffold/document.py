@@ -27,6 +27,7 @@ from agentrig.runtime.history.cleanup import (
     answered_tool_call_id,
     merge_consecutive_requests,
     sanitize_history_for_resume,
+    with_pause_marks,
 )
 from agentrig.runtime.history.invariants import check_invariants
 from agentrig.runtime.history.per_run import without_per_run_values
@@ -34,6 +35,7 @@ from agentrig.runtime.history.tool_kinds import OUTPUT_TOOL_KIND, with_output_to
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.history.violations import INVARIANT_NAMES
 from agentrig.runtime.scaffold.source import Source
+from agentrig.runtime.scaffold.turn_results import is_unmarked_pause
 from agentrig.runtime.scaffold.turns import INTERRUPTED_MARKER, GoldenEdits, ScriptTurn, is_output_tool_call
 
 __all__ = [
@@ -71,6 +73,8 @@ def golden_history(messages: Sequence[Message], tool_results: ToolResults) -> li
         if call.tool_kind == OUTPUT_TOOL_KIND or is_output_tool_call(call)
     }
     result = with_output_tool_kind(result, output_tools)
+    if is_unmarked_pause(messages):  # the pause's mark a replay's history carries on every release
+        result = with_pause_marks(result)
     # As a golden file holds it: without the ids drawn per run (history/per_run.py).
     return without_per_run_values(merge_consecutive_requests(sanitize_history_for_resume(result)))
 

@@ -17,13 +17,14 @@ true`) and the host's turn answers it; an approval or a denial needs the agent's
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from agentrig.runtime.history.canonical import Message, RetryPromptPart, ToolCallPart, ToolReturnPart
 from agentrig.runtime.scaffold.endings import close_turn
 from agentrig.runtime.scaffold.turns import Answer, OutputEvent, ScriptTurn, Walk, is_output_tool_call
 
-__all__ = ["close_paused_end", "take_results"]
+__all__ = ["close_paused_end", "is_unmarked_pause", "take_results"]
 
 
 def take_results(walk: Walk, index: int, message: Message, results: list[Answer], *, user_follows: bool) -> None:
@@ -62,13 +63,16 @@ def _judged_text(walk: Walk, index: int, turn: ScriptTurn, retries: list[RetryPr
 
 def close_paused_end(walk: Walk, last: Message | None) -> None:
     """A conversation that ends with calls only the host answers (awaiting approval) ends paused, as it did; so
-    does one whose last request is the record of a pause for deferred calls (`deferred_pause`, which agentrig's
-    histories and pydantic-ai 2.78's dumps write): without the agent, a YAML tool defers the calls left open."""
+    does one whose last request is the record of a pause for deferred calls: marked (`deferred_pause`, which
+    agentrig's histories and pydantic-ai 2.78's dumps write) or, in an earlier release's dump, which has no mark,
+    a request of tool results that answers some of the last response's calls and leaves the others open (a cancelled
+    run's request of the results that finished is marked interrupted; a tool that raises leaves none).
+    Without the agent, a YAML tool defers the calls left open."""
     if not walk.turns or not walk.pending:
         return
     if all(_host_kind(walk, call) for call in walk.pending):
         walk.turns[-1].paused = True
-    elif last is not None and last.kind == "request" and _pause_mark(last):
+    elif last is not None and last.kind == "request" and (_pause_mark(last) or _partial_results(last)):
         walk.turns[-1].paused = True
         if not walk.own_agent:
             walk.turns[-1].deferred_calls.update(call.tool_call_id for call in walk.pending)
@@ -78,6 +82,29 @@ def close_paused_end(walk: Walk, last: Message | None) -> None:
 def _pause_mark(message: Message) -> bool:
     namespace = (message.metadata or {}).get("__pydantic_ai__")
     return isinstance(namespace, dict) and namespace.get("deferred_pause") is True
+
+
+def is_unmarked_pause(messages: Sequence[Message]) -> bool:
+    """Whether `messages` end as an earlier release's dump records a pause for deferred calls, without the mark
+    pydantic-ai 2.78 writes: a last request of tool results only, with calls of the response before it unanswered.
+    The golden history gets the mark the replay's history carries (`cleanup.with_pause_marks`)."""
+    if len(messages) < 2 or messages[-1].kind != "request" or _pause_mark(messages[-1]):
+        return False
+    last, response = messages[-1], messages[-2]
+    if response.kind != "response" or not _partial_results(last):
+        return False
+    answered = {getattr(part, "tool_call_id", None) for part in last.parts}
+    return any(call.tool_call_id not in answered for call in response.tool_calls)
+
+
+def _partial_results(message: Message) -> bool:
+    """Whether the request holds tool results only (at least one) and was not cut (a cancelled run's request of the
+    results that finished is `state: 'interrupted'`): with calls still open, the record of a pause."""
+    return (
+        message.state != "interrupted"
+        and bool(message.parts)
+        and all(isinstance(part, ToolReturnPart | RetryPromptPart) for part in message.parts)
+    )
 
 
 def _host_kind(walk: Walk, call: ToolCallPart) -> bool:
