@@ -652,7 +652,7 @@ turns:
     Example(
         title="Judged checks and limits",
         file_name="judged.yaml",
-        explanation="""`judge` grades the output (or, with `on: conversation`, the whole conversation) against a rubric
+        explanation="""`judge` grades the output (or, with `of: conversation`, the whole conversation) against a rubric
 and, with `reference`, a reference answer: the check passes when the verdict's `pass` is true and its `score` is at
 least `threshold`, and every report shows the score and the reason beside it. A `script` is the verdict of an
 offline judge; `model: openai:gpt-4o` asks a real one ([evaluation.md](evaluation.md)). At scenario level
