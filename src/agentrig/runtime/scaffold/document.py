@@ -35,7 +35,6 @@ from agentrig.runtime.history.tool_kinds import OUTPUT_TOOL_KIND, with_output_to
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.history.violations import INVARIANT_NAMES
 from agentrig.runtime.scaffold.source import Source
-from agentrig.runtime.scaffold.turn_results import is_unmarked_pause
 from agentrig.runtime.scaffold.turns import INTERRUPTED_MARKER, GoldenEdits, ScriptTurn, is_output_tool_call
 
 __all__ = [
@@ -57,7 +56,7 @@ MASKED = "[MASKED]"
 """What a masked tool result's content becomes (`--tool-results mask`)."""
 
 
-def golden_history(messages: Sequence[Message], tool_results: ToolResults) -> list[Message]:
+def golden_history(messages: Sequence[Message], tool_results: ToolResults, *, paused: bool = False) -> list[Message]:
     """The canonical history a faithful replay of `messages` ends with: sanitized as every stored history, with
     consecutive requests merged as agentrig's loop merges them before the next turn (a pydantic-ai dump keeps the
     results that ended a turn and the next user message apart; agentrig's history holds them in one request)."""
@@ -73,7 +72,7 @@ def golden_history(messages: Sequence[Message], tool_results: ToolResults) -> li
         if call.tool_kind == OUTPUT_TOOL_KIND or is_output_tool_call(call)
     }
     result = with_output_tool_kind(result, output_tools)
-    if is_unmarked_pause(messages):  # the pause's mark a replay's history carries on every release
+    if paused:  # the replay ends paused: its history carries the pause's mark on every release (2.38's dumps lack it)
         result = with_pause_marks(result)
     # As a golden file holds it: without the ids drawn per run (history/per_run.py).
     return without_per_run_values(merge_consecutive_requests(sanitize_history_for_resume(result)))

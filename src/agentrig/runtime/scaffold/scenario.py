@@ -110,7 +110,9 @@ def plan_scenario(source: Source, options: PlanOptions, agent: AgentInfo | None)
         start = turns[0].message_index
     replayed = edited_source(source.messages, edits)
     earlier = golden_history(_resumed_part(source.messages, replayed, start), options.tool_results)
-    history = golden_history([m for ms in replayed for m in ms], options.tool_results)
+    history = golden_history(
+        [m for ms in replayed for m in ms], options.tool_results, paused=bool(turns) and turns[-1].paused
+    )
     with_golden = agent is None or options.check == "results"
     golden = f"golden/{options.name}.json" if with_golden else None
     attachments = AttachmentFiles(options.name)

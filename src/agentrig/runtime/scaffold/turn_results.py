@@ -17,14 +17,13 @@ true`) and the host's turn answers it; an approval or a denial needs the agent's
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from agentrig.runtime.history.canonical import Message, RetryPromptPart, ToolCallPart, ToolReturnPart
 from agentrig.runtime.scaffold.endings import close_turn
 from agentrig.runtime.scaffold.turns import Answer, OutputEvent, ScriptTurn, Walk, is_output_tool_call
 
-__all__ = ["close_paused_end", "is_unmarked_pause", "take_results"]
+__all__ = ["close_paused_end", "take_results"]
 
 
 def take_results(walk: Walk, index: int, message: Message, results: list[Answer], *, user_follows: bool) -> None:
@@ -82,19 +81,6 @@ def close_paused_end(walk: Walk, last: Message | None) -> None:
 def _pause_mark(message: Message) -> bool:
     namespace = (message.metadata or {}).get("__pydantic_ai__")
     return isinstance(namespace, dict) and namespace.get("deferred_pause") is True
-
-
-def is_unmarked_pause(messages: Sequence[Message]) -> bool:
-    """Whether `messages` end as an earlier release's dump records a pause for deferred calls, without the mark
-    pydantic-ai 2.78 writes: a last request of tool results only, with calls of the response before it unanswered.
-    The golden history gets the mark the replay's history carries (`cleanup.with_pause_marks`)."""
-    if len(messages) < 2 or messages[-1].kind != "request" or _pause_mark(messages[-1]):
-        return False
-    last, response = messages[-1], messages[-2]
-    if response.kind != "response" or not _partial_results(last):
-        return False
-    answered = {getattr(part, "tool_call_id", None) for part in last.parts}
-    return any(call.tool_call_id not in answered for call in response.tool_calls)
 
 
 def _partial_results(message: Message) -> bool:
