@@ -33,8 +33,8 @@ _NOT_AN_OBJECT = (
     " validation errors, but the source holds a message"
 )
 _NATIVE_REJECTED = (
-    "an output retry with validation errors after a text answer (a native or prompted output the schema"
-    " rejected); a YAML agent's text output has no schema: scaffold with --agent module:attribute"
+    "the output's schema rejected an output with validation errors that a schema inferred from the outputs does"
+    " not reproduce; the source records no schema: scaffold with --agent module:attribute"
 )
 
 
@@ -59,7 +59,7 @@ _AGENTRIG_HISTORY_REFUSALS = {
     ),
     # A tool call whose arguments are not JSON, answered with a message: pydantic-ai never lets it reach a tool.
     "history-roundtrip": _NOT_AN_OBJECT,
-    # The native output's schema rejected a text answer: without the agent there is no schema to reject it.
+    # The native output's non-object schema rejected a text answer ({"response": -3}): no schema is inferred for it.
     "structured-output-native": _NATIVE_REJECTED,
     # Only UI turns (AG-UI's adapter), no user message.
     "ui-agui-refusals": _NO_USER,

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import (
     Message,
     OpaqueContent,
@@ -22,6 +21,7 @@ from agentrig.runtime.history.canonical import (
     UserContentPart,
 )
 from agentrig.runtime.history.wire import dumps_history
+from agentrig.runtime.runfolder import jsonio
 from agentrig.runtime.scaffold import Unreplayable
 from tests.scaffold.replay import scaffold_to
 from tests.scaffold.test_fixtures import REFUSED
@@ -136,7 +136,7 @@ CASES: dict[str, tuple[list[Message], str | None, str]] = {
             _DONE,
         ],
         None,
-        "an output retry with validation errors after a text answer",
+        "a text answer that is no JSON object ended a turn whose other text answers were judged by the output's",
     ),
     "approval-without-agent": (  # the denial came from a resumed run (a new run id): the host's decision
         [

@@ -19,8 +19,8 @@ from agentrig.scenarios.json_schema_validation import check_json_schema
 
 __all__ = ["OutputMode", "OutputSpec", "OutputValidatorRule"]
 
-OutputMode = Literal["tool", "native", "prompted"]
-"""pydantic-ai's `ToolOutput`, `NativeOutput` and `PromptedOutput`."""
+OutputMode = Literal["tool", "native", "prompted", "auto"]
+"""pydantic-ai's `ToolOutput`, `NativeOutput` and `PromptedOutput`, and `auto`: the bare type, pydantic-ai's default."""
 
 
 class OutputValidatorRule(_Strict):
@@ -52,7 +52,9 @@ class OutputSpec(_Strict):
     scenario's folder or the working directory."""
     mode: OutputMode = "tool"
     """How the model delivers it: `tool` (it calls an output tool, `final_result`), `native` (the provider's
-    structured output: the answer is JSON text), `prompted` (the instructions ask for JSON text)."""
+    structured output: the answer is JSON text), `prompted` (the instructions ask for JSON text), `auto` (the
+    bare type, as `output_type=Model` without a wrapper: the output tool `final_result`, and a text answer is read
+    as the output's JSON too, so a text that is not gets its validation errors as the retry)."""
     name: str | None = None
     """The output tool's name (`tool` mode; default `final_result`), or the output's name in the other modes."""
     description: str | None = None
@@ -69,6 +71,8 @@ class OutputSpec(_Strict):
         structured = self.schema_ is not None or self.type is not None
         if not structured and ({"mode", "name", "description", "allow_text"} & self.model_fields_set):
             raise ValueError("mode, name, description and allow_text describe a structured output: give schema or type")
+        if self.mode == "auto" and ({"name", "description"} & self.model_fields_set):
+            raise ValueError("mode auto is the bare type, which has no name or description: use mode tool")
         if self.schema_ is not None:
             check_json_schema(self.schema_, field="schema")
         return self
@@ -81,4 +85,4 @@ class OutputSpec(_Strict):
     @property
     def tool_name(self) -> str | None:
         """The output tool the model calls (`tool` mode): `name`, else pydantic-ai's `final_result`."""
-        return (self.name or "final_result") if self.structured and self.mode == "tool" else None
+        return (self.name or "final_result") if self.structured and self.mode in ("tool", "auto") else None

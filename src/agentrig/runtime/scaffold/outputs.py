@@ -39,8 +39,10 @@ def output_section(
             f"the conversation called the output tools {', '.join(names)} (a union of output types); a YAML"
             " agent's output has one tool: scaffold with --agent module:attribute"
         )
+    if reads_text_as_json(events):
+        return _auto_section(names, events, schemas, refuse)
     allow_text = bool(names) and any(e.kind == "text" and e.verdict == "accepted" for e in events)
-    validators = _validator_rules(events, judges_text=not names or allow_text, refuse=refuse)
+    validators = _validator_rules(events, judges_text=not names or allow_text)
     if not names:
         return {"validators": validators} if validators else None
     section: dict[str, Any] = {"schema": _schema(names[0], events, schemas, refuse), "mode": "tool"}
@@ -48,6 +50,43 @@ def output_section(
         section["name"] = names[0]
     if allow_text:
         section["allow_text"] = True
+    if validators:
+        section["validators"] = validators
+    return section
+
+
+def reads_text_as_json(events: Sequence[OutputEvent]) -> bool:
+    """Whether the run validated a text answer against the output's schema (a retry of validation errors after
+    it): pydantic-ai's default mode for a bare output type (`mode: auto`), or a native or prompted output, which a
+    scripted replay cannot tell apart from it (the request's output mode is not in the history)."""
+    return any(event.kind == "text" and event.verdict == "invalid" for event in events)
+
+
+def _auto_section(
+    names: Sequence[str], events: Sequence[OutputEvent], schemas: Mapping[str, Mapping[str, Any]], refuse: Refuse
+) -> dict[str, Any]:
+    """`mode: auto`: the output tool `final_result` and every text answer judged by one schema, inferred from the
+    outputs of both (a text's JSON is the output's value) and checked to reject each rejected one with exactly the
+    errors the model was sent; so each retry is sent again word for word."""
+    if names and names[0] != "final_result":
+        raise refuse(
+            f"a text answer was judged by the output's schema beside the output tool {names[0]} (not pydantic-ai's"
+            " default final_result); no YAML output mode reads both: scaffold with --agent module:attribute"
+        )
+    texts = [event for event in events if event.kind == "text"]
+    if any(event.verdict == "accepted" and not isinstance(event.value, dict) for event in texts):
+        raise refuse(
+            "a text answer that is no JSON object ended a turn whose other text answers were judged by the output's"
+            " schema; no YAML output mode does both: scaffold with --agent module:attribute"
+        )
+    schema = _schema("final_result", events, schemas, refuse, with_text=True)
+    if schema.get("type") != "object":
+        raise refuse(
+            "a text answer was judged by a non-object output schema, which a YAML output reads only through its"
+            " tool: scaffold with --agent module:attribute"
+        )
+    section: dict[str, Any] = {"schema": schema, "mode": "auto"}
+    validators = _validator_rules(events, judges_text=True)
     if validators:
         section["validators"] = validators
     return section
@@ -61,19 +100,13 @@ def output_value(args: Any, section: Mapping[str, Any] | None) -> Any:
     return args
 
 
-def _validator_rules(events: Sequence[OutputEvent], *, judges_text: bool, refuse: Refuse) -> list[dict[str, Any]]:
+def _validator_rules(events: Sequence[OutputEvent], *, judges_text: bool) -> list[dict[str, Any]]:
     rules: list[dict[str, Any]] = []
     judged = 0
     for event in events:
         if event.kind == "text" and not judges_text:
             continue  # pydantic-ai's own retry: only the output tool ends the run
         if event.verdict == "invalid":
-            if event.kind == "text":
-                raise refuse(
-                    "an output retry with validation errors after a text answer (a native or prompted output"
-                    " the schema rejected); a YAML agent's text output has no schema: scaffold with --agent"
-                    " module:attribute"
-                )
             continue  # the schema rejected it: the validator never saw it
         judged += 1
         if event.verdict == "retry":
@@ -82,29 +115,39 @@ def _validator_rules(events: Sequence[OutputEvent], *, judges_text: bool, refuse
 
 
 def _schema(
-    name: str, events: Sequence[OutputEvent], schemas: Mapping[str, Mapping[str, Any]], refuse: Refuse
+    name: str,
+    events: Sequence[OutputEvent],
+    schemas: Mapping[str, Mapping[str, Any]],
+    refuse: Refuse,
+    *,
+    with_text: bool = False,
 ) -> dict[str, Any]:
+    """The output's schema: recorded, else inferred from the outputs (`with_text`: a text answer's JSON too)."""
     recorded = schemas.get(name)
     if recorded:
         return dict(recorded)
     tool_events = [event for event in events if event.kind == "tool" and event.call is not None]
     if any(not isinstance(event.call.args, dict) for event in tool_events if event.call is not None):
-        raise refuse(f"an output tool call ({name}) whose arguments are not a JSON object")
+        raise refuse(
+            f"an output tool call ({name}) whose arguments are not a JSON object, which pydantic-ai answers itself"
+            " with errors no inferred schema is checked to reproduce: scaffold with --agent module:attribute"
+        )
     typed_accepted: list[dict[str, Any]] = []
     typed_rejected: list[Rejection] = []
-    for event in tool_events:
-        args = event.call.args if event.call is not None else None
+    for event in events:
+        args = event.call.args if event.call is not None else event.value if with_text else None
         if not isinstance(args, dict):
-            continue
+            continue  # a text that is no JSON object: pydantic-ai's JSON errors, whatever the schema
         if event.verdict == "invalid":
             typed_rejected.append(Rejection(args, event.errors))
         else:
             typed_accepted.append(args)
     schema = infer_schema(typed_accepted, typed_rejected) if typed_rejected else seen_types_schema(typed_accepted)
     if schema is None:
+        what = "the output's schema" if with_text else f"the output tool {name}"
         raise refuse(
-            f"the output tool {name} rejected an output with validation errors that a schema inferred from the"
-            " outputs does not reproduce; the source records no schema: scaffold with --agent module:attribute"
+            f"{what} rejected an output with validation errors that a schema inferred from the outputs does not"
+            " reproduce; the source records no schema: scaffold with --agent module:attribute"
         )
     values = [*typed_accepted, *(r.value for r in typed_rejected)]
     if values and all(set(value) == {"response"} for value in values):

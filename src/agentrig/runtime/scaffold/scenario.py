@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import orjson
+
 from agentrig.runtime.history.canonical import (
     Message,
     RetryPromptPart,
@@ -221,7 +223,11 @@ def _document(
 def _yaml_output_expecter(output: dict[str, Any] | None) -> OutputExpecter:
     """A YAML agent's output: the final text, or the output tool's arguments as its `output:` makes them."""
 
+    reads_text = output is not None and output.get("mode") == "auto"
+
     def expect(call: ToolCallPart | None, text: str | None) -> dict[str, Any] | None:
+        if call is None and reads_text and text is not None:
+            return {"json_equals": orjson.loads(text)}  # the text is the output's JSON (`mode: auto`)
         if call is None:
             return {"equals": text}
         return {"json_equals": output_value(call.args, output)}

@@ -54,10 +54,11 @@ def _judged_text(walk: Walk, index: int, turn: ScriptTurn, retries: list[RetryPr
     if len(retries) != 1 or last is None or last.kind != "text" or walk.previous != "response":
         raise walk.refuse(index, "an output retry that answers no text answer of the model")
     content = retries[0].content
+    value = last.value
     if isinstance(content, str):
-        turn.outputs[-1] = OutputEvent(kind="text", verdict="retry", message=content)
+        turn.outputs[-1] = OutputEvent(kind="text", verdict="retry", message=content, value=value)
     else:
-        turn.outputs[-1] = OutputEvent(kind="text", verdict="invalid", errors=tuple(content))
+        turn.outputs[-1] = OutputEvent(kind="text", verdict="invalid", errors=tuple(content), value=value)
 
 
 def close_paused_end(walk: Walk, last: Message | None) -> None:

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from agentrig.errors import InputError
 from agentrig.runtime.history.canonical import (
     Message,
@@ -89,10 +91,12 @@ class OutputEvent:
     """`text` or `tool`."""
     verdict: str
     """`accepted`; `retry` (the output validator asked again, `message`); `invalid` (the schema rejected it,
-    `errors`); `not-judged` (a text answer while only an output tool ends the run: pydantic-ai's own retry)."""
+    `errors`)."""
     call: ToolCallPart | None = None
     message: str | None = None
     errors: tuple[Any, ...] = ()
+    value: Any = None
+    """A text answer's JSON value (None when the text is no JSON): what a schema judging the text saw."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -198,11 +202,18 @@ def take_response(walk: Walk, index: int, message: Message, usage: Usage | None)
     turn.calls.extend(message.tool_calls)
     turn.last_response = message
     if not message.tool_calls and any(isinstance(part, TextPart) for part in message.parts):
-        turn.outputs.append(OutputEvent(kind="text", verdict="accepted"))
+        turn.outputs.append(OutputEvent(kind="text", verdict="accepted", value=_json_value(message.text)))
     walk.pending = list(message.tool_calls)
     walk.pending_at = index
     walk.previous = "response"
     walk.response_run_id = message.run_id
+
+
+def _json_value(text: str) -> Any:
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
 
 
 def interrupted_marker(message: Message) -> str | None:

@@ -5,8 +5,10 @@
   `{response: ...}` by the output tool, as an `int` output is), and the output is validated by the schema's pydantic
   validator (`scenarios.json_schema_validation`), so a bad output gets the retry prompt a real model would.
 - `type`: the `module:attribute` the scenario names, imported from the scenario's folder or the working directory.
-- `mode`: `ToolOutput`, `NativeOutput` or `PromptedOutput` around it; `allow_text` adds `str`, and a tool that may
-  defer adds `DeferredToolRequests` (the run may then end waiting for the host).
+- `mode`: `ToolOutput`, `NativeOutput` or `PromptedOutput` around it, or none (`auto`: pydantic-ai's default for
+  a bare type, whose output tool is `final_result` and which reads a text answer as the output's JSON);
+  `allow_text` adds `str`, and a tool that may defer adds `DeferredToolRequests` (the run may then end waiting
+  for the host).
 - `validators`: one `@agent.output_validator` trying the rules in order; a matching rule raises `ModelRetry`. The
   Nth validation (`call`) is counted in the run's `ToolCallCounts`, over the whole scenario; a partial output
   (streaming) is never judged.
@@ -28,7 +30,7 @@ from agentrig.errors import ScenarioError
 from agentrig.runtime.engine.module_loading import resolve_attribute
 from agentrig.runtime.engine.pydantic_ai_engine.deps import offline_import
 from agentrig.runtime.engine.tool_rules import ToolCallCounts, matching_output_rule
-from agentrig.runtime.history.jsonio import dumps
+from agentrig.runtime.runfolder.jsonio import dumps
 from agentrig.scenarios.json_schema_validation import core_schema_for
 from agentrig.scenarios.output_model import OutputSpec
 
@@ -49,9 +51,12 @@ def output_type(
     if spec is None or not spec.structured:
         members.append(str)
     else:
-        wrapper = {"tool": ToolOutput, "native": NativeOutput, "prompted": PromptedOutput}[spec.mode]
         value_type = _value_type(spec, search_paths, scenario_path, line, offline=offline)
-        members.append(wrapper(value_type, name=spec.name, description=spec.description))
+        if spec.mode == "auto":
+            members.append(value_type)
+        else:
+            wrapper = {"tool": ToolOutput, "native": NativeOutput, "prompted": PromptedOutput}[spec.mode]
+            members.append(wrapper(value_type, name=spec.name, description=spec.description))
         if spec.allow_text:
             members.append(str)
     if may_defer:
