@@ -20,21 +20,32 @@ from tests.scaffold.replay import REPO
 FORMS = ("session.json", "history.json", "pydantic_ai_dump.json")
 HISTORY = "history.json"
 
-_STARTS_WITH_RESULTS = "messages[0]: tool results before any model response; a turn starts with the user"
-_NO_USER = "messages[0]: the history holds no user message: nothing to replay"
-_STARTS_WITH_RESPONSE = "messages[0]: the history starts with a model response; a turn starts with the user"
+_EDIT = "(agentrig convert SOURCE -o FILE.json writes the history to edit)"
+_AGENT = "scaffold with --agent module:attribute (your agent's real tools and output type replay it)"
+_STARTS_WITH_RESULTS = (
+    "messages[0]: tool results before any model response; a turn starts with the user: drop the messages before"
+    f" the first user message {_EDIT}"
+)
+_NO_USER = (
+    "messages[0]: the history holds no user message: nothing to replay: scaffold a history that holds the user's"
+    " message (a run folder's session.json or history.json)"
+)
+_STARTS_WITH_RESPONSE = (
+    "messages[0]: the history starts with a model response; a turn starts with the user: scaffold the run's"
+    f" session.json or history.json, which start with the user, or add the user's message before it {_EDIT}"
+)
 _EMPTY = (
     "messages[1]: an empty response (no parts, or blank text only); agentrig's loop answers one with an"
-    " empty-response intervention, so a replay cannot end the same way"
+    f" empty-response intervention, so a replay cannot end the same way: drop the empty response {_EDIT}"
 )
-_GHOST = "messages[2]: a result for 'ghost_1', which no call of the response before awaits"
+_GHOST = f"messages[2]: a result for 'ghost_1', which no call of the response before awaits: drop the result {_EDIT}"
 _NOT_AN_OBJECT = (
     "messages[2]: call 'call_2' (bash) has arguments that are not a JSON object, which pydantic-ai answers with"
-    " validation errors, but the source holds a message"
+    f" validation errors, but the source holds a message: {_AGENT}, or make its arguments a JSON object {_EDIT}"
 )
 _NATIVE_REJECTED = (
     "the output's schema rejected an output with validation errors that a schema inferred from the outputs does"
-    " not reproduce; the source records no schema: scaffold with --agent module:attribute"
+    f" not reproduce; the source records no schema: {_AGENT}"
 )
 
 
@@ -42,7 +53,9 @@ def _went_on(call: str, tool: str) -> str:
     return (
         f"messages[2]: call '{call}' ({tool}) ended 'interrupted' and the conversation went on without"
         " `[INTERRUPTED]` (pydantic-ai closed it when a cancelled run was resumed); agentrig's loop ends a cancelled"
-        " turn with `[INTERRUPTED]`, so a replay cannot hold this history"
+        " turn with `[INTERRUPTED]`, so a replay cannot hold this history: drop that turn's messages, or record it"
+        " as agentrig's loop records a cancelled turn: the request that closed the call `state: interrupted`, then"
+        f" the response `[INTERRUPTED]` {_EDIT}"
     )
 
 
@@ -50,12 +63,14 @@ _AGENTRIG_HISTORY_REFUSALS = {
     # These scenarios resume from a stored history that is no conversation agentrig's loop makes.
     "empty-response-intervention": _STARTS_WITH_RESULTS,
     "empty-response-repeated": _STARTS_WITH_RESULTS,
-    "history-cleanup-continuation": "messages[0]: the request holds 2 user texts; a scenario turn has one",
+    "history-cleanup-continuation": (
+        f"messages[0]: the request holds 2 user texts; a scenario turn has one: join them into one text {_EDIT}"
+    ),
     "history-cleanup-public": _went_on("dangling_1", "lookup"),
     "steering-pending-after-cancel": _went_on("notify_1", "notify"),
     "ui-agui-tool-results": (
         "messages[2]: the results answer ['tc_1', 'tc_2', 'tc_2'] but the calls were ['tc_1', 'tc_2']; a run"
-        " answers each call once, in order"
+        f" answers each call once, in order: keep one result per call, in the order of the calls {_EDIT}"
     ),
     # A tool call whose arguments are not JSON, answered with a message: pydantic-ai never lets it reach a tool.
     "history-roundtrip": _NOT_AN_OBJECT,

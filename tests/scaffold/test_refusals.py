@@ -3,6 +3,7 @@ entry of docs/scaffold.md's refusal table (each entry names its case here)."""
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from agentrig.runtime.history.canonical import (
     UserContentPart,
 )
 from agentrig.runtime.history.wire import dumps_history
-from agentrig.runtime.runfolder import jsonio
+from agentrig.runtime.history import jsonio
 from agentrig.runtime.scaffold import Unreplayable
 from tests.scaffold.replay import scaffold_to
 from tests.scaffold.test_fixtures import REFUSED
@@ -230,7 +231,45 @@ def test_refused_naming_the_message_and_nothing_written(case: str, tmp_path: Pat
     head = f"{source}: {reason}" if reason.startswith("messages[") else f"{source}: "
     assert refused.value.message.startswith(head), refused.value.message
     assert reason in refused.value.message, refused.value.message
+    assert refused.value.message.endswith(f": {refused.value.hint}"), refused.value.message
+    assert refused.value.hint.startswith(HINT_VERBS), refused.value.hint
     assert not (tmp_path / "suite").exists()
+
+
+HINT_VERBS = ("scaffold", "drop", "merge", "join", "add", "move", "make", "put", "keep", "complete", "mark", "remove")
+"""How a refusal's hint starts: what to do so the second try works (a flag, another file, an edit)."""
+_HINT_NAMES = {"AGENT_HINT", "EDIT_HINT", "hint"}  # `hint`: passed on by a wrapper that takes one
+
+
+def _hint_starts_well(node: ast.expr) -> bool:
+    if isinstance(node, ast.Name):
+        return node.id in _HINT_NAMES
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str) and node.value.startswith(HINT_VERBS)
+    if isinstance(node, ast.JoinedStr) and node.values:
+        return _hint_starts_well(
+            node.values[0].value if isinstance(node.values[0], ast.FormattedValue) else node.values[0]
+        )
+    return False
+
+
+def test_every_refusal_in_the_code_ends_with_what_to_do() -> None:
+    """Issue 42 item 4: each refusal scaffold can raise, tested or not, passes a hint naming what to add or do."""
+    folder = Path(__file__).resolve().parents[2] / "src" / "agentrig" / "runtime" / "scaffold"
+    calls: list[str] = []
+    for path in sorted(folder.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if name not in ("refuse", "Unreplayable"):
+                continue
+            hint = next((keyword.value for keyword in node.keywords if keyword.arg == "hint"), None)
+            where = f"{path.name}:{node.lineno}"
+            assert hint is not None, f"{where}: a refusal without a hint of what to do"
+            assert _hint_starts_well(hint), f"{where}: a hint that does not start with what to do"
+            calls.append(where)
+    assert len(calls) > 40  # every refusal of the planner was seen
 
 
 def test_the_docs_refusal_table_names_each_case_and_only_cases_that_exist() -> None:

@@ -295,7 +295,8 @@ def test_a_source_it_cannot_replay_exits_2_naming_the_message_and_writes_nothing
     assert out == ""
     assert err == (
         f"agentrig: error: {source}: messages[0]: the history starts with a model response; a turn starts with the"
-        " user\n"
+        " user: scaffold the run's session.json or history.json, which start with the user, or add the user's message"
+        " before it (agentrig convert SOURCE -o FILE.json writes the history to edit)\n"
     )
     assert not (tmp_path / "suite").exists()
 

@@ -27,7 +27,7 @@ import re
 from typing import Any
 
 from agentrig.runtime.history.canonical import Message, ToolCallPart, ToolReturnPart
-from agentrig.runtime.scaffold.turns import ScriptTurn, Walk, interrupted_marker, is_output_tool_call
+from agentrig.runtime.scaffold.turns import EDIT_HINT, ScriptTurn, Walk, interrupted_marker, is_output_tool_call
 
 __all__ = ["FAILED_CALL_NUMBER", "NO_ANSWER", "UNKNOWN_FAILURE", "close_turn", "failure_rule", "take_marker"]
 
@@ -169,7 +169,8 @@ def _tool_raised(walk: Walk, turn: ScriptTurn) -> None:
         raise walk.refuse(
             walk.pending_at,
             f"tool call(s) {names} have no recorded result (a tool raised, and the source does not record its"
-            " error, which the replay's history holds): scaffold the run's session.json, or without --agent",
+            " error, which the replay's history holds)",
+            hint="scaffold the run's session.json or history.json (they record the error), or without --agent",
         )
     first, *others = walk.pending
     turn.rules[first.tool_call_id] = {"fail": UNKNOWN_FAILURE, "raises": "Exception"}
@@ -187,7 +188,11 @@ def _abort_open_calls(walk: Walk, turn: ScriptTurn) -> None:
     open_calls = [call.tool_call_id for call in walk.pending]
     open_calls += [c.tool_call_id for c, a in turn.answers if _outcome(a) == "interrupted"]
     if not open_calls:
-        raise walk.refuse(walk.interrupted_at or 0, "the request is 'interrupted' but no call was left unfinished")
+        raise walk.refuse(
+            walk.interrupted_at or 0,
+            "the request is 'interrupted' but no call was left unfinished",
+            hint=f"mark the request complete ({EDIT_HINT})",
+        )
     for call_id in open_calls:
         # Delayed: the calls of the batch that completed in the source return first (both engines keep them).
         turn.rules[call_id] = {"abort": True, "delay": 0.05}

@@ -17,15 +17,13 @@ schema rejected (a retry with validation errors after a text answer) needs the a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agentrig.runtime.scaffold.schema_inference import Rejection, infer_schema, seen_types_schema
-from agentrig.runtime.scaffold.turns import OutputEvent, ScriptTurn, Unreplayable, is_output_tool_call
+from agentrig.runtime.scaffold.turns import AGENT_HINT, OutputEvent, Refuse, ScriptTurn, is_output_tool_call
 
 __all__ = ["output_section", "output_value"]
-
-Refuse = Callable[[str], Unreplayable]
 
 
 def output_section(
@@ -37,7 +35,8 @@ def output_section(
     if len(names) > 1:
         raise refuse(
             f"the conversation called the output tools {', '.join(names)} (a union of output types); a YAML"
-            " agent's output has one tool: scaffold with --agent module:attribute"
+            " agent's output has one tool",
+            hint=AGENT_HINT,
         )
     if reads_text_as_json(events):
         return _auto_section(names, events, schemas, refuse)
@@ -71,19 +70,21 @@ def _auto_section(
     if names and names[0] != "final_result":
         raise refuse(
             f"a text answer was judged by the output's schema beside the output tool {names[0]} (not pydantic-ai's"
-            " default final_result); no YAML output mode reads both: scaffold with --agent module:attribute"
+            " default final_result); no YAML output mode reads both",
+            hint=AGENT_HINT,
         )
     texts = [event for event in events if event.kind == "text"]
     if any(event.verdict == "accepted" and not isinstance(event.value, dict) for event in texts):
         raise refuse(
             "a text answer that is no JSON object ended a turn whose other text answers were judged by the output's"
-            " schema; no YAML output mode does both: scaffold with --agent module:attribute"
+            " schema; no YAML output mode does both",
+            hint=AGENT_HINT,
         )
     schema = _schema("final_result", events, schemas, refuse, with_text=True)
     if schema.get("type") != "object":
         raise refuse(
-            "a text answer was judged by a non-object output schema, which a YAML output reads only through its"
-            " tool: scaffold with --agent module:attribute"
+            "a text answer was judged by a non-object output schema, which a YAML output reads only through its tool",
+            hint=AGENT_HINT,
         )
     section: dict[str, Any] = {"schema": schema, "mode": "auto"}
     validators = _validator_rules(events, judges_text=True)
@@ -130,7 +131,8 @@ def _schema(
     if any(not isinstance(event.call.args, dict) for event in tool_events if event.call is not None):
         raise refuse(
             f"an output tool call ({name}) whose arguments are not a JSON object, which pydantic-ai answers itself"
-            " with errors no inferred schema is checked to reproduce: scaffold with --agent module:attribute"
+            " with errors no inferred schema is checked to reproduce",
+            hint=AGENT_HINT,
         )
     typed_accepted: list[dict[str, Any]] = []
     typed_rejected: list[Rejection] = []
@@ -147,7 +149,8 @@ def _schema(
         what = "the output's schema" if with_text else f"the output tool {name}"
         raise refuse(
             f"{what} rejected an output with validation errors that a schema inferred from the outputs does not"
-            " reproduce; the source records no schema: scaffold with --agent module:attribute"
+            " reproduce; the source records no schema",
+            hint=AGENT_HINT,
         )
     values = [*typed_accepted, *(r.value for r in typed_rejected)]
     if values and all(set(value) == {"response"} for value in values):

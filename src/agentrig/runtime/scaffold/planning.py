@@ -25,6 +25,7 @@ from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.scaffold.endings import close_turn, take_marker
 from agentrig.runtime.scaffold.turn_results import close_paused_end, take_results
 from agentrig.runtime.scaffold.turns import (
+    EDIT_HINT,
     Answer,
     GoldenEdits,
     HostTools,
@@ -53,7 +54,11 @@ def plan_turns(
     for index, message in enumerate(messages):
         if message.kind == "response":
             if message.state is not None:
-                raise walk.refuse(index, f"the message is {message.state!r}; a scripted run completes its responses")
+                raise walk.refuse(
+                    index,
+                    f"the message is {message.state!r}; a scripted run completes its responses",
+                    hint=f"complete or drop the response ({EDIT_HINT})",
+                )
             usage = usages[response_number] if response_number < len(usages) else None
             response_number += 1
             partial = interrupted_marker(message)
@@ -63,11 +68,19 @@ def plan_turns(
                 take_response(walk, index, message, usage)
             continue
         if message.state not in (None, "interrupted"):
-            raise walk.refuse(index, f"the message is {message.state!r}; a scripted run completes its messages")
+            raise walk.refuse(
+                index,
+                f"the message is {message.state!r}; a scripted run completes its messages",
+                hint=f"complete or drop the request ({EDIT_HINT})",
+            )
         texts, results, capabilities = _request_parts(walk, index, message)
         if message.state == "interrupted":
             if texts or not walk.turns:
-                raise walk.refuse(index, "the request is 'interrupted' but holds a user message")
+                raise walk.refuse(
+                    index,
+                    "the request is 'interrupted' but holds a user message",
+                    hint=f"mark the request complete ({EDIT_HINT})",
+                )
             walk.interrupted_at = index
         if results:
             take_results(walk, index, message, results, user_follows=bool(texts))
@@ -80,7 +93,11 @@ def plan_turns(
     close_paused_end(walk, messages[-1] if messages else None)
     close_turn(walk, len(messages), last=True)
     if not walk.turns:
-        raise walk.refuse(0, "the history holds no user message: nothing to replay")
+        raise walk.refuse(
+            0,
+            "the history holds no user message: nothing to replay",
+            hint="scaffold a history that holds the user's message (a run folder's session.json or history.json)",
+        )
     return walk.turns, walk.edits
 
 
@@ -98,7 +115,9 @@ def _request_parts(
             continue
         if isinstance(part, OpaquePart):
             raise walk.refuse(
-                index, f"part {number} is a {part.part_kind!r} part, which a scenario's user message cannot hold"
+                index,
+                f"part {number} is a {part.part_kind!r} part, which a scenario's user message cannot hold",
+                hint=f"drop the part ({EDIT_HINT})",
             )
         if isinstance(part, UserContentPart):
             _check_user_content(walk, index, number, part)
@@ -108,7 +127,11 @@ def _request_parts(
         elif isinstance(part, ToolReturnPart | RetryPromptPart):
             results.append(part)
     if len(texts) > 1:
-        raise walk.refuse(index, f"the request holds {len(texts)} user texts; a scenario turn has one")
+        raise walk.refuse(
+            index,
+            f"the request holds {len(texts)} user texts; a scenario turn has one",
+            hint=f"join them into one text ({EDIT_HINT})",
+        )
     return texts, results, capabilities
 
 
@@ -120,7 +143,9 @@ def _enqueuing_call(walk: Walk, index: int, number: int, results: list[Answer]) 
         raise walk.refuse(
             index,
             f"part {number} is a capability part no tool call enqueued (it comes before any tool result); a "
-            "scenario steers one from a call: `steer: [{capability: {...}, from_call: CALL_ID}]`",
+            "scenario steers one from a call",
+            hint="drop the part and add it to the scenario as `steer: [{capability: {...}, from_call: CALL_ID}]`"
+            f" ({EDIT_HINT})",
         )
     return answered[-1]
 
@@ -138,7 +163,11 @@ def _steer_capability(walk: Walk, index: int, call_id: str, capability: dict[str
         if any(call.tool_call_id == call_id for call in turn.calls):
             turn.steer.append({"capability": capability, "from_call": call_id})
             return
-    raise walk.refuse(index, f"a capability part follows the result of call {call_id!r}, which no turn made")
+    raise walk.refuse(
+        index,
+        f"a capability part follows the result of call {call_id!r}, which no turn made",
+        hint=f"drop the part ({EDIT_HINT})",
+    )
 
 
 def _check_user_content(walk: Walk, index: int, number: int, part: UserContentPart) -> None:
@@ -149,9 +178,14 @@ def _check_user_content(walk: Walk, index: int, number: int, part: UserContentPa
             raise walk.refuse(
                 index,
                 f"{where} is a {item.kind!r} item (not a file or a URL), which a scenario's user message cannot hold",
+                hint=f"drop the item ({EDIT_HINT})",
             )
         if isinstance(item, UrlContent) and item.media_type is None:
-            raise walk.refuse(index, f"{where}: the URL {item.url!r} has no media type, which a scenario must give")
+            raise walk.refuse(
+                index,
+                f"{where}: the URL {item.url!r} has no media type, which a scenario must give",
+                hint=f"add its `media_type` to the item ({EDIT_HINT})",
+            )
 
 
 def _user_message(walk: Walk, index: int, text: UserPrompt, *, after_results: bool) -> None:
@@ -160,6 +194,7 @@ def _user_message(walk: Walk, index: int, text: UserPrompt, *, after_results: bo
             index,
             "the user's message shares a request with tool results of a turn that did not end (a run resumed"
             " after an interruption or a failed tool); a scenario turn starts with the user's message alone",
+            hint=f"move the user's message into a request of its own after the results ({EDIT_HINT})",
         )
     close_turn(walk, index)
     walk.turns.append(ScriptTurn(user=text, message_index=index))

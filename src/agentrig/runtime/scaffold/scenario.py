@@ -44,7 +44,7 @@ from agentrig.runtime.scaffold.outputs import output_section, output_value
 from agentrig.runtime.scaffold.planning import plan_turns
 from agentrig.runtime.scaffold.source import Source
 from agentrig.runtime.scaffold.tools import yaml_tools
-from agentrig.runtime.scaffold.turns import HostTools, ScriptTurn, Unreplayable
+from agentrig.runtime.scaffold.turns import AGENT_HINT, EDIT_HINT, HostTools, ScriptTurn, Unreplayable
 
 __all__ = ["AgentInfo", "PlanOptions", "Planned", "plan_scenario"]
 
@@ -171,7 +171,10 @@ def _document(
     attachments: AttachmentFiles,
 ) -> dict[str, Any]:
     document: dict[str, Any] = {"name": options.name, "description": description(source), "tags": ["scaffolded"]}
-    refuse: Callable[[str], Unreplayable] = lambda reason: Unreplayable(source.path, -1, reason)  # noqa: E731
+
+    def refuse(reason: str, *, hint: str) -> Unreplayable:
+        return Unreplayable(source.path, -1, reason, hint=hint)
+
     output = output_section(turns, source.tool_schemas, refuse) if agent is None else None
     if agent is not None:
         document["agent"] = agent.spec
@@ -313,5 +316,8 @@ def _validate(document: dict[str, Any], source: Source) -> None:
         first = error.errors(include_url=False)[0]
         where = ".".join(str(step) for step in first.get("loc", ()))
         raise Unreplayable(
-            source.path, -1, f"the scenario would be invalid at {where}: {first.get('msg', 'invalid')}"
+            source.path,
+            -1,
+            f"the scenario would be invalid at {where}: {first.get('msg', 'invalid')}",
+            hint=f"{AGENT_HINT}, or change what the field is made of in the source ({EDIT_HINT})",
         ) from None

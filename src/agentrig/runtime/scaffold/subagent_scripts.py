@@ -44,7 +44,11 @@ def subagent_scripts(source: Path, resolve_label: Callable[[str], str | None]) -
         spec = resolve_label(label)
         if spec is None:
             raise Unreplayable(
-                source, -1, f"{SUBAGENTS_FOLDER}/{files[0][1].name}: {label!r} names no agent that imports"
+                source,
+                -1,
+                f"{SUBAGENTS_FOLDER}/{files[0][1].name}: {label!r} names no agent that imports",
+                hint="make the sub-agent's module importable from the scenario's folder or the current one (the"
+                " label is its module:attribute with ':' written '.'), or remove its runs from the folder",
             )
         steps: list[dict[str, Any]] = []
         for _, path in sorted(files):
@@ -59,7 +63,9 @@ def _steps(path: Path) -> list[dict[str, Any]]:
     try:
         messages = load_history_file(path)
     except HistoryFormatError as error:
-        raise Unreplayable(path, -1, error.reason) from None
+        raise Unreplayable(
+            path, -1, error.reason, hint="remove the file from the folder, or replace it with the run's history"
+        ) from None
     redacted = history_from_json(redact_json(history_to_json(messages)))
     start = max(
         (i for i, m in enumerate(redacted) if m.kind == "request" and any(isinstance(p, TextPart) for p in m.parts)),

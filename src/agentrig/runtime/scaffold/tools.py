@@ -16,7 +16,7 @@ itself. Rules with an ordinal come first, then the more specific ones (more keys
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -24,7 +24,7 @@ import orjson
 from agentrig.runtime.history.canonical import RetryPromptPart
 from agentrig.runtime.scaffold.endings import FAILED_CALL_NUMBER
 from agentrig.runtime.scaffold.schema_inference import Rejection, infer_schema
-from agentrig.runtime.scaffold.turns import Answer, ScriptTurn, Unreplayable, is_output_tool_call
+from agentrig.runtime.scaffold.turns import AGENT_HINT, Answer, Refuse, ScriptTurn, is_output_tool_call
 
 __all__ = ["yaml_tools"]
 
@@ -37,9 +37,7 @@ def _outcome(answer: Answer) -> dict[str, Any]:
     return {"return": answer.content}
 
 
-def yaml_tools(
-    turns: Sequence[ScriptTurn], schemas: Mapping[str, Mapping[str, Any]], refuse: Callable[[str], Unreplayable]
-) -> dict[str, Any]:
+def yaml_tools(turns: Sequence[ScriptTurn], schemas: Mapping[str, Mapping[str, Any]], refuse: Refuse) -> dict[str, Any]:
     """The scenario's `tools` mapping: every function tool the model called, in order of first call (output tools
     are the scenario's `output:`)."""
     order: list[str] = []
@@ -72,7 +70,8 @@ def yaml_tools(
                     raise refuse(
                         f"call {call.tool_call_id!r} ({call.tool_name}) failed as the YAML tool's call #{number},"
                         f" which is call #{ordinals[call.tool_name]} of the replay (--last-turns leaves the calls"
-                        " before uncounted): scaffold without --last-turns, or more turns"
+                        " before uncounted)",
+                        hint="scaffold without --last-turns, or with a larger --last-turns",
                     )
             elif call.tool_call_id in deferred:
                 outcome = {"defer": True}
@@ -92,7 +91,7 @@ def _spec(
     schema: Mapping[str, Any] | None,
     recorded: list[tuple[int, dict[str, Any], dict[str, Any]]],
     rejections: list[Rejection],
-    refuse: Callable[[str], Unreplayable],
+    refuse: Refuse,
 ) -> dict[str, Any]:
     spec: dict[str, Any] = {}
     if schema:
@@ -102,7 +101,8 @@ def _spec(
         if inferred is None:
             raise refuse(
                 f"tool {name!r} rejected arguments with validation errors that a schema inferred from its calls"
-                " does not reproduce; the source records no schema: scaffold with --agent module:attribute"
+                " does not reproduce; the source records no schema",
+                hint=AGENT_HINT,
             )
         spec["parameters"] = inferred
     else:

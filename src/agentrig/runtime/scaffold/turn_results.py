@@ -21,7 +21,15 @@ from typing import Any
 
 from agentrig.runtime.history.canonical import Message, RetryPromptPart, ToolCallPart, ToolReturnPart
 from agentrig.runtime.scaffold.endings import close_turn
-from agentrig.runtime.scaffold.turns import Answer, OutputEvent, ScriptTurn, Walk, is_output_tool_call
+from agentrig.runtime.scaffold.turns import (
+    AGENT_HINT,
+    EDIT_HINT,
+    Answer,
+    OutputEvent,
+    ScriptTurn,
+    Walk,
+    is_output_tool_call,
+)
 
 __all__ = ["close_paused_end", "take_results"]
 
@@ -29,7 +37,11 @@ __all__ = ["close_paused_end", "take_results"]
 def take_results(walk: Walk, index: int, message: Message, results: list[Answer], *, user_follows: bool) -> None:
     """Take one request's results: the run's own answer the pending calls, the host's open a turn."""
     if not walk.turns or walk.previous is None:
-        raise walk.refuse(index, "tool results before any model response; a turn starts with the user")
+        raise walk.refuse(
+            index,
+            "tool results before any model response; a turn starts with the user",
+            hint=f"drop the messages before the first user message ({EDIT_HINT})",
+        )
     turn = walk.turns[-1]
     output_retries = [r for r in results if isinstance(r, RetryPromptPart) and r.tool_call_id is None]
     if output_retries:
@@ -42,7 +54,11 @@ def take_results(walk: Walk, index: int, message: Message, results: list[Answer]
             _answer(walk, index, turn, own)
         if host:
             if user_follows:
-                raise walk.refuse(index, "the host's answers to paused calls share a request with a user message")
+                raise walk.refuse(
+                    index,
+                    "the host's answers to paused calls share a request with a user message",
+                    hint=f"move the user's message into a request of its own after the answers ({EDIT_HINT})",
+                )
             _host_turn(walk, index, host)
     walk.previous = "request"
 
@@ -52,7 +68,11 @@ def _judged_text(walk: Walk, index: int, turn: ScriptTurn, retries: list[RetryPr
     of validation errors: a native or prompted output), asked again."""
     last = turn.outputs[-1] if turn.outputs else None
     if len(retries) != 1 or last is None or last.kind != "text" or walk.previous != "response":
-        raise walk.refuse(index, "an output retry that answers no text answer of the model")
+        raise walk.refuse(
+            index,
+            "an output retry that answers no text answer of the model",
+            hint=f"drop the retry ({EDIT_HINT})",
+        )
     content = retries[0].content
     value = last.value
     if isinstance(content, str):
@@ -106,7 +126,9 @@ def _split(walk: Walk, index: int, message: Message, answers: list[Answer]) -> t
     for answer in answers:
         if answer.tool_call_id not in order:
             raise walk.refuse(
-                index, f"a result for {answer.tool_call_id!r}, which no call of the response before awaits"
+                index,
+                f"a result for {answer.tool_call_id!r}, which no call of the response before awaits",
+                hint=f"drop the result ({EDIT_HINT})",
             )
     resumed = walk.previous == "request" or (
         message.run_id is not None and walk.response_run_id is not None and message.run_id != walk.response_run_id
@@ -135,7 +157,11 @@ def _in_call_order(walk: Walk, index: int, answers: list[Answer], order: dict[st
     positions = [order[str(answer.tool_call_id)] for answer in answers]
     if positions != sorted(positions):
         ids = [answer.tool_call_id for answer in answers]
-        raise walk.refuse(index, f"the host's results {ids} are not in the order of the calls")
+        raise walk.refuse(
+            index,
+            f"the host's results {ids} are not in the order of the calls",
+            hint=f"put them in the order of the calls ({EDIT_HINT})",
+        )
     return answers
 
 
@@ -149,6 +175,7 @@ def _answer(walk: Walk, index: int, turn: ScriptTurn, answers: list[Answer]) -> 
             index,
             f"the results answer {answered} but the calls were {[c.tool_call_id for c in walk.pending]}; a run"
             " answers each call once, in order",
+            hint=f"keep one result per call, in the order of the calls ({EDIT_HINT})",
         )
     failed = any(isinstance(a, ToolReturnPart) and a.outcome == "failed" for a in answers)
     for answer in answers:
@@ -176,15 +203,19 @@ def _host_turn(walk: Walk, index: int, answers: list[Answer]) -> None:
             if not walk.own_agent:
                 raise walk.refuse(
                     index,
-                    f"{what} was decided by the host ({outcome}: an approval); YAML tools cannot ask for one:"
-                    " scaffold with --agent module:attribute",
+                    f"{what} was decided by the host ({outcome}: an approval); YAML tools cannot ask for one",
+                    hint=AGENT_HINT,
                 )
             if outcome == "success":
                 approvals[call.tool_call_id] = True
             elif outcome == "denied":
                 approvals[call.tool_call_id] = {"deny": _message(answer.content)}
             else:
-                raise walk.refuse(index, f"{what} asked for approval and ended {outcome!r}; approvals approve or deny")
+                raise walk.refuse(
+                    index,
+                    f"{what} asked for approval and ended {outcome!r}; approvals approve or deny",
+                    hint=f"make its result the tool's (approved) or a denial ({EDIT_HINT})",
+                )
         elif outcome == "success":
             deferred[call.tool_call_id] = answer.content
             if not walk.own_agent:
@@ -194,12 +225,17 @@ def _host_turn(walk: Walk, index: int, answers: list[Answer]) -> None:
             raise walk.refuse(
                 index,
                 f"the host answered {what} with {how}; a scenario's deferred_results hold the values the calls return",
+                hint=f"make the host's result the value the call returned ({EDIT_HINT})",
             )
         paused.answers.append((call, answer))
     answered = {str(answer.tool_call_id) for answer in answers}
     left = [call.tool_call_id for call in walk.pending if call.tool_call_id not in answered]
     if left:
-        raise walk.refuse(index, f"the host answered some paused calls but not {left}; a resumed run answers all")
+        raise walk.refuse(
+            index,
+            f"the host answered some paused calls but not {left}; a resumed run answers all",
+            hint=f"add the host's result of each of them ({EDIT_HINT})",
+        )
     paused.paused = True
     walk.pending = []
     close_turn(walk, index)
@@ -250,11 +286,21 @@ def _check_answer(walk: Walk, index: int, call: ToolCallPart, result: Answer, *,
                 f"{what} ended 'interrupted' and the conversation went on without `[INTERRUPTED]` (pydantic-ai"
                 " closed it when a cancelled run was resumed); agentrig's loop ends a cancelled turn with"
                 " `[INTERRUPTED]`, so a replay cannot hold this history",
+                hint="drop that turn's messages, or record it as agentrig's loop records a cancelled turn: the"
+                f" request that closed the call `state: interrupted`, then the response `[INTERRUPTED]` ({EDIT_HINT})",
             )
         if result.outcome in ("failed", "denied") and not walk.own_agent and not isinstance(result.content, str):
-            raise walk.refuse(index, f"{what} ended {result.outcome!r} with a result that is not a message")
+            raise walk.refuse(
+                index,
+                f"{what} ended {result.outcome!r} with a result that is not a message",
+                hint=f"{AGENT_HINT}, or make the result's content a string ({EDIT_HINT})",
+            )
         if isinstance(call.args, str) and not is_output_tool_call(call) and result.outcome == "success":
-            raise walk.refuse(index, f"{what} returned a result although its arguments are not a JSON object")
+            raise walk.refuse(
+                index,
+                f"{what} returned a result although its arguments are not a JSON object",
+                hint=f"make its arguments the JSON object the tool was given ({EDIT_HINT})",
+            )
         return
     if walk.own_agent:
         return  # the agent's own tool and its schema decide; the golden history checks the outcome
@@ -263,4 +309,5 @@ def _check_answer(walk: Walk, index: int, call: ToolCallPart, result: Answer, *,
             index,
             f"{what} has arguments that are not a JSON object, which pydantic-ai answers with validation"
             " errors, but the source holds a message",
+            hint=f"{AGENT_HINT}, or make its arguments a JSON object ({EDIT_HINT})",
         )

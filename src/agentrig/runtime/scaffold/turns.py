@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
@@ -37,11 +37,14 @@ from agentrig.runtime.history.canonical import (
 from agentrig.runtime.history.usage import Usage
 
 __all__ = [
+    "AGENT_HINT",
+    "EDIT_HINT",
     "INTERRUPTED_MARKER",
     "Answer",
     "GoldenEdits",
     "HostTools",
     "OutputEvent",
+    "Refuse",
     "ScriptTurn",
     "Unreplayable",
     "Walk",
@@ -53,18 +56,33 @@ __all__ = [
 
 Answer = ToolReturnPart | RetryPromptPart
 
+EDIT_HINT = "agentrig convert SOURCE -o FILE.json writes the history to edit"
+"""How a user edits a history scaffold refused: its canonical form, which scaffold reads back."""
+
+AGENT_HINT = "scaffold with --agent module:attribute (your agent's real tools and output type replay it)"
+"""The hint of a refusal only the user's own agent can replay."""
+
 INTERRUPTED_MARKER = "[INTERRUPTED]"
 """The response agentrig's loop ends a cancelled turn with (`engine/orchestrator.py`), the partial text after it."""
 
 
 class Unreplayable(InputError):
-    """The source holds something a scenario cannot replay; the message names the file, the message and why."""
+    """The source holds something a scenario cannot replay; the message names the file, the message, why, and then
+    what to do so the next try works (`hint`: the flag to pass, the file to scaffold instead, the edit to make)."""
 
-    def __init__(self, path: Path, index: int, reason: str) -> None:
+    def __init__(self, path: Path, index: int, reason: str, *, hint: str) -> None:
         # index -1: nothing in one message, the scenario as a whole
-        super().__init__(f"{path}: messages[{index}]: {reason}" if index >= 0 else f"{path}: {reason}")
+        text = f"{reason}: {hint}"
+        super().__init__(f"{path}: messages[{index}]: {text}" if index >= 0 else f"{path}: {text}")
         self.index = index
-        self.reason = reason
+        self.reason = text
+        self.hint = hint
+
+
+class Refuse(Protocol):
+    """How a planning step refuses the source as a whole (no one message): the reason and what to do."""
+
+    def __call__(self, reason: str, *, hint: str) -> Unreplayable: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -166,8 +184,8 @@ class Walk:
     """The request in state `interrupted` (a run cancelled while its tools ran) the current turn stopped at."""
     edits: GoldenEdits = field(default_factory=lambda: GoldenEdits())
 
-    def refuse(self, index: int, reason: str) -> Unreplayable:
-        return Unreplayable(self.path, index, reason)
+    def refuse(self, index: int, reason: str, *, hint: str) -> Unreplayable:
+        return Unreplayable(self.path, index, reason, hint=hint)
 
 
 @dataclass(slots=True)
@@ -185,17 +203,31 @@ class GoldenEdits:
 
 def take_response(walk: Walk, index: int, message: Message, usage: Usage | None) -> None:
     if not walk.turns:
-        raise walk.refuse(index, "the history starts with a model response; a turn starts with the user")
+        raise walk.refuse(
+            index,
+            "the history starts with a model response; a turn starts with the user",
+            hint="scaffold the run's session.json or history.json, which start with the user, or add the user's"
+            f" message before it ({EDIT_HINT})",
+        )
     if walk.previous == "response":
-        raise walk.refuse(index, "two model responses in a row; each step answers one request")
+        raise walk.refuse(
+            index,
+            "two model responses in a row; each step answers one request",
+            hint=f"merge them into one response or drop one ({EDIT_HINT})",
+        )
     turn = walk.turns[-1]
     if turn.ending is not None:
-        raise walk.refuse(index, "a model response after the turn was interrupted; the next turn starts with the user")
+        raise walk.refuse(
+            index,
+            "a model response after the turn was interrupted; the next turn starts with the user",
+            hint=f"drop the response or add the user's message before it ({EDIT_HINT})",
+        )
     if all(isinstance(part, TextPart) and not part.content.strip() for part in message.parts):
         raise walk.refuse(
             index,
             "an empty response (no parts, or blank text only); agentrig's loop answers one with an empty-response"
             " intervention, so a replay cannot end the same way",
+            hint=f"drop the empty response ({EDIT_HINT})",
         )
     turn.steps.append(response_step(walk, index, message, usage))
     turn.usages.append(usage)
@@ -234,13 +266,18 @@ def response_step(walk: Walk, index: int, message: Message, usage: Usage | None)
     allowed = {"thought": (0,), "text": (0, 1), "tool-call": (0, 1, 2, 3)}
     for number, part in enumerate(message.parts):
         if isinstance(part, OpaquePart):
-            raise walk.refuse(index, f"part {number} is a {part.part_kind!r} part, which a step cannot script")
+            raise walk.refuse(
+                index,
+                f"part {number} is a {part.part_kind!r} part, which a step cannot script",
+                hint=f"drop the part ({EDIT_HINT})",
+            )
         kind = part.part_kind
         if stage not in allowed.get(kind, ()):
             raise walk.refuse(
                 index,
                 f"part {number} ({kind}) comes where a scripted step cannot hold it: a step holds at most one"
                 " thought, then one text, then tool calls",
+                hint=f"join the texts (or thoughts) into one and put the calls last ({EDIT_HINT})",
             )
         stage = {"thought": 1, "text": 2}.get(kind, 3)
         if isinstance(part, ThoughtPart):
