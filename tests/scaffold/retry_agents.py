@@ -40,3 +40,19 @@ def tools_agent() -> Agent[None, Point]:
         return point
 
     return agent
+
+
+class Query(BaseModel):
+    sql_query: str
+
+
+def cleaning_agent() -> Agent[None, Query]:
+    """An output validator that changes the output (as pydantic-ai-examples' SQL agent strips the backslashes a
+    model adds): the run's output is not what the output tool's arguments say."""
+    agent = Agent(None, output_type=Query)
+
+    @agent.output_validator
+    def strip_backslashes(query: Query) -> Query:  # pyright: ignore[reportUnusedFunction]
+        return Query(sql_query=query.sql_query.replace("\\", ""))
+
+    return agent
