@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from bench_runner import write_scenarios  # pyright: ignore[reportMissingImports, reportUnknownVariableType]
 
-from agentrig.runtime.history import owned_folder
+from agentrig.runtime.runfolder import owned_folder
 from agentrig.runtime.suite.outputs import scenario_files
 from agentrig.runtime.suite.runner import RunOptions, run_suite
 

@@ -27,8 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository r
 
 from tests.reports.chromium import Chromium, find_browser
 
-from agentrig.runtime.history import jsonio
 from agentrig.runtime.reports.html import HtmlReport
+from agentrig.runtime.runfolder import jsonio
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 

@@ -31,8 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_history import generate_history
 
-from agentrig.runtime.history import jsonio
 from agentrig.runtime.models.conversion import dump_pydantic_ai_json
+from agentrig.runtime.runfolder import jsonio
 from agentrig.runtime.scaffold import ScaffoldOptions, ScaffoldResult, scaffold
 
 

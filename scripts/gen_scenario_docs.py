@@ -895,7 +895,7 @@ def _check_every_model_documented() -> None:
 
 def render_schema() -> bytes:
     """The stored schema file: `scenario_json_schema()` as `agentrig schema` prints it."""
-    from agentrig.runtime.history.jsonio import dumps
+    from agentrig.runtime.runfolder.jsonio import dumps
     from agentrig.scenarios.schema import scenario_json_schema
 
     return dumps(scenario_json_schema(), pretty=True)

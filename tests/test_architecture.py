@@ -1,11 +1,13 @@
 """The dependency rules, enforced (docs/architecture.md draws them).
 
 - `cli -> runtime -> scenarios`; `agentrig.scenarios` needs neither typer nor the runtime.
-- Inside `agentrig.runtime` the sub-packages are layers: `history` < `models` < `engine` < `suite`, `matrix` and
-  the flat modules. A module imports only its own layer and the layers below, never one above, not even lazily.
+- Inside `agentrig.runtime` the sub-packages are layers: `runfolder` < `history` < `models` < `engine` < `suite`,
+  `matrix` and the flat modules. A module imports only its own layer and the layers below, never one above, not even
+  lazily.
 - Only `engine` and `models` import an agent framework (pydantic-ai, pydantic-graph, tinyagent). `history`, the
-  canonical layer of the removal contract, imports none and nothing of agentrig beyond itself, `agentrig.errors` and
-  `agentrig.media_types` (a table, standard library only).
+  canonical layer of the removal contract, imports none and nothing of agentrig beyond itself, `runfolder`,
+  `agentrig.errors` and `agentrig.media_types` (a table, standard library only); `runfolder`, the run folder's files,
+  nothing beyond itself, `agentrig.errors`, `agentrig.input_files` and `agentrig.media_types`.
 - No import cycle between modules, function-level imports included; no module over 500 lines; at most six modules
   directly in `runtime/`.
 
@@ -35,15 +37,16 @@ FRAMEWORK_ALLOWED_UNDER = (RUNTIME / "engine", RUNTIME / "models")
 """The only packages whose modules may import an agent framework."""
 
 RUNTIME_LAYERS = {
-    "history": 0,
-    "models": 1,
-    "checks": 1,
-    "reports": 1,
-    "engine": 2,
-    "suite": 3,
-    "matrix": 3,
-    "scaffold": 3,
-    "": 3,
+    "runfolder": 0,
+    "history": 1,
+    "models": 2,
+    "checks": 2,
+    "reports": 2,
+    "engine": 3,
+    "suite": 4,
+    "matrix": 4,
+    "scaffold": 4,
+    "": 4,
 }
 """Rank of each runtime sub-package ("" = runtime's flat modules): imports point only to a lower or equal rank."""
 
@@ -99,20 +102,24 @@ def top_level(name: str) -> str:
 
 
 CANONICAL_LAYER = tuple(all_modules("agentrig.runtime.history"))
-"""The framework-free history layer (the removal contract): it reads, writes and checks stored state."""
+"""The framework-free history layer (the removal contract): the formats of stored state, read, written and checked."""
+RUN_FOLDER_LAYER = tuple(all_modules("agentrig.runtime.runfolder"))
+"""The run folder's files, below the formats: atomic writes, owned folders and their manifests, locks, temporaries."""
 
-CANONICAL_LAYER_MAY_IMPORT = frozenset(
+RUN_FOLDER_MAY_IMPORT = frozenset(
     {
         "agentrig",
         "agentrig.errors",
         "agentrig.input_files",
         "agentrig.media_types",
         "agentrig.runtime",
-        *CANONICAL_LAYER,
+        *RUN_FOLDER_LAYER,
     }
 )
-"""Inside agentrig, the canonical layer imports only itself, the error module, the reader of input files and the
-media types (standard library only)."""
+"""Inside agentrig, the run folder's package imports only itself, the error module, the reader of input files and
+the media types (standard library only)."""
+CANONICAL_LAYER_MAY_IMPORT = RUN_FOLDER_MAY_IMPORT | set(CANONICAL_LAYER)
+"""The canonical layer may import all that, and itself."""
 
 AGENTRIG_MODULES = frozenset(all_modules("agentrig"))
 
@@ -145,6 +152,7 @@ def runtime_layer(module: str) -> str | None:
 # --- what importing loads ------------------------------------------------------------------------------------
 
 PYDANTIC_AI_FREE_IMPORTS = (
+    *RUN_FOLDER_LAYER,
     *CANONICAL_LAYER,
     *all_modules("agentrig.scenarios"),
     *all_modules("agentrig.runtime.reports"),  # report.html reads a run's JSON: any front end may call it
@@ -277,36 +285,39 @@ def test_scenarios_import_neither_typer_nor_the_runtime_nor_the_cli() -> None:
     assert offenders == []
 
 
-@pytest.mark.parametrize("module", CANONICAL_LAYER)
+@pytest.mark.parametrize("module", CANONICAL_LAYER + RUN_FOLDER_LAYER)
 def test_the_canonical_layer_never_imports_pydantic_ai_even_lazily(module: str) -> None:
     path = module_path(module)
     assert path.exists(), f"{module} is part of the canonical layer but {path} does not exist"
     names = imported_names(path)
     assert [f"{line}: {name}" for line, name in names if top_level(name) in PYDANTIC_AI_PACKAGES] == []
     # Nor through another agentrig module (convert, pydantic_ai_compat, the orchestrator...).
+    allowed = RUN_FOLDER_MAY_IMPORT if module in RUN_FOLDER_LAYER else CANONICAL_LAYER_MAY_IMPORT
     outside_the_layer = [
         f"{line}: {name}"
         for line, name in names
-        if top_level(name) == "agentrig" and not _allowed_in_canonical_layer(name)
+        if top_level(name) == "agentrig" and not _allowed_in_canonical_layer(name, allowed)
     ]
     assert outside_the_layer == []
 
 
-def _allowed_in_canonical_layer(name: str) -> bool:
+def _allowed_in_canonical_layer(name: str, allowed: frozenset[str] = CANONICAL_LAYER_MAY_IMPORT) -> bool:
     """An allowed module, or a name taken from one (`from agentrig.runtime.history.canonical import Message`)."""
-    if name in CANONICAL_LAYER_MAY_IMPORT:
+    if name in allowed:
         return True
     parent = name.rpartition(".")[0]
-    return parent in CANONICAL_LAYER_MAY_IMPORT and parent not in ("agentrig", "agentrig.runtime")
+    return parent in allowed and parent not in ("agentrig", "agentrig.runtime")
 
 
 def test_the_import_scanner_finds_lazy_and_relative_imports() -> None:
-    source = "def later():\n    import pydantic_ai.messages\n\nfrom . import jsonio\nfrom ...cli import app\n"
+    source = "def later():\n    import pydantic_ai.messages\n\nfrom . import wire\nfrom ...cli import app\n"
     names = {name for _, name in imported_names_in_source(source, "agentrig.runtime.history.example")}
-    assert {"pydantic_ai.messages", "agentrig.runtime.history.jsonio", "agentrig.cli.app"} <= names
+    assert {"pydantic_ai.messages", "agentrig.runtime.history.wire", "agentrig.cli.app"} <= names
     assert not _allowed_in_canonical_layer("agentrig.runtime.models.conversion")
     assert not _allowed_in_canonical_layer("agentrig.runtime.models.conversion.to_canonical")
     assert _allowed_in_canonical_layer("agentrig.runtime.history.canonical.Message")
+    assert _allowed_in_canonical_layer("agentrig.runtime.runfolder.jsonio.dumps")
+    assert not _allowed_in_canonical_layer("agentrig.runtime.history.canonical.Message", RUN_FOLDER_MAY_IMPORT)
 
 
 # --- CLI verb modules stay light at import time -------------------------------------------------------------

@@ -83,7 +83,7 @@ def test_the_tutorial_example_passes(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 def test_stored_history_survives_a_run_unchanged() -> None:
     """Verification checklist: a history survives load -> run -> export with identical parts and tool_call_ids."""
-    from agentrig.runtime.history.jsonio import read_json_file
+    from agentrig.runtime.runfolder.jsonio import read_json_file
 
     stored = read_json_file(SUITE / "fixtures" / "canonical-all-part-kinds.json")["messages"]
     golden = read_json_file(SUITE / "golden" / "history-roundtrip.json")["messages"]

@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from agentrig.runtime.history import jsonio
+from agentrig.runtime.runfolder import jsonio
 
 EXIT_WITHIN_S = 60.0
 """How long a run that must end is given (the scenarios' own timeouts are a second or two)."""

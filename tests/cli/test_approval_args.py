@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agentrig.runtime.history.jsonio import read_json_file
+from agentrig.runtime.runfolder.jsonio import read_json_file
 from tests.cli.cli_helpers import run_main
 from tests.cli.test_none_and_deferred_outputs import AGENTS
 

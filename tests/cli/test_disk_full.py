@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from agentrig.errors import OutputWriteError
-from agentrig.runtime.history import jsonio
+from agentrig.runtime.runfolder import jsonio
 from tests.cli.cli_helpers import run_main
 
 SCENARIO = """\

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from agentrig.runtime.history import jsonio
+from agentrig.runtime.runfolder import jsonio
 from agentrig.testing import run_scenario
 from tests.cli.cli_helpers import run_main
 

@@ -11,7 +11,7 @@ from pydantic_ai import Agent, UnexpectedModelBehavior
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo
 
-from agentrig.runtime.history.jsonio import read_json_file
+from agentrig.runtime.runfolder.jsonio import read_json_file
 from tests.cli.cli_helpers import run_main
 
 AGENTS = """\

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from agentrig.runtime.history.folder_lock import lock_folder
+from agentrig.runtime.runfolder.folder_lock import lock_folder
 from tests.cli.cli_helpers import exit_code_and_stderr
 from tests.cli.out_shapes import snapshot
 from tests.cli.run_process import EXIT_WITHIN_S, finish, start_run, statuses, wait_for

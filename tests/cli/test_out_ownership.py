@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agentrig.runtime.history import jsonio
+from agentrig.runtime.runfolder import jsonio
 from tests.cli.cli_helpers import run_main
 from tests.cli.out_shapes import MANIFEST_NAME, NOT_OURS, REFUSED_SHAPES, Shape, snapshot, write_suite
 

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agentrig.cli import app
-from agentrig.runtime.history import jsonio
+from agentrig.runtime.runfolder import jsonio
 from tests.cli.cli_helpers import run_main
 
 SECRET = "sk-agentrig-test-0123456789abcdef"

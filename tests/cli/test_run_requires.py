@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from agentrig.runtime.history import jsonio
+from agentrig.runtime.runfolder import jsonio
 from agentrig.scenarios import composition_model
 from tests.cli.cli_helpers import run_main
 from tests.cli.run_process import EXIT_WITHIN_S

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from agentrig.runtime.history import jsonio
+from agentrig.runtime.runfolder import jsonio
 from tests.cli.run_process import EXIT_WITHIN_S
 
 _AGENT = textwrap.dedent(

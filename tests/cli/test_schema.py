@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agentrig.cli import app
-from agentrig.runtime.history.jsonio import dumps
+from agentrig.runtime.runfolder.jsonio import dumps
 from agentrig.scenarios.schema import scenario_json_schema
 from tests.cli.cli_helpers import run_main
 from tests.cli.test_validate import run_cli_in_subprocess

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from agentrig.cli import app
 from agentrig.runtime.checks.unknown_tool_checks import unknown_tool_checks
 from agentrig.runtime.history.canonical import Message, RetryPromptPart, TextPart, ToolCallPart
-from agentrig.runtime.history.jsonio import read_json_file
+from agentrig.runtime.runfolder.jsonio import read_json_file
 from agentrig.scenarios.loader import load_scenario_file
 from tests.cli.cli_helpers import run_main
 

@@ -20,9 +20,10 @@ from pydantic_ai import (
 )
 from pydantic_ai.messages import ModelMessage, TextPart, ToolCallPart
 
-from agentrig.runtime.history import canonical, jsonio
+from agentrig.runtime.history import canonical
 from agentrig.runtime.history.wire import dumps_history, loads_history
 from agentrig.runtime.models.conversion import to_canonical, to_pydantic_ai
+from agentrig.runtime.runfolder import jsonio
 from tests.compatibility.support import RecordedScript, flat_parts, without_run_ids
 
 FIRST_RESPONSE = [

@@ -20,11 +20,12 @@ from pydantic import ValidationError
 from pydantic_ai import Agent, DeferredToolRequests
 from pydantic_ai.messages import ModelMessagesTypeAdapter, TextPart
 
-from agentrig.runtime.history import canonical, jsonio
+from agentrig.runtime.history import canonical
 from agentrig.runtime.history.invariants import check_invariants
 from agentrig.runtime.history.wire import history_from_json
 from agentrig.runtime.models import pydantic_ai_compat
 from agentrig.runtime.models.conversion import load_pydantic_ai_json, to_canonical
+from agentrig.runtime.runfolder import jsonio
 from tests.compatibility import conversation
 from tests.compatibility.support import RecordedScript
 

@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.redaction import (
     REDACTED,
     dumps_redacted,
@@ -22,6 +21,7 @@ from agentrig.runtime.history.redaction import (
     redact_json_bytes,
     refresh_secrets,
 )
+from agentrig.runtime.runfolder import jsonio
 from tests.cli.cli_helpers import run_main
 
 REAL_KEY = "sk-proj-Real0Key1In2The3User4Text5678"

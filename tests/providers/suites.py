@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agentrig.runtime.history import jsonio
+from agentrig.runtime.runfolder import jsonio
 
 SCENARIO = """\
 name: {name}

@@ -13,8 +13,8 @@ from genai_prices import calc_price
 from typer.testing import CliRunner
 
 from agentrig.cli import app, main
-from agentrig.runtime.history import jsonio
 from agentrig.runtime.reports.totals import COST_KEYS, TOTALS_KEYS
+from agentrig.runtime.runfolder import jsonio
 from agentrig.runtime.suite.outputs.reports import REPORT_KEYS, SCENARIO_KEYS
 from tests.providers.conftest import ServerFactory
 from tests.providers.loopback import text

@@ -16,8 +16,8 @@ from genai_prices import calc_price
 from typer.testing import CliRunner
 
 from agentrig.cli import app
-from agentrig.runtime.history import jsonio
 from agentrig.runtime.reports.totals import format_usd
+from agentrig.runtime.runfolder import jsonio
 from tests.providers.conftest import ServerFactory
 from tests.providers.loopback import text
 

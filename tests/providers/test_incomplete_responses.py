@@ -18,11 +18,11 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 import agentrig.runtime.suite.single  # pyright: ignore[reportUnusedImport]
 import agentrig.scenarios.loader  # noqa: F401  # pyright: ignore[reportUnusedImport]
-from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.per_run import message_json_without_per_run_values
 from agentrig.runtime.history.sessions import load_session
 from agentrig.runtime.models.providers import RetryingModel
 from agentrig.runtime.models.retrying import IncompleteResponseError
+from agentrig.runtime.runfolder import jsonio
 from tests.cli.cli_helpers import run_main
 from tests.providers.conftest import ServerFactory
 from tests.providers.loopback import LoopbackServer, Reply, ended_early, text

@@ -15,7 +15,7 @@ from genai_prices import calc_price
 from typer.testing import CliRunner
 
 from agentrig.cli import app
-from agentrig.runtime.history import jsonio
+from agentrig.runtime.runfolder import jsonio
 from tests.providers.conftest import ServerFactory
 from tests.providers.loopback import Reply, ToolCallReply, error, text, tool_calls
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from agentrig.cli import main
-from agentrig.runtime.history import jsonio
+from agentrig.runtime.runfolder import jsonio
 from tests.providers.conftest import ServerFactory
 from tests.providers.loopback import text
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.per_run import message_json_without_per_run_values
+from agentrig.runtime.runfolder import jsonio
 from tests.cli.cli_helpers import run_main
 from tests.providers.conftest import ServerFactory
 from tests.providers.loopback import (

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from agentrig.runtime.history import jsonio
+from agentrig.runtime.runfolder import jsonio
 from tests.cli.cli_helpers import run_main
 from tests.providers.conftest import ServerFactory
 from tests.providers.loopback import LoopbackServer, Reply, text

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from agentrig.runtime.history import jsonio
-from agentrig.runtime.history.session_lock import locked_session
+from agentrig.runtime.runfolder import jsonio
+from agentrig.runtime.runfolder.session_lock import locked_session
 from tests.cli.cli_helpers import run_main
 from tests.providers.conftest import ServerFactory
 from tests.providers.loopback import LoopbackServer, Reply, text

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from agentrig.cli import main
-from agentrig.runtime.history import jsonio
+from agentrig.runtime.runfolder import jsonio
 from tests.providers.conftest import ServerFactory
 from tests.providers.loopback import LoopbackServer, Reply, ToolCallReply, text, tool_calls
 

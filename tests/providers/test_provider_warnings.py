@@ -14,7 +14,7 @@ from typing import Any
 import pydantic_ai
 import pytest
 
-from agentrig.runtime.history import jsonio
+from agentrig.runtime.runfolder import jsonio
 from tests.providers.conftest import ServerFactory
 from tests.providers.loopback import LoopbackServer, ToolCallReply, text, tool_calls
 

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 import agentrig.runtime.suite.single  # pyright: ignore[reportUnusedImport]
 import agentrig.scenarios.loader  # noqa: F401  # pyright: ignore[reportUnusedImport]
 from agentrig.cli import app
-from agentrig.runtime.history import jsonio
+from agentrig.runtime.runfolder import jsonio
 from tests.providers.conftest import ServerFactory
 from tests.providers.loopback import ToolCallReply, text, tool_calls
 from tests.same_conversation import compared_messages

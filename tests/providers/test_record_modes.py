@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from agentrig.cli import main
-from agentrig.runtime.history import jsonio
+from agentrig.runtime.runfolder import jsonio
 from tests.providers.conftest import ServerFactory
 from tests.providers.loopback import error, text
 from tests.same_conversation import compared_messages

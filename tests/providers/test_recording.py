@@ -15,7 +15,6 @@ from agentrig.errors import HistoryFormatError, UsageError
 from agentrig.runtime.engine.orchestrator import RequestOrchestrator
 from agentrig.runtime.engine.pydantic_ai_engine.agent_loading import AgentCache, AgentHandle
 from agentrig.runtime.engine.pydantic_ai_engine.plain import PydanticAIEngine
-from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.per_run import message_json_without_per_run_values
 from agentrig.runtime.history.run_records import TurnRecord
@@ -33,6 +32,7 @@ from agentrig.runtime.models.record_replay import (
     wrap_for_recording,
 )
 from agentrig.runtime.models.recorded_runs import EpisodesModel, scenario_model
+from agentrig.runtime.runfolder import jsonio
 from tests.providers.conftest import ServerFactory
 from tests.providers.loopback import ToolCallReply, text, tool_calls
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentrig.runtime.history import jsonio, redaction
+from agentrig.runtime.history import redaction
 from agentrig.runtime.history.redaction import (
     REDACTED,
     dumps_redacted,
@@ -14,6 +14,7 @@ from agentrig.runtime.history.redaction import (
     refresh_secrets,
     register_secret,
 )
+from agentrig.runtime.runfolder import jsonio
 
 pytestmark = pytest.mark.providers
 

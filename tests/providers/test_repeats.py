@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from agentrig.cli import main
-from agentrig.runtime.history import jsonio
+from agentrig.runtime.runfolder import jsonio
 from agentrig.runtime.suite.outputs.reports import REPEAT_SCENARIO_KEYS, REPEATS_KEYS, REPORT_KEYS
 from agentrig.runtime.suite.repeats import base_name, repeat_name, wilson_interval
 from tests.providers.conftest import ServerFactory

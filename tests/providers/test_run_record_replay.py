@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agentrig.cli import app, main
-from agentrig.runtime.history import jsonio
+from agentrig.runtime.runfolder import jsonio
 from tests.providers.conftest import ServerFactory
 from tests.providers.loopback import LoopbackServer, ToolCallReply, text, tool_calls
 from tests.same_conversation import compared_messages

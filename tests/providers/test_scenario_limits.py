@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agentrig.cli import app
-from agentrig.runtime.history import jsonio
+from agentrig.runtime.runfolder import jsonio
 from tests.providers.conftest import ServerFactory
 from tests.providers.loopback import text
 

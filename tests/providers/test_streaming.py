@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.events import read_events
 from agentrig.runtime.history.per_run import message_json_without_per_run_values, without_per_run_values
 from agentrig.runtime.history.sessions import load_session
 from agentrig.runtime.history.wire import loads_history
+from agentrig.runtime.runfolder import jsonio
 from tests.cli.cli_helpers import run_main
 from tests.providers.conftest import ServerFactory
 from tests.providers.loopback import LoopbackServer, Reply, ToolCallReply, text, tool_calls

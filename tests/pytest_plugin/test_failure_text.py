@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentrig.runtime.history import jsonio
+from agentrig.runtime.runfolder import jsonio
 from tests.pytest_plugin.project import accept_goldens, scenario, write
 
 pytest_plugins = ["pytester"]

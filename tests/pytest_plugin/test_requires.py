@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ElementTree
 
 import pytest
 
-from agentrig.runtime.history import jsonio
+from agentrig.runtime.runfolder import jsonio
 from agentrig.scenarios import composition_model
 from tests.pytest_plugin.project import scenario, write
 

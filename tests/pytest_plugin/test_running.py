@@ -11,9 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 from agentrig.cli import app
-from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.per_run import without_per_run_values
 from agentrig.runtime.history.wire import dumps_history, loads_history
+from agentrig.runtime.runfolder import jsonio
 from tests.pytest_plugin.project import accept_goldens, scenario, write
 
 pytest_plugins = ["pytester"]

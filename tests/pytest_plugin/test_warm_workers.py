@@ -16,7 +16,7 @@ import pytest
 
 from agentrig.pytest_plugin import warm_shim
 from agentrig.pytest_plugin.warm_workers import WarmWorkers
-from agentrig.runtime.history import jsonio
+from agentrig.runtime.runfolder import jsonio
 from tests.pytest_plugin.project import scenario, write
 
 pytestmark = pytest.mark.process

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from agentrig.runtime.history import jsonio
+from agentrig.runtime.runfolder import jsonio
 from tests.pytest_plugin.project import write
 
 pytest_plugins = ["pytester"]

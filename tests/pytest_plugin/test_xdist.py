@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agentrig.cli import app
-from agentrig.runtime.history import jsonio
+from agentrig.runtime.runfolder import jsonio
 from tests.pytest_plugin.project import scenario, write
 
 pytestmark = pytest.mark.process

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentrig.cli import main
-from agentrig.runtime.history import jsonio
+from agentrig.runtime.runfolder import jsonio
 
 HOSTILE = "</script><script>window.pwned = 1</script><!-- <b>bold</b>"
 

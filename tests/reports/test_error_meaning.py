@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agentrig.runtime.history import jsonio
+from agentrig.runtime.runfolder import jsonio
 from tests.reports.explain_runs import write_explain_suite
 from tests.reports.runs import run_cli
 

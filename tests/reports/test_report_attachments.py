@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from agentrig.runtime.checks.history_checks import canonical_golden_bytes, check_golden
-from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import FileContent, Message, UserContentPart
 from agentrig.runtime.reports.scenario_data import canonical_diff
+from agentrig.runtime.runfolder import jsonio
 from tests.reports.browsing import REPOSITORY, axe_source, axe_violations, detail_text, open_page, serious
 from tests.reports.chromium import Chromium
 from tests.reports.runs import run_cli

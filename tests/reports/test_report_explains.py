@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from agentrig.runtime.history import jsonio
+from agentrig.runtime.runfolder import jsonio
 from tests.reports.browsing import ARTIFACTS, click_filter, detail_text, open_page, visible_names, wait_for
 from tests.reports.chromium import Chromium
 from tests.reports.explain_runs import make_explain_run

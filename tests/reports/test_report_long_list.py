@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from agentrig.runtime.history import jsonio
+from agentrig.runtime.runfolder import jsonio
 from tests.reports.browsing import (
     VISIBLE_ROWS,
     axe_source,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from agentrig.runtime.history import jsonio
+from agentrig.runtime.runfolder import jsonio
 from tests.reports.browsing import click_filter, detail_text, open_page, visible_names, wait_for
 from tests.reports.chromium import Chromium
 from tests.reports.explain_runs import KEY_NAMES, WORD_NAMES, make_explain_run

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from agentrig.runtime.engine.tinyagent_engine.execution import execute_scenario_tinyagent
-from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.per_run import without_per_run_values
 from agentrig.runtime.history.wire import loads_history
+from agentrig.runtime.runfolder import jsonio
 from agentrig.runtime.suite.runner import RunOptions, run_suite
 
 REPO = Path(__file__).resolve().parents[2]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from agentrig.errors import HistoryFormatError
-from agentrig.runtime.history.jsonio import dumps, loads, read_json_file, write_atomic
+from agentrig.runtime.runfolder.jsonio import dumps, loads, read_json_file, write_atomic
 
 
 def test_dumps_compact_and_pretty() -> None:

@@ -44,11 +44,11 @@ from agentrig.runtime.history.canonical import (
     UserContentPart,
 )
 from agentrig.runtime.history.invariants import check_invariants
-from agentrig.runtime.history.jsonio import dumps
 from agentrig.runtime.history.per_run import without_per_run_values
 from agentrig.runtime.history.wire import dumps_history, loads_history
 from agentrig.runtime.models import pydantic_ai_compat
 from agentrig.runtime.models.conversion import to_canonical, to_pydantic_ai
+from agentrig.runtime.runfolder.jsonio import dumps
 from agentrig.scenarios.loader import LoadedScenario, load_scenario_file
 
 FILES = {"photo.png": b"\x89PNG-photo", "scan.pdf": b"%PDF-1.4 scan", "memo.wav": b"RIFF-memo"}

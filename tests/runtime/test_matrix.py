@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 
 from agentrig.errors import EXIT_FAILED, EXIT_OK, EXIT_PROVIDER, InfrastructureError, UsageError
-from agentrig.runtime.history.output_manifest import MANIFEST_NAME
 from agentrig.runtime.matrix import builds as builds_module
 from agentrig.runtime.matrix import environments as matrix_module
 from agentrig.runtime.matrix.compare import VersionOutput, load_version_output, normalized_json_text, summarize_change
@@ -33,6 +32,7 @@ from agentrig.runtime.matrix.environments import (
 )
 from agentrig.runtime.matrix.extras import scenario_extras
 from agentrig.runtime.matrix.report import REPORT_FORMAT, build_report
+from agentrig.runtime.runfolder.output_manifest import MANIFEST_NAME
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -390,7 +390,7 @@ if STATUSES == {{"crash": "exit 2"}}:
     print("agentrig: error: scenarios/bad.yaml:3:1: turns: field required", file=sys.stderr)
     raise SystemExit(2)
 # Its output folder as `agentrig run` keeps it: claimed, every file recorded in the manifest, the rest removed.
-from agentrig.runtime.history.owned_folder import OwnedFolder
+from agentrig.runtime.runfolder.owned_folder import OwnedFolder
 from agentrig.runtime.reports.report_files import RUN_LAYOUT
 from agentrig.runtime.suite.outputs.scenario_files import write_folder
 out = pathlib.Path(sys.argv[sys.argv.index("--out") + 1])

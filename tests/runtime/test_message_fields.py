@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from agentrig.runtime.history import field_inventory, jsonio
+from agentrig.runtime.history import field_inventory
 from agentrig.runtime.history.field_inventory import FieldRule, describe_unknown, unknown_fields
 from agentrig.runtime.models import message_fields, pydantic_ai_compat
 from agentrig.runtime.models.message_fields import inventory, inventory_json, message_classes
+from agentrig.runtime.runfolder import jsonio
 from tests.compatibility import conversation
 
 REPO = Path(__file__).resolve().parents[2]

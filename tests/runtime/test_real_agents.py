@@ -405,7 +405,7 @@ def test_run_deps_is_the_default_for_scenarios_that_name_none(tmp_path: Path, ba
 
 
 def test_reports_carry_structured_output_instructions_and_sub_agent_histories(tmp_path: Path, bank: str) -> None:
-    from agentrig.runtime.history.jsonio import read_json_file
+    from agentrig.runtime.runfolder.jsonio import read_json_file
     from agentrig.runtime.suite.options import RunOptions
     from agentrig.runtime.suite.outputs.reports import prepare_run_out_dir, scenario_json
     from agentrig.runtime.suite.scenario_run import run_one

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from agentrig.errors import InputError, UsageError
-from agentrig.runtime.history.jsonio import read_json_file
 from agentrig.runtime.history.sessions import load_session
 from agentrig.runtime.history.wire import loads_history
 from agentrig.runtime.reports.report_files import render_summary, summary_line
+from agentrig.runtime.runfolder.jsonio import read_json_file
 from agentrig.runtime.suite.outputs.reports import (
     CHECK_KEYS,
     ERROR_KEYS,

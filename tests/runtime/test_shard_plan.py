@@ -8,7 +8,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentrig.runtime.history import jsonio
+from agentrig.runtime.runfolder import jsonio
 from agentrig.runtime.suite.selection import shard_members
 from agentrig.runtime.suite.shard_plan import COUNT_PLAN, Durations, deal_by_durations, for_selection, read_durations
 

@@ -8,8 +8,8 @@ import sys
 import time
 from pathlib import Path
 
-from agentrig.runtime.history.jsonio import write_atomic
-from agentrig.runtime.history.stale_temps import STALE_AFTER_S
+from agentrig.runtime.runfolder.jsonio import write_atomic
+from agentrig.runtime.runfolder.stale_temps import STALE_AFTER_S
 
 
 def _dead_pid() -> int:

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from agentrig.errors import ScenarioError
-from agentrig.runtime.history.jsonio import dumps, read_json_file
 from agentrig.runtime.reports.report_files import render_junit, render_summary, report_files
+from agentrig.runtime.runfolder.jsonio import dumps, read_json_file
 from agentrig.runtime.suite import spool
 from agentrig.runtime.suite.outputs.reports import write_report_files
 from agentrig.runtime.suite.runner import RunOptions, SuiteResult, run_suite

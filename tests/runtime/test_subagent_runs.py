@@ -137,7 +137,7 @@ def test_a_streamed_sub_agent_run_is_exported(tmp_path: Path, desk: str) -> None
 
 
 def test_a_failed_sub_agent_run_is_written_under_subagents(tmp_path: Path, desk: str) -> None:
-    from agentrig.runtime.history.jsonio import read_json_file
+    from agentrig.runtime.runfolder.jsonio import read_json_file
     from agentrig.runtime.suite.options import RunOptions
     from agentrig.runtime.suite.outputs.reports import prepare_run_out_dir
     from agentrig.runtime.suite.scenario_run import run_one

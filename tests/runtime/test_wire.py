@@ -28,7 +28,6 @@ from agentrig.runtime.history.canonical import (
     tool_retry_ids,
     tool_return_ids,
 )
-from agentrig.runtime.history.jsonio import loads
 from agentrig.runtime.history.per_run import without_per_run_values
 from agentrig.runtime.history.pydantic_ai_dicts import to_pydantic_ai_dicts
 from agentrig.runtime.history.wire import (
@@ -39,6 +38,7 @@ from agentrig.runtime.history.wire import (
     history_to_json,
     loads_history,
 )
+from agentrig.runtime.runfolder.jsonio import loads
 from tests.runtime.history_strategies import histories
 
 DATA = Path(__file__).parent / "data"

@@ -16,8 +16,8 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from agentrig.runtime.history.canonical import RetryPromptPart
-from agentrig.runtime.history.jsonio import dumps
 from agentrig.runtime.models.conversion import to_canonical
+from agentrig.runtime.runfolder.jsonio import dumps
 from agentrig.scenarios.json_schema_validation import schema_validator
 from tests.runtime.engine_helpers import execute, load_yaml
 

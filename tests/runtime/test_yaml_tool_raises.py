@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from agentrig.runtime.engine.tinyagent_engine.execution import execute_scenario_tinyagent
-from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import ToolReturnPart
 from agentrig.runtime.history.sessions import load_history_file
+from agentrig.runtime.runfolder import jsonio
 from agentrig.runtime.suite.runner import RunOptions, run_suite
 
 SCENARIO = """name: raises

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import Message, RetryPromptPart, TextPart, ToolCallPart, ToolReturnPart
 from agentrig.runtime.models.conversion import dump_pydantic_ai_json
+from agentrig.runtime.runfolder import jsonio
 
 INSTRUCTIONS = "Convert euro amounts with the convert tool; give the result."
 UNKNOWN_YEN = "unknown currency 'JPY'; use one of ['GBP', 'USD']"

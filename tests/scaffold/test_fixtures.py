@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from agentrig.runtime.checks.history_checks import canonical_golden_bytes
-from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import ToolReturnPart
 from agentrig.runtime.history.sessions import load_history_file
+from agentrig.runtime.runfolder import jsonio
 from agentrig.runtime.scaffold import Unreplayable
 from agentrig.runtime.scaffold.document import golden_history
 from tests.scaffold.replay import REPO, failures, run_scenario, scaffold_to

@@ -18,7 +18,6 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import (
     Message,
     Part,
@@ -32,6 +31,7 @@ from agentrig.runtime.history.sessions import new_session, save_session
 from agentrig.runtime.history.tinyagent_format import messages_to_tinyagent
 from agentrig.runtime.history.wire import history_to_json
 from agentrig.runtime.models.conversion import dump_pydantic_ai_json
+from agentrig.runtime.runfolder import jsonio
 from tests.runtime.history_strategies import json_objects, json_values, texts
 from tests.scaffold.replay import failures, run_scenario, scaffold_to
 

@@ -15,11 +15,11 @@ from pydantic_ai.messages import ToolCallPart as PydanticToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from agentrig.errors import UsageError
-from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import Message, TextPart, ToolCallPart, ToolReturnPart
 from agentrig.runtime.history.redaction import refresh_secrets
 from agentrig.runtime.history.sessions import new_session
 from agentrig.runtime.history.tinyagent_export import session_to_tinyagent_json
+from agentrig.runtime.runfolder import jsonio
 from agentrig.runtime.scaffold import Unreplayable
 from agentrig.runtime.suite.options import RunOptions
 from agentrig.runtime.suite.runner import run_suite

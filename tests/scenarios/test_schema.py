@@ -66,7 +66,7 @@ def test_list_form_is_accepted(validator: jsonschema.Draft202012Validator) -> No
 
 
 def test_schema_is_plain_json(tmp_path: Path) -> None:
-    from agentrig.runtime.history.jsonio import dumps, loads
+    from agentrig.runtime.runfolder.jsonio import dumps, loads
 
     assert loads(dumps(scenario_json_schema())) == scenario_json_schema()
 

@@ -39,8 +39,8 @@ def register(app: typer.Typer) -> None:
         from agentrig.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, AgentrigError
         from agentrig.runtime.history.history_files import read_history_noting_fields
         from agentrig.runtime.history.invariants import check_invariants
-        from agentrig.runtime.history.jsonio import dumps
         from agentrig.runtime.history.violations import INVARIANT_NAMES
+        from agentrig.runtime.runfolder.jsonio import dumps
 
         unknown = sorted(set(only or ()) - set(INVARIANT_NAMES))
         if unknown:

@@ -56,8 +56,8 @@ def register(app: typer.Typer) -> None:
         ] = False,
     ) -> None:
         from agentrig.errors import UsageError
-        from agentrig.runtime.history import jsonio
         from agentrig.runtime.history.history_files import read_history_noting_fields
+        from agentrig.runtime.runfolder import jsonio
 
         if output is not None and _same_file(file, output):
             raise UsageError(f"{output}: refusing to overwrite the input file; choose another output path")

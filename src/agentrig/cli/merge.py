@@ -49,9 +49,9 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option("--allow-partial", help="Merge an incomplete set of shards (some K of N missing).")
         ] = False,
     ) -> None:
-        from agentrig.runtime.history.jsonio import dumps
         from agentrig.runtime.reports.merge_checks import describe_partial
         from agentrig.runtime.reports.report_files import summary_line
+        from agentrig.runtime.runfolder.jsonio import dumps
         from agentrig.runtime.suite.outputs.reports import append_step_summary, merge_reports
         from agentrig.runtime.suite.runner import exit_code_for
 

@@ -260,11 +260,11 @@ def _prompt(
     """The command itself; `terminated` says whether SIGTERM came (`_sigterm_as_ctrl_c`)."""
     import asyncio
 
-    from agentrig.runtime.history import jsonio
     from agentrig.runtime.history.redaction import redact
     from agentrig.runtime.history.run_records import PROVIDER_ERROR_KINDS
     from agentrig.runtime.models.provider_options import check_positive_seconds
     from agentrig.runtime.one_shot import PromptRequest, outcome_to_json, run_prompt
+    from agentrig.runtime.runfolder import jsonio
     from agentrig.runtime.suite.processes.stop_signals import end_start_up, signals_wake_the_loop
 
     check_positive_seconds(timeout, "--timeout")

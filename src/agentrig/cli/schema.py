@@ -42,7 +42,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         from agentrig.errors import UsageError
-        from agentrig.runtime.history.jsonio import write_atomic
+        from agentrig.runtime.runfolder.jsonio import write_atomic
         from agentrig.scenarios.schema import STORED_SCHEMA_PATH
 
         document = STORED_SCHEMA_PATH.read_bytes()

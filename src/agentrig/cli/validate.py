@@ -46,7 +46,7 @@ def register(app: typer.Typer) -> None:
 
         report = validation_report(paths or [Path("scenarios")])
         if as_json:
-            from agentrig.runtime.history.jsonio import dumps
+            from agentrig.runtime.runfolder.jsonio import dumps
 
             typer.echo(dumps(report_as_json(report), pretty=True).decode(), nl=False)
         else:

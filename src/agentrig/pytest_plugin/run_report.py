@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from agentrig.runtime.history.owned_folder import OwnedFolder
+    from agentrig.runtime.runfolder.owned_folder import OwnedFolder
     from agentrig.runtime.suite.processes.stop_signals import StopSignals
 
 __all__ = ["INTERRUPTED_REASON", "STOPPED_EARLY_REASON", "RunReport"]

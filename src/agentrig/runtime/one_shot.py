@@ -31,13 +31,11 @@ from agentrig.runtime.engine.pydantic_ai_engine.plain import PydanticAIEngine
 from agentrig.runtime.engine.pydantic_ai_engine.streamed import PydanticAIStreamedEngine
 from agentrig.runtime.engine.seam import Engine
 from agentrig.runtime.engine.warning_capture import capture_here, current_warnings
-from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.events import Event, EventLog
 from agentrig.runtime.history.provider_attempts import ProviderAttempts
 from agentrig.runtime.history.redaction import StreamRedactor, redact, redact_json, refresh_secrets
 from agentrig.runtime.history.run_records import RunError, TurnRecord
-from agentrig.runtime.history.session_lock import SessionLock, locked_session
 from agentrig.runtime.history.sessions import (
     Session,
     new_session,
@@ -53,6 +51,8 @@ from agentrig.runtime.models.attempt_log import AttemptLog, recording_attempts
 from agentrig.runtime.models.provider_options import ProviderOptions
 from agentrig.runtime.models.providers import build_model, resolve_model_name
 from agentrig.runtime.models.timeouts import timeout_flag
+from agentrig.runtime.runfolder import jsonio
+from agentrig.runtime.runfolder.session_lock import SessionLock, locked_session
 from agentrig.scenarios.model import Settings
 
 __all__ = ["PromptOutcome", "PromptRequest", "outcome_to_json", "run_prompt"]

@@ -51,7 +51,7 @@ class ToolCall:
     id: str
 
     def __str__(self) -> str:
-        from agentrig.runtime.history.jsonio import dumps
+        from agentrig.runtime.runfolder.jsonio import dumps
 
         args = self.args if isinstance(self.args, str) else dumps(self.args).decode("utf-8")
         return f"{self.name}({args}) [id {self.id}]"
@@ -103,7 +103,7 @@ def _args_match(call: ToolCall, args: Mapping[str, Any] | None, *, exact: bool) 
 
 
 def _describe(name: str, args: Mapping[str, Any] | None, *, exact: bool) -> str:
-    from agentrig.runtime.history.jsonio import dumps
+    from agentrig.runtime.runfolder.jsonio import dumps
 
     if args is None:
         return repr(name)

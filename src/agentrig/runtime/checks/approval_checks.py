@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import RetryPromptPart
 from agentrig.runtime.history.run_records import Check, TurnRecord
+from agentrig.runtime.runfolder import jsonio
 from agentrig.scenarios.model import ApprovalDecision, Scenario, ToolCallsExpectation
 
 __all__ = ["approval_args_checks"]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import difflib
 
-from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import JsonValue
 from agentrig.runtime.history.redaction import redact
 from agentrig.runtime.history.run_records import Check
+from agentrig.runtime.runfolder import jsonio
 
 __all__ = ["SCRIPT_ONLY", "as_json", "as_tuple", "skip_check", "unified_diff"]
 

@@ -11,13 +11,13 @@ from agentrig.input_files import HISTORY_FILE_LIMIT, InputFileError, read_input_
 from agentrig.runtime.checks.check_support import unified_diff
 from agentrig.runtime.history.canonical import JsonValue, Message
 from agentrig.runtime.history.invariants import check_invariants
-from agentrig.runtime.history.jsonio import write_atomic
 from agentrig.runtime.history.per_run import without_per_run_values
 from agentrig.runtime.history.redaction import redact_json_bytes
 from agentrig.runtime.history.run_records import Check, TurnRecord
 from agentrig.runtime.history.tool_registry import ToolCallRegistry
 from agentrig.runtime.history.user_content import elide_base64_data
 from agentrig.runtime.history.wire import dumps_history
+from agentrig.runtime.runfolder.jsonio import write_atomic
 from agentrig.scenarios.model import InvariantName, ScenarioExpectations
 
 __all__ = [

@@ -20,10 +20,10 @@ from typing import Any
 
 from agentrig.runtime.checks.history_checks import check_golden_bytes
 from agentrig.runtime.checks.output_checks import is_subset
-from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import JsonValue
 from agentrig.runtime.history.run_records import Check, TurnRecord
 from agentrig.runtime.history.ui_exchange import UiExchange, masked_events
+from agentrig.runtime.runfolder import jsonio
 from agentrig.scenarios.ui_model import UiAnswerExpectation, UiEventFields, UiEventsGolden
 from agentrig.scenarios.version_spec import VersionTuple, version_matches
 

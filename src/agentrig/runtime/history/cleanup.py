@@ -18,7 +18,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from typing import Any
 
-from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import (
     History,
     Message,
@@ -29,6 +28,7 @@ from agentrig.runtime.history.canonical import (
     ToolCallPart,
     ToolReturnPart,
 )
+from agentrig.runtime.runfolder import jsonio
 
 __all__ = [
     "INTERRUPTED_TOOL_RESULT",

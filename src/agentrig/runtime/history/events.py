@@ -26,7 +26,6 @@ from typing import Any, Literal, Protocol, TypeAlias, get_args, runtime_checkabl
 
 from agentrig.input_files import HISTORY_FILE_LIMIT, read_input_file
 from agentrig.runtime.history.canonical import Message, RetryPromptPart, TextPart, ThoughtPart, ToolReturnPart
-from agentrig.runtime.history.jsonio import dumps, loads
 from agentrig.runtime.history.per_run import without_per_run_values
 from agentrig.runtime.history.redaction import (
     StreamRedactor,
@@ -37,6 +36,7 @@ from agentrig.runtime.history.redaction import (
 )
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.history.wire import message_to_json
+from agentrig.runtime.runfolder.jsonio import dumps, loads
 
 __all__ = [
     "EVENTS_FORMAT",

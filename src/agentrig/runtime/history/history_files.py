@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.field_inventory import describe_unknown, unknown_fields
 from agentrig.runtime.history.sessions import session_from_json
+from agentrig.runtime.runfolder import jsonio
 
 __all__ = ["read_history_noting_fields"]
 

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any, cast
 
 from agentrig.errors import HistoryFormatError
-from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.wire import history_from_json
+from agentrig.runtime.runfolder import jsonio
 
 __all__ = ["RECORDING_FORMAT", "is_recording", "recorded_model", "recording_exchanges", "recording_history"]
 

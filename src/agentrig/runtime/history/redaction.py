@@ -41,7 +41,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
-from agentrig.runtime.history import jsonio
+from agentrig.runtime.runfolder import jsonio
 
 __all__ = [
     "REDACTED",

@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 from agentrig.errors import HistoryFormatError
-from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import JsonValue, Message
 from agentrig.runtime.history.recordings import is_recording, recording_history
 from agentrig.runtime.history.redaction import dumps_redacted
@@ -33,6 +32,7 @@ from agentrig.runtime.history.tinyagent_sessions import is_tinyagent_session, no
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.history.warning_records import WarningRecord, warnings_from_json
 from agentrig.runtime.history.wire import history_and_thoughts_from_json, message_to_json, messages_from_json
+from agentrig.runtime.runfolder import jsonio
 
 __all__ = [
     "SESSION_VERSION",

@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentrig.errors import HistoryFormatError
-from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import (
     FileContent,
     JsonValue,
@@ -27,6 +26,7 @@ from agentrig.runtime.history.canonical import (
 )
 from agentrig.runtime.history.user_content import data_url, parse_data_url
 from agentrig.runtime.history.wire_errors import BadField, json_type
+from agentrig.runtime.runfolder import jsonio
 
 __all__ = [
     "IMAGE_PART_KIND",

@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from agentrig.errors import HistoryFormatError
-from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.sessions import Session, is_session_object, session_from_json
 from agentrig.runtime.history.tinyagent_format import messages_to_tinyagent
 from agentrig.runtime.history.tinyagent_sessions import COST_KEY, usage_to_tinyagent
+from agentrig.runtime.runfolder import jsonio
 
 __all__ = ["dumps_tinyagent", "file_to_tinyagent", "read_session_input", "session_to_tinyagent_json"]
 

@@ -41,7 +41,6 @@ from pathlib import Path
 from typing import Any
 
 from agentrig.errors import HistoryFormatError
-from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import (
     OPTIONAL_MESSAGE_FIELDS,
     OPTIONAL_PART_FIELDS,
@@ -72,6 +71,7 @@ from agentrig.runtime.history.tinyagent_blocks import (
     user_parts,
 )
 from agentrig.runtime.history.wire_errors import BadField, json_type
+from agentrig.runtime.runfolder import jsonio
 
 __all__ = [
     "IMAGE_PART_KIND",

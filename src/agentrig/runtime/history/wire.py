@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from agentrig.errors import HistoryFormatError
-from agentrig.runtime.history import jsonio, tinyagent_format
+from agentrig.runtime.history import tinyagent_format
 from agentrig.runtime.history.canonical import (
     OPTIONAL_MESSAGE_FIELDS,
     OPTIONAL_PART_FIELDS,
@@ -49,6 +49,7 @@ from agentrig.runtime.history.canonical import (
 from agentrig.runtime.history.message_decoding import NotPlain, decode_legacy, decode_message, decode_plain_message
 from agentrig.runtime.history.user_content import encode_user_content
 from agentrig.runtime.history.wire_errors import BadField, json_type
+from agentrig.runtime.runfolder import jsonio
 
 __all__ = [
     "HISTORY_FORMAT",

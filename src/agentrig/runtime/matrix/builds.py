@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentrig.errors import AgentrigError, InfrastructureError, UsageError
-from agentrig.runtime.history import jsonio
 from agentrig.runtime.matrix.extras import pin_requirements
 from agentrig.runtime.matrix.lockfiles import LockFile
+from agentrig.runtime.runfolder import jsonio
 
 __all__ = [
     "MARKER_FILE",

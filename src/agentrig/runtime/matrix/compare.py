@@ -21,14 +21,14 @@ from typing import Any
 import orjson
 
 from agentrig.errors import AgentrigError
-from agentrig.runtime.history import jsonio
-from agentrig.runtime.history.jsonio import BeforeReplace
 from agentrig.runtime.history.user_content import elide_base64_data
 from agentrig.runtime.matrix.field_inventory import FieldInventory
 from agentrig.runtime.matrix.masking import MASK, NAMED_PER_RUN_KEYS, mask
 from agentrig.runtime.matrix.run_warnings import SeenWarning, new_warnings, scenario_warnings
 from agentrig.runtime.matrix.value_changes import ValueChange, value_changes
 from agentrig.runtime.reports.merge_checks import SCENARIO_NAME
+from agentrig.runtime.runfolder import jsonio
+from agentrig.runtime.runfolder.jsonio import BeforeReplace
 
 __all__ = [
     "COMPARED_FILES",

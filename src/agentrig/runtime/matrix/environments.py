@@ -26,8 +26,6 @@ from pathlib import Path
 from typing import TypeVar
 
 from agentrig.errors import EXIT_PROVIDER, EXIT_USAGE, InfrastructureError, UsageError
-from agentrig.runtime.history import jsonio
-from agentrig.runtime.history.owned_folder import Layout, OwnedFolder, verify_folder
 from agentrig.runtime.matrix.builds import (
     MARKER_FILE,
     EnvironmentSpec,
@@ -58,6 +56,8 @@ from agentrig.runtime.matrix.version_selection import (
 )
 from agentrig.runtime.reports.render import COMPATIBILITY_HTML
 from agentrig.runtime.reports.report_files import RUN_LAYOUT
+from agentrig.runtime.runfolder import jsonio
+from agentrig.runtime.runfolder.owned_folder import Layout, OwnedFolder, verify_folder
 
 __all__ = [
     "MARKER_FILE",

@@ -20,8 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentrig.errors import EXIT_USAGE, InfrastructureError, UsageError
-from agentrig.runtime.history import jsonio
-from agentrig.runtime.history.owned_folder import OwnedFolder
 from agentrig.runtime.matrix.compare import VersionOutput, load_version_output
 from agentrig.runtime.matrix.environments import (
     claim_matrix_out,
@@ -31,6 +29,8 @@ from agentrig.runtime.matrix.environments import (
     version_run_env,
 )
 from agentrig.runtime.matrix.report import MatrixReport, build_report
+from agentrig.runtime.runfolder import jsonio
+from agentrig.runtime.runfolder.owned_folder import OwnedFolder
 
 __all__ = ["ModelMatrixOptions", "model_label", "parse_models", "run_model_matrix"]
 

@@ -15,8 +15,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from agentrig import __version__
-from agentrig.runtime.history import jsonio
-from agentrig.runtime.history.jsonio import BeforeReplace
 from agentrig.runtime.matrix.compare import MISSING, VOLATILE_KEYS, ScenarioComparison, VersionOutput, compare_outputs
 from agentrig.runtime.matrix.contract import contract_section, version_notes
 from agentrig.runtime.matrix.environment_report import environment_markdown, regression_lines, resolution_lines
@@ -33,6 +31,8 @@ from agentrig.runtime.matrix.report_document import (
 from agentrig.runtime.matrix.value_changes import merged
 from agentrig.runtime.matrix.version_selection import Resolution
 from agentrig.runtime.reports.render import write_matrix_html
+from agentrig.runtime.runfolder import jsonio
+from agentrig.runtime.runfolder.jsonio import BeforeReplace
 
 __all__ = ["EVIDENCE_BOUNDARY", "REPORT_FORMAT", "MatrixReport", "build_report", "render_markdown", "report_json"]
 

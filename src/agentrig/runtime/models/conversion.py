@@ -36,12 +36,12 @@ from pydantic_ai.messages import (
 )
 
 from agentrig.errors import HistoryFormatError
-from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import Message, UserContentPart, UserPrompt
 from agentrig.runtime.history.pydantic_ai_dicts import to_pydantic_ai_dicts, user_prompt_dict
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.history.wire import history_from_json, no_cyclic_gc
 from agentrig.runtime.models import pydantic_ai_compat
+from agentrig.runtime.runfolder import jsonio
 
 __all__ = [
     "dump_pydantic_ai_json",

@@ -21,9 +21,9 @@ from typing import Any
 
 from pydantic_ai import messages as _messages
 
-from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.field_inventory import FieldRule, rule_for
 from agentrig.runtime.models.pydantic_ai_compat import PYDANTIC_AI_VERSION_TEXT
+from agentrig.runtime.runfolder import jsonio
 
 __all__ = ["FieldEntry", "inventory", "inventory_json", "message_classes"]
 

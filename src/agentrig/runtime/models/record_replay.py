@@ -39,7 +39,6 @@ from pydantic_ai.settings import ModelSettings
 from pydantic_ai.usage import RequestUsage
 
 from agentrig.errors import HistoryFormatError
-from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.per_run import message_json_without_per_run_values
 from agentrig.runtime.history.recordings import RECORDING_FORMAT, recording_exchanges
@@ -56,6 +55,7 @@ from agentrig.runtime.models.record_modes import recording_path
 from agentrig.runtime.models.retrying import IncompleteResponseError
 from agentrig.runtime.models.scripted_stream import StreamItem, response_deltas, with_fixed_usage
 from agentrig.runtime.models.stops import RunStopped
+from agentrig.runtime.runfolder import jsonio
 
 __all__ = [
     "RECORDING_FORMAT",

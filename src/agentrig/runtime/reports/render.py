@@ -13,12 +13,12 @@ from typing import Any
 
 from agentrig.errors import AgentrigError, InputError, UsageError
 from agentrig.input_files import HISTORY_FILE_LIMIT, InputFileError, read_input_file
-from agentrig.runtime.history import jsonio
-from agentrig.runtime.history.jsonio import BeforeReplace
-from agentrig.runtime.history.owned_folder import manifest_recorder
 from agentrig.runtime.reports.baseline import Baseline
 from agentrig.runtime.reports.html import REPORT_HTML, HtmlReport, data_block, page_end, page_start
 from agentrig.runtime.reports.scenario_data import file_href
+from agentrig.runtime.runfolder import jsonio
+from agentrig.runtime.runfolder.jsonio import BeforeReplace
+from agentrig.runtime.runfolder.owned_folder import manifest_recorder
 
 __all__ = ["COMPATIBILITY_HTML", "default_output", "render_folder", "write_matrix_html", "write_run_html"]
 

@@ -25,8 +25,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from agentrig.runtime.history.jsonio import dumps, open_atomic_files
-from agentrig.runtime.history.owned_folder import Layout, OwnedFolder
 from agentrig.runtime.history.redaction import redact_json
 from agentrig.runtime.history.run_records import PROVIDER_ERROR_KINDS
 from agentrig.runtime.history.warning_records import describe_warning
@@ -35,6 +33,8 @@ from agentrig.runtime.reports.distinct_names import DistinctNames
 from agentrig.runtime.reports.html import REPORT_HTML, HtmlReport
 from agentrig.runtime.reports.merge_checks import describe_partial
 from agentrig.runtime.reports.totals import accounting_lines, describe_cost, totals_properties
+from agentrig.runtime.runfolder.jsonio import dumps, open_atomic_files
+from agentrig.runtime.runfolder.owned_folder import Layout, OwnedFolder
 
 __all__ = [
     "RUN_LAYOUT",
@@ -69,7 +69,7 @@ def report_files(
     """Write report.json, junit.xml and summary.md of `head` plus the entries added in the block, and report.html
     unless `html` is None.
 
-    `owner`: the output folder's claim (`history.owned_folder`), which records the files before they replace
+    `owner`: the output folder's claim (`runfolder.owned_folder`), which records the files before they replace
     anything; with `html` None it removes an earlier report.html (it would show another run) if that is provably
     agentrig's. `kept` says what a full disk leaves of the files."""
     out_dir.mkdir(parents=True, exist_ok=True)

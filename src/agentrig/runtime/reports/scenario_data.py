@@ -26,10 +26,10 @@ from typing import Any
 
 from agentrig.errors import AgentrigError
 from agentrig.input_files import HISTORY_FILE_LIMIT, InputFileError, read_input_file
-from agentrig.runtime.history import jsonio
-from agentrig.runtime.history.jsonio import JSON_INPUT
 from agentrig.runtime.history.per_run import message_json_without_per_run_values
 from agentrig.runtime.history.user_content import elide_base64_data
+from agentrig.runtime.runfolder import jsonio
+from agentrig.runtime.runfolder.jsonio import JSON_INPUT
 
 __all__ = ["MAX_EVENTS", "canonical_diff", "canonical_history_text", "file_href", "scenario_payload"]
 

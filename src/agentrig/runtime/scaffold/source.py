@@ -28,15 +28,15 @@ from typing import Any, cast
 
 from agentrig.errors import HistoryFormatError
 from agentrig.input_files import HISTORY_FILE_LIMIT, InputFileError, read_input_file
-from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import Message, SystemPromptPart
 from agentrig.runtime.history.field_inventory import describe_unknown, unknown_fields
-from agentrig.runtime.history.jsonio import JSON_INPUT
 from agentrig.runtime.history.redaction import redact, redact_json
 from agentrig.runtime.history.sessions import session_from_json
 from agentrig.runtime.history.tinyagent_sessions import usage_from_tinyagent
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.history.wire import history_from_json, history_to_json
+from agentrig.runtime.runfolder import jsonio
+from agentrig.runtime.runfolder.jsonio import JSON_INPUT
 
 __all__ = ["RECORDING_FORMAT", "Source", "read_source"]
 

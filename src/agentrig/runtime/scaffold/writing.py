@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from agentrig.errors import HistoryFormatError, OutputWriteError, UsageError
-from agentrig.runtime.history import jsonio
+from agentrig.runtime.runfolder import jsonio
 
 __all__ = ["MANIFEST", "MANIFEST_FORMAT", "ScenarioFolder"]
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from agentrig.errors import AgentrigError
-from agentrig.runtime.history import jsonio
+from agentrig.runtime.runfolder import jsonio
 
 __all__ = ["COUNT_PLAN", "Durations", "deal_by_durations", "for_selection", "read_durations"]
 

@@ -34,7 +34,6 @@ from agentrig.runtime.engine.pydantic_ai_engine.subagents import SubAgentRun, Su
 from agentrig.runtime.engine.pydantic_ai_engine.ui_turn import open_ui_turn
 from agentrig.runtime.engine.session_registry import scenario_registry
 from agentrig.runtime.engine.tool_threads import DaemonThreads
-from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import Message
 from agentrig.runtime.history.events import Event, EventLog
 from agentrig.runtime.history.run_records import ToolCallStatusRecord, TurnRecord
@@ -46,6 +45,7 @@ from agentrig.runtime.models.conversion import dump_pydantic_ai_json
 from agentrig.runtime.models.failures import classify
 from agentrig.runtime.models.scripted import ScriptedModel
 from agentrig.runtime.models.usage_tap import UsageTap
+from agentrig.runtime.runfolder import jsonio
 from agentrig.scenarios.loader import LoadedScenario
 
 __all__ = ["NO_DEPS", "ScenarioExecution", "execute_scenario", "scripted_model_for"]

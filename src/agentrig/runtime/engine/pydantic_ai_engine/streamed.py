@@ -37,8 +37,8 @@ from agentrig.runtime.engine.pydantic_ai_engine.held_failures import HeldFailure
 from agentrig.runtime.engine.pydantic_ai_engine.plain import PydanticAIEngine, one_message
 from agentrig.runtime.engine.seam import Attempt, AttemptRequest, TurnObserver
 from agentrig.runtime.history.events import StreamDelta, StreamListener
-from agentrig.runtime.history.jsonio import dumps
 from agentrig.runtime.models.stops import RunStopped
+from agentrig.runtime.runfolder.jsonio import dumps
 
 __all__ = ["PydanticAIStreamedEngine", "stream_delta"]
 

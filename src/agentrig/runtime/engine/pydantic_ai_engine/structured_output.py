@@ -18,7 +18,7 @@ from typing import Any
 from pydantic_core import to_jsonable_python
 
 from agentrig.runtime.history.canonical import JsonValue
-from agentrig.runtime.history.jsonio import dumps
+from agentrig.runtime.runfolder.jsonio import dumps
 
 __all__ = ["DEFERRED_TYPE_NAME", "RecordedOutput", "recorded_output"]
 

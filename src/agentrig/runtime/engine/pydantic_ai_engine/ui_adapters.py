@@ -30,9 +30,9 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from agentrig.errors import HistoryFormatError
-from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import JsonValue
 from agentrig.runtime.models import pydantic_ai_compat
+from agentrig.runtime.runfolder import jsonio
 
 __all__ = ["adapter_class", "decode_event", "http_request", "installed_versions", "refusal"]
 

@@ -45,11 +45,11 @@ from agentrig.runtime.engine.pydantic_ai_engine.ui_adapters import (
     installed_versions,
     refusal,
 )
-from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.canonical import JsonValue, Message
 from agentrig.runtime.history.ui_exchange import UiExchange
 from agentrig.runtime.models import pydantic_ai_compat
 from agentrig.runtime.models.conversion import to_canonical
+from agentrig.runtime.runfolder import jsonio
 from agentrig.scenarios.loader import LoadedScenario
 from agentrig.scenarios.ui_model import UiRequest
 

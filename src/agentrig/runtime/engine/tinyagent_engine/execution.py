@@ -31,13 +31,13 @@ from agentrig.runtime.engine.tinyagent_engine.output_rules import OutputRules
 from agentrig.runtime.engine.tinyagent_engine.script import SCRIPT_MODEL, TinyagentScript
 from agentrig.runtime.engine.tinyagent_engine.tools import ToolOutcomes, yaml_tools
 from agentrig.runtime.engine.tool_rules import ToolCallCounts
-from agentrig.runtime.history import jsonio
 from agentrig.runtime.history.events import Event, EventLog
 from agentrig.runtime.history.run_records import RunError, TurnRecord
 from agentrig.runtime.history.sessions import Session, load_session, new_session
 from agentrig.runtime.history.tinyagent_format import messages_to_tinyagent
 from agentrig.runtime.history.tool_registry import ToolCallRegistry
 from agentrig.runtime.models.attachments import turn_prompt
+from agentrig.runtime.runfolder import jsonio
 from agentrig.scenarios.loader import LoadedScenario
 from agentrig.scenarios.model import Attachment, Scenario
 

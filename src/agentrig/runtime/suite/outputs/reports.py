@@ -23,8 +23,6 @@ from typing import Any
 from agentrig import __version__
 from agentrig.errors import InputError, UsageError
 from agentrig.runtime.checks.outcome import SuiteResult
-from agentrig.runtime.history.jsonio import read_json_file
-from agentrig.runtime.history.owned_folder import OwnedFolder
 from agentrig.runtime.history.redaction import redact_json
 from agentrig.runtime.history.run_records import RunError, ScenarioResult, TurnRecord
 from agentrig.runtime.reports.merge_checks import (
@@ -37,6 +35,8 @@ from agentrig.runtime.reports.merge_checks import (
 from agentrig.runtime.reports.report_files import RUN_LAYOUT, HtmlOptions, report_files
 from agentrig.runtime.reports.report_shape import check_report_shape, installed_pydantic_ai_version
 from agentrig.runtime.reports.totals import RunTotals, cost_json
+from agentrig.runtime.runfolder.jsonio import read_json_file
+from agentrig.runtime.runfolder.owned_folder import OwnedFolder
 from agentrig.runtime.suite.outputs.scenario_files import check_json, prepare_run_out_dir, write_folder
 from agentrig.runtime.suite.processes import stop_signals
 from agentrig.runtime.suite.repeats import merged_repeats

@@ -14,7 +14,7 @@ six files and a folder per scenario), so each is one `mkdir` or one open/write/c
 run writes over the folder an earlier run left instead of deleting it first: overwriting a file costs about
 a tenth of deleting it and creating it again. Each folder's files are recorded in the output folder's manifest
 before they are written (`write_folder`); what the earlier run left and this one did not write again is removed
-when the run finishes, if still provably agentrig's (`history.owned_folder`). Writing
+when the run finishes, if still provably agentrig's (`runfolder.owned_folder`). Writing
 them on a background thread was measured and rejected: a thread that needs the GIL back after every system
 call waits out the switch interval behind the running scenario, and a 500-scenario run got 1.4x slower.
 """
@@ -29,12 +29,12 @@ from typing import Any
 
 from agentrig.errors import OutputWriteError
 from agentrig.runtime.history.events import EVENTS_FILE, Event, dumps_events
-from agentrig.runtime.history.jsonio import is_out_of_space, out_of_space
-from agentrig.runtime.history.output_manifest import append_records, dir_line, file_line, record_file, reset_line
-from agentrig.runtime.history.owned_folder import OwnedFolder
 from agentrig.runtime.history.redaction import dumps_redacted, redact_json_bytes
 from agentrig.runtime.history.run_records import Check, ScenarioResult
 from agentrig.runtime.reports.report_files import RUN_LAYOUT
+from agentrig.runtime.runfolder.jsonio import is_out_of_space, out_of_space
+from agentrig.runtime.runfolder.output_manifest import append_records, dir_line, file_line, record_file, reset_line
+from agentrig.runtime.runfolder.owned_folder import OwnedFolder
 from agentrig.runtime.suite.options import ExecutionLike
 
 UI_ANSWERS_FILE = "ui_answers.json"

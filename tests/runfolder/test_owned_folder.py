@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from agentrig.errors import UsageError
-from agentrig.runtime.history import jsonio, owned_files
-from agentrig.runtime.history.output_manifest import MANIFEST_NAME, append_records, checked_relative, read_manifest
-from agentrig.runtime.history.owned_folder import Layout, OwnedFolder
+from agentrig.runtime.runfolder import jsonio, owned_files
+from agentrig.runtime.runfolder.output_manifest import MANIFEST_NAME, append_records, checked_relative, read_manifest
+from agentrig.runtime.runfolder.owned_folder import Layout, OwnedFolder
 from agentrig.runtime.suite.outputs import scenario_files
 from agentrig.runtime.suite.outputs.scenario_files import write_folder
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agentrig.errors import HistoryFormatError, UsageError
-from agentrig.runtime.history import jsonio
+from agentrig.runtime.runfolder import jsonio
 
 __all__ = [
     "MANIFEST_FORMAT",

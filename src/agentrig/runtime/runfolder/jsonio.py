@@ -17,7 +17,7 @@ import orjson
 
 from agentrig.errors import HistoryFormatError, OutputWriteError
 from agentrig.input_files import HISTORY_FILE_LIMIT, InputFileError, read_input_file
-from agentrig.runtime.history.write_targets import PendingFile, open_target
+from agentrig.runtime.runfolder.write_targets import PendingFile, open_target
 
 __all__ = [
     "dumps",

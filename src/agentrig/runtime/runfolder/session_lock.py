@@ -30,7 +30,7 @@ from pathlib import Path
 
 from agentrig.errors import UsageError
 from agentrig.input_files import not_a_regular_file
-from agentrig.runtime.history.jsonio import is_out_of_space, out_of_space
+from agentrig.runtime.runfolder.jsonio import is_out_of_space, out_of_space
 
 __all__ = ["SessionInUseError", "SessionLock", "locked_session"]
 

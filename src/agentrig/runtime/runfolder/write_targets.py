@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from agentrig.errors import UsageError
-from agentrig.runtime.history.stale_temps import remove_stale_temp_files, temp_prefix
+from agentrig.runtime.runfolder.stale_temps import remove_stale_temp_files, temp_prefix
 
 __all__ = ["PendingFile", "Replacement", "WriteThrough", "open_target"]
 

@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from agentrig.errors import UsageError
-from agentrig.runtime.history import jsonio
-from agentrig.runtime.history.folder_lock import FolderLock, lock_folder
-from agentrig.runtime.history.output_manifest import (
+from agentrig.runtime.runfolder import jsonio
+from agentrig.runtime.runfolder.folder_lock import FolderLock, lock_folder
+from agentrig.runtime.runfolder.output_manifest import (
     MANIFEST_NAME,
     FileRecord,
     FolderKind,
@@ -49,7 +49,7 @@ from agentrig.runtime.history.output_manifest import (
     record_file,
     reset_line,
 )
-from agentrig.runtime.history.owned_files import (
+from agentrig.runtime.runfolder.owned_files import (
     FolderWalker,
     NotOurs,
     kind_at,
@@ -57,7 +57,7 @@ from agentrig.runtime.history.owned_files import (
     remove_empty_folders,
     remove_if_ours,
 )
-from agentrig.runtime.history.stale_temps import is_temp_name
+from agentrig.runtime.runfolder.stale_temps import is_temp_name
 
 __all__ = ["Layout", "OwnedFolder", "manifest_recorder", "verify_folder"]
 

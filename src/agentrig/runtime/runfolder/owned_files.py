@@ -19,7 +19,7 @@ from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentrig.runtime.history.output_manifest import FileRecord, Manifest
+from agentrig.runtime.runfolder.output_manifest import FileRecord, Manifest
 
 __all__ = [
     "FolderWalker",

@@ -1,0 +1,1 @@
+"""The run folder's files: atomic writes, output folders agentrig owns, their manifests, locks and temporaries."""
