@@ -8,6 +8,8 @@
   canonical layer of the removal contract, imports none and nothing of agentrig beyond itself, `runfolder`,
   `agentrig.errors` and `agentrig.media_types` (a table, standard library only); `runfolder`, the run folder's files,
   nothing beyond itself, `agentrig.errors`, `agentrig.input_files` and `agentrig.media_types`.
+- `history` holds formats and their conversions: it opens, reads, writes, stats or removes no file itself, only
+  through `runfolder` (an AST scan of the calls).
 - No import cycle between modules, function-level imports included; no module over 500 lines; at most six modules
   directly in `runtime/`.
 
@@ -118,8 +120,9 @@ RUN_FOLDER_MAY_IMPORT = frozenset(
 )
 """Inside agentrig, the run folder's package imports only itself, the error module, the reader of input files and
 the media types (standard library only)."""
-CANONICAL_LAYER_MAY_IMPORT = RUN_FOLDER_MAY_IMPORT | set(CANONICAL_LAYER)
-"""The canonical layer may import all that, and itself."""
+CANONICAL_LAYER_MAY_IMPORT = (RUN_FOLDER_MAY_IMPORT - {"agentrig.input_files"}) | set(CANONICAL_LAYER)
+"""The canonical layer imports itself, the run folder's package, the error module and the media types: its files are
+read and written through `runfolder` (`test_history_does_no_file_io_but_through_the_run_folder`)."""
 
 AGENTRIG_MODULES = frozenset(all_modules("agentrig"))
 
@@ -318,6 +321,77 @@ def test_the_import_scanner_finds_lazy_and_relative_imports() -> None:
     assert _allowed_in_canonical_layer("agentrig.runtime.history.canonical.Message")
     assert _allowed_in_canonical_layer("agentrig.runtime.runfolder.jsonio.dumps")
     assert not _allowed_in_canonical_layer("agentrig.runtime.history.canonical.Message", RUN_FOLDER_MAY_IMPORT)
+
+
+# --- history/ holds formats; the run folder's package does the file I/O -----------------------------------------
+
+FILE_IO_MODULES = frozenset({"shutil", "tempfile", "fcntl", "msvcrt", "mmap", "glob", "io", "agentrig.input_files"})
+"""Modules whose import means file I/O (`io` too: `io.open` is `open`)."""
+OS_NAMES_WITHOUT_IO = frozenset({"environ", "getenv", "fspath", "sep", "linesep", "PathLike"})
+"""The only `os` names a history module may use: the environment and path spelling, no file system call."""
+PATH_IO_METHODS = frozenset(
+    {
+        *("open", "read_text", "read_bytes", "write_text", "write_bytes", "touch", "mkdir", "rmdir", "unlink"),
+        *("iterdir", "glob", "rglob", "walk", "exists", "is_file", "is_dir", "is_symlink", "is_fifo", "stat"),
+        *("lstat", "chmod", "lchmod", "symlink_to", "hardlink_to", "readlink", "samefile", "resolve", "absolute"),
+        *("fileno", "flush", "truncate", "seek"),
+    }
+)
+"""Methods of `pathlib.Path` (and of open files) that reach the file system; `rename` and `replace` too, told from
+`str.replace(old, new)` by their single argument."""
+
+
+def file_io_calls(source: str) -> list[str]:
+    """Each place in `source` that touches the file system itself: a call of `open`, a `Path` method that reads,
+    writes, stats or lists, any `os` name but the environment's and the path's spelling, an import of a module
+    that does file I/O (`FILE_IO_MODULES`)."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            found.extend(f"{node.lineno}: import {name}" for name in names if name in FILE_IO_MODULES)
+            if isinstance(node, ast.ImportFrom) and node.module == "os":
+                found.extend(f"{node.lineno}: from os import {alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "os":
+            if node.attr not in OS_NAMES_WITHOUT_IO:
+                found.append(f"{node.lineno}: os.{node.attr}")
+        elif isinstance(node, ast.Call):
+            function = node.func
+            if isinstance(function, ast.Name) and function.id == "open":
+                found.append(f"{node.lineno}: open()")
+            elif isinstance(function, ast.Attribute) and not (
+                isinstance(function.value, ast.Name) and function.value.id == "os"  # counted as an os name above
+            ):
+                one_argument = len(node.args) == 1 and not node.keywords
+                renames = function.attr in ("rename", "replace") and one_argument
+                if function.attr in PATH_IO_METHODS or renames:
+                    found.append(f"{node.lineno}: .{function.attr}()")
+    return sorted(found, key=lambda place: int(place.partition(":")[0]))
+
+
+@pytest.mark.parametrize("module", CANONICAL_LAYER)
+def test_history_does_no_file_io_but_through_the_run_folder(module: str) -> None:
+    path = module_path(module)
+    assert file_io_calls(path.read_text(encoding="utf-8")) == [], f"{module}: through agentrig.runtime.runfolder"
+
+
+def test_the_file_io_scan_sees_each_kind() -> None:
+    source = (
+        "import os, shutil\nfrom os import replace\nfrom agentrig.input_files import read_input_file\n"
+        "def f(path, text, session):\n"
+        "    open(path)\n    path.write_bytes(b'')\n    path.is_file()\n    os.unlink(path)\n"
+        "    path.replace(path)\n    os.environ.get('A')\n    text.replace('a', 'b')\n    session.replace(x=1)\n"
+    )
+    assert file_io_calls(source) == [
+        "1: import shutil",
+        "2: from os import replace",
+        "3: import agentrig.input_files",
+        "5: open()",
+        "6: .write_bytes()",
+        "7: .is_file()",
+        "8: os.unlink",
+        "9: .replace()",
+    ]
 
 
 # --- CLI verb modules stay light at import time -------------------------------------------------------------

@@ -24,7 +24,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeAlias, get_args, runtime_checkable
 
-from agentrig.input_files import HISTORY_FILE_LIMIT, read_input_file
 from agentrig.runtime.history.canonical import Message, RetryPromptPart, TextPart, ThoughtPart, ToolReturnPart
 from agentrig.runtime.history.per_run import without_per_run_values
 from agentrig.runtime.history.redaction import (
@@ -36,7 +35,7 @@ from agentrig.runtime.history.redaction import (
 )
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.history.wire import message_to_json
-from agentrig.runtime.runfolder.jsonio import dumps, loads
+from agentrig.runtime.runfolder.jsonio import dumps, read_json_lines
 
 __all__ = [
     "EVENTS_FORMAT",
@@ -50,7 +49,6 @@ __all__ = [
     "events_from_json",
     "read_events",
     "redacted_deltas",
-    "write_event_log",
 ]
 
 EVENTS_FORMAT = "agentrig-events/1"
@@ -406,17 +404,7 @@ def events_from_json(objects: Iterable[dict[str, Any]]) -> list[Event]:
 
 def read_events(path: Path) -> list[Event]:
     """The events of an `events.jsonl` file (a regular file of at most `HISTORY_FILE_LIMIT`, `input_files`)."""
-    data = read_input_file(path, limit=HISTORY_FILE_LIMIT, what="an events log")
-    lines = [line for line in data.splitlines() if line.strip()]
-    return events_from_json(loads(line, source=path) for line in lines)
+    return events_from_json(read_json_lines(path, what="an events log"))
 
 
 EVENTS_FILE = "events.jsonl"
-
-
-def write_event_log(directory: Path, events: Iterable[Event]) -> Path:
-    """Write `directory/events.jsonl` (API keys redacted, as in every file a run writes)."""
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / EVENTS_FILE
-    path.write_bytes(dumps_events(events, redacted=True))
-    return path

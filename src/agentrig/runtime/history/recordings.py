@@ -67,9 +67,9 @@ def recording_history(data: object, *, source: str | Path | None = None) -> list
 
 def recorded_model(path: Path) -> str | None:
     """The `provider:name` a recording file says it was made with; None when the file does not exist."""
-    if not path.is_file():
+    data = jsonio.read_json_file_if_present(path)
+    if data is None:
         return None
-    data = jsonio.read_json_file(path)
     if not is_recording(data):
         raise HistoryFormatError(f"not a recording (expected format {RECORDING_FORMAT!r})", path=path, field="format")
     model = cast(dict[str, Any], data).get("model")

@@ -33,6 +33,7 @@ from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.history.warning_records import WarningRecord, warnings_from_json
 from agentrig.runtime.history.wire import history_and_thoughts_from_json, message_to_json, messages_from_json
 from agentrig.runtime.runfolder import jsonio
+from agentrig.runtime.runfolder.write_targets import target_state
 
 __all__ = [
     "SESSION_VERSION",
@@ -196,7 +197,8 @@ def session_to_json(session: Session) -> dict[str, Any]:
 def _refuse_to_overwrite(path: Path, *, over_empty: bool) -> None:
     """Raise unless `path` is absent, holds an agentrig session, or is empty and `over_empty` allows it
     (overwriting anything else could destroy data)."""
-    if not path.exists() or (over_empty and path.is_file() and path.stat().st_size == 0):
+    state = target_state(path)
+    if state == "nothing" or (over_empty and state == "an empty file"):
         return
     try:
         data = jsonio.read_json_file(path)

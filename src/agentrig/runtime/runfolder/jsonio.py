@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -27,6 +27,8 @@ __all__ = [
     "open_atomic_files",
     "out_of_space",
     "read_json_file",
+    "read_json_file_if_present",
+    "read_json_lines",
     "write_atomic",
 ]
 
@@ -80,6 +82,21 @@ def read_json_file(path: str | Path) -> Any:
     except OSError as error:
         raise HistoryFormatError(f"cannot read the file ({error.strerror or error})", path=path) from None
     return loads(data, source=path)
+
+
+def read_json_file_if_present(path: str | Path) -> Any | None:
+    """`read_json_file`, or None when `path` names no regular file (nothing there, a directory, a FIFO)."""
+    if not Path(path).is_file():
+        return None
+    return read_json_file(path)
+
+
+def read_json_lines(path: str | Path, *, what: str) -> Iterator[Any]:
+    """The values of a JSON Lines file, one a non-blank line (`what` it is names it in the error of a file that is
+    not a regular file or is over `HISTORY_FILE_LIMIT`). The file is read at once; each line is parsed as the
+    caller takes it, so a bad line raises where the caller reaches it."""
+    data = read_input_file(path, limit=HISTORY_FILE_LIMIT, what=what)
+    return (loads(line, source=path) for line in data.splitlines() if line.strip())
 
 
 def write_atomic(path: str | Path, data: bytes, *, before_replace: BeforeReplace | None = None) -> None:

@@ -144,7 +144,7 @@ def checked_relative(value: object) -> str:
 
 @functools.cache
 def _agentrig_version() -> str:
-    # From the installed metadata: the canonical layer imports nothing of agentrig but itself and its errors.
+    # From the installed metadata: the run folder's package imports nothing of agentrig but itself and its errors.
     try:
         return metadata.version("agentrig")
     except metadata.PackageNotFoundError:

@@ -23,12 +23,26 @@ import re
 import stat
 import tempfile
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Literal
 
 from agentrig.errors import UsageError
 from agentrig.runtime.runfolder.stale_temps import remove_stale_temp_files, temp_prefix
 
-__all__ = ["PendingFile", "Replacement", "WriteThrough", "open_target"]
+__all__ = ["PendingFile", "Replacement", "TargetState", "WriteThrough", "open_target", "target_state"]
+
+TargetState = Literal["nothing", "an empty file", "something"]
+"""What a path names before a write that must not destroy data: nothing (a dangling link too), an empty regular
+file, or anything else."""
+
+
+def target_state(path: str | Path) -> TargetState:
+    """What `path` names now, links followed (`TargetState`): a session is saved only over nothing, an empty file or
+    one that is a session (`history/sessions.py` reads it to tell)."""
+    target = Path(path)
+    if not target.exists():
+        return "nothing"
+    return "an empty file" if target.is_file() and target.stat().st_size == 0 else "something"
+
 
 _DESCRIPTOR_PATH = re.compile(r"/(?:dev/fd|proc/self/fd)/(\d+)")
 _STANDARD_STREAMS = {"/dev/stdout": 1, "/dev/stderr": 2}
