@@ -182,10 +182,8 @@ def test_max_cost_stops_starting_scenarios_once_spent(loopback: ServerFactory, t
         (["--record-mode", "sometimes", "--model", "openai:gpt-4o"], "--record-mode sometimes: expected one of"),
         (["--model", "openai:my-local-model", "--max-cost", "1"], "--max-cost 1: no price for openai:my-local-model"),
         (["--max-cost", "1"], "--max-cost 1 limits what a real model costs: it needs --model"),
-        (
-            ["--model", "openai:gpt-4o", "--record-mode", "all", "--repeat", "2"],
-            "--repeat 2 with --record-mode all: the runs would overwrite one recording",
-        ),
+        (["--baseline", "MISSING"], "--baseline compares repeated runs: give --repeat N"),
+        (["--baseline", "MISSING", "--repeat", "2"], "nope.yaml: no such directory"),
         (["--model", "openai:x", "--prices", "PRICES"], "prices.yaml:2: openai:x.inptu: unknown field"),
         (["--model", "openai:x", "--prices", "MISSING"], "--prices"),
     ],

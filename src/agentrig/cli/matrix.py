@@ -200,6 +200,21 @@ def register(app: typer.Typer) -> None:
             float | None,
             typer.Option("--max-cost", metavar="USD", help="With --models: the budget of each model's run, in USD."),
         ] = None,
+        repeat: Annotated[
+            int | None,
+            typer.Option(
+                "--repeat",
+                metavar="N",
+                help="With --models: run each scenario N times per model (pass rates with their intervals, and each "
+                "judged check's scores).",
+            ),
+        ] = None,
+        pass_rate: Annotated[
+            float | None,
+            typer.Option(
+                "--pass-rate", metavar="RATE", help="With --models and --repeat: the pass rate a scenario needs."
+            ),
+        ] = None,
         timeout: flags.TurnTimeout = None,
         max_concurrency: flags.MaxConcurrency = 8,
         adaptive_concurrency: flags.AdaptiveConcurrency = None,
@@ -237,7 +252,7 @@ def register(app: typer.Typer) -> None:
             "--record-mode": record_mode,
             "--recordings": recordings,
         }
-        model_flags |= {"--prices": prices, "--max-cost": max_cost}
+        model_flags |= {"--prices": prices, "--max-cost": max_cost, "--repeat": repeat, "--pass-rate": pass_rate}
         version_flags = {
             "--each": each,
             "--max-versions": max_versions,

@@ -235,6 +235,15 @@ def register(app: typer.Typer) -> None:
                 "(default 1).",
             ),
         ] = None,
+        baseline: Annotated[
+            Path | None,
+            typer.Option(
+                "--baseline",
+                metavar="DIR",
+                help="An earlier run's output folder: with --repeat, each scenario's pass rate and score are "
+                "compared with it (deltas, and whether the 95% intervals overlap).",
+            ),
+        ] = None,
         require_extras: Annotated[
             bool,
             typer.Option(
@@ -282,6 +291,7 @@ def register(app: typer.Typer) -> None:
             max_cost=max_cost,
             repeat=repeat,
             pass_rate=pass_rate,
+            baseline=baseline,
             timeout=timeout,
             require_extras=require_extras,
             show_warnings=False,  # the reports hold them, and the last lines count them: not Python's two lines each

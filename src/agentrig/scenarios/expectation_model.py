@@ -233,3 +233,6 @@ class ScenarioExpectations(TurnExpectations):
     max_requests: int | None = Field(default=None, ge=0)
     """The scenario made at most this many model requests (its `usage.requests`, every turn's; a request retried
     after a provider error counts once)."""
+    min_score: float | None = Field(default=None, ge=0, le=1)
+    """The scenario's score is at least this: the mean of its judged checks' scores (turns' and the scenario's; a
+    judged check without a verdict counts 0), checked as `scenario: score` (docs/evaluation.md)."""

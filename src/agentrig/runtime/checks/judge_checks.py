@@ -8,13 +8,26 @@ threshold and the reason, passed or not, so junit.xml's failure message and summ
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agentrig.runtime.history.canonical import JsonValue
-from agentrig.runtime.history.run_records import Check
+from agentrig.runtime.history.run_records import Check, ScenarioScore
 from agentrig.scenarios.model import JudgeExpectation, JudgeVerdict, Scenario, TurnExpectations
 
-__all__ = ["JudgeRecord", "has_judges", "judge_check", "judge_name", "judges_of"]
+__all__ = [
+    "SCORE_CHECK",
+    "JudgeRecord",
+    "has_judges",
+    "judge_check",
+    "judge_name",
+    "judges_of",
+    "scenario_score",
+    "score_check",
+]
+
+SCORE_CHECK = "scenario: score"
+"""The check of a scenario's `min_score`."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -74,6 +87,31 @@ def judge_check(record: JudgeRecord) -> Check:
     else:
         detail = f"score {_score(verdict.score)} < threshold {_score(expect.threshold)}: {verdict.reason}"
     return Check(name=record.name, passed=passed, expected=expected, actual=actual, detail=detail.rstrip(": "))
+
+
+def scenario_score(records: Sequence[JudgeRecord], threshold: float | None) -> ScenarioScore | None:
+    """The scenario's score: the mean of its judged checks' scores, one without a verdict counted as 0 (a judge that
+    could not grade is no evidence of a good answer); None without judged checks."""
+    if not records:
+        return None
+    judged = tuple((record.name, record.verdict.score if record.verdict else None) for record in records)
+    value = round(sum(score or 0.0 for _, score in judged) / len(judged), 4)
+    return ScenarioScore(value=value, judged=judged, threshold=threshold)
+
+
+def score_check(score: ScenarioScore | None, threshold: float | None) -> Check | None:
+    """`scenario: score` against `min_score` (None without one); a scenario with no judged check fails it."""
+    if threshold is None:
+        return None
+    if score is None:
+        detail = f"min_score {_score(threshold)}: the scenario has no judged check to score"
+        return Check(name=SCORE_CHECK, passed=False, expected=threshold, actual=None, detail=detail)
+    passed = score.value >= threshold
+    count = len(score.judged)
+    mean = f"the mean of {count} judged check{'s' if count != 1 else ''}"
+    relation = ">=" if passed else "<"
+    detail = f"score {_score(score.value)} {relation} min_score {_score(threshold)} ({mean})"
+    return Check(name=SCORE_CHECK, passed=passed, expected=threshold, actual=score.value, detail=detail)
 
 
 def _score(value: float) -> str:

@@ -161,6 +161,22 @@ ScenarioStatus: TypeAlias = Literal["passed", "failed", "error", "skipped"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ScenarioScore:
+    """A scenario's score (`checks/judge_checks.scenario_score`): the mean of its judged checks' scores, a judged
+    check without a verdict (the judge failed, nothing to judge) counted as 0; `threshold` is its `min_score`."""
+
+    value: float
+    judged: tuple[tuple[str, float | None], ...]
+    """Each judged check's name and its verdict's score (None: no verdict), in the order they were asked."""
+    threshold: float | None = None
+
+    def to_json(self) -> dict[str, JsonValue]:
+        """report.json's `score` of a scenario entry."""
+        judged: dict[str, JsonValue] = dict(self.judged)
+        return {"value": self.value, "threshold": self.threshold, "judged": judged}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ScenarioResult:
     """The outcome of one scenario."""
 
@@ -185,3 +201,5 @@ class ScenarioResult:
     warnings: tuple[WarningRecord, ...] = ()
     """The warnings shown while it ran (pydantic-ai's, its SDKs', the agent's), one per distinct warning, counted
     (`engine/warning_capture`)."""
+    score: ScenarioScore | None = None
+    """Its judged checks' score; None when it has no judged check."""

@@ -23,6 +23,7 @@ import orjson
 from agentrig.errors import AgentrigError
 from agentrig.runtime.history.user_content import elide_base64_data
 from agentrig.runtime.matrix.field_inventory import FieldInventory
+from agentrig.runtime.matrix.judged_scores import judged_scores
 from agentrig.runtime.matrix.masking import MASK, NAMED_PER_RUN_KEYS, mask
 from agentrig.runtime.matrix.run_warnings import SeenWarning, new_warnings, scenario_warnings
 from agentrig.runtime.matrix.value_changes import ValueChange, value_changes
@@ -97,6 +98,8 @@ class VersionOutput:
     """Set when the environment could not be built: the one-line error (then nothing ran on this version)."""
     build_log: str = ""
     """The end of the environment's build log (the resolver's output), when it was built."""
+    judged: Mapping[str, Mapping[str, Any]] = field(default_factory=dict[str, Mapping[str, Any]])
+    """Scenario name -> each judged check's score and pass rate on this run (`judged_scores`)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -203,6 +206,7 @@ def load_version_output(
         metrics=metrics,
         totals=totals,
         warnings=warnings,
+        judged=judged_scores(report),
         **common,
     )
 

@@ -18,6 +18,7 @@ from agentrig import __version__
 from agentrig.runtime.matrix.compare import MISSING, VOLATILE_KEYS, ScenarioComparison, VersionOutput, compare_outputs
 from agentrig.runtime.matrix.contract import contract_section, version_notes
 from agentrig.runtime.matrix.environment_report import environment_markdown, regression_lines, resolution_lines
+from agentrig.runtime.matrix.judged_scores import judged_table
 from agentrig.runtime.matrix.lockfiles import LockFile
 from agentrig.runtime.matrix.masking import PER_RUN_SHAPES
 from agentrig.runtime.matrix.model_tables import MODEL_EVIDENCE_BOUNDARY, models_table, scenario_metrics_table
@@ -258,6 +259,7 @@ def _model_markdown(report: MatrixReport) -> list[str]:
         "",
         *scenario_metrics_table(report.scenarios, report.versions, _cell),
         "",
+        *_judged_section(report),
         "## What changed",
         "",
         "Canonical histories are compared with the baseline model's after masking values that change on every run "
@@ -266,6 +268,19 @@ def _model_markdown(report: MatrixReport) -> list[str]:
         f"`{report.out}/diffs/<scenario>/<model>.history.diff`.",
         "",
     ]
+
+
+def _judged_section(report: MatrixReport) -> list[str]:
+    """Each judged check's score (and, repeated, its pass rate with its interval) per model; nothing without one."""
+    table = judged_table([output.version for output in report.versions], {o.version: o.judged for o in report.versions})
+    if not table:
+        return []
+    intro = (
+        "Each judged check's score on each model: its mean (min-max over the runs) and, under `--repeat`, how many "
+        "runs it passed with the 95% Wilson interval of that rate. Intervals that do not overlap are a difference the "
+        "runs' sampling does not explain."
+    )
+    return ["## Judged checks", "", intro, "", *table, ""]
 
 
 def render_markdown(report: MatrixReport) -> str:

@@ -109,7 +109,7 @@ def report_json(report: MatrixReport) -> dict[str, Any]:
                 "counts": dict(Counter(output.statuses.values())),
                 "totals": dict(output.totals) if output.totals is not None else None,
                 **(
-                    {}
+                    {"judged": {name: dict(checks) for name, checks in output.judged.items()}}
                     if report.axis == "model"
                     else version_json(output, report.versions[0], report.scenarios, report.lock)
                 ),

@@ -31,7 +31,7 @@ from typing import IO, Any
 from agentrig.runtime.history.redaction import dumps_redacted, redact_json
 from agentrig.runtime.reports.baseline import Baseline
 from agentrig.runtime.reports.scenario_data import scenario_payload
-from agentrig.runtime.reports.totals import describe_cost
+from agentrig.runtime.reports.totals import accounting_lines, describe_cost
 
 __all__ = [
     "REPORT_HTML",
@@ -210,6 +210,9 @@ class HtmlReport:
             "rows": self._rows,
             "baseline": None,
         }
+        repeats = self._head.get("repeats")
+        if isinstance(repeats, Mapping):
+            index["repeat_lines"] = accounting_lines(None, repeats)  # pyright: ignore[reportUnknownArgumentType]
         if self._baseline is not None:
             index["baseline"] = {
                 "label": self._baseline.label,

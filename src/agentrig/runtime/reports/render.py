@@ -15,6 +15,7 @@ from agentrig.errors import AgentrigError, InputError, UsageError
 from agentrig.input_files import HISTORY_FILE_LIMIT, InputFileError, read_input_file
 from agentrig.runtime.reports.baseline import Baseline
 from agentrig.runtime.reports.html import REPORT_HTML, HtmlReport, data_block, page_end, page_start
+from agentrig.runtime.reports.repeat_baseline import compare_repeats
 from agentrig.runtime.reports.scenario_data import file_href
 from agentrig.runtime.runfolder import jsonio
 from agentrig.runtime.runfolder.jsonio import BeforeReplace
@@ -89,6 +90,10 @@ def write_run_html(
         baseline_report = _read_document(baseline / "report.json", _RUN_FORMAT, "run output")
         _scenarios(baseline_report, baseline / "report.json")
         compared = Baseline.from_report(baseline, baseline_report)
+        if isinstance(head.get("repeats"), dict) and isinstance(baseline_report.get("repeats"), dict):
+            # Both repeated: each scenario's pass rate and score against the baseline's (`agentrig run --baseline`
+            # writes the same into report.json).
+            head["repeats"] = compare_repeats(head["repeats"], baseline_report["repeats"], str(baseline))
     _write(out_file, head, entries, run_dir=run_dir, baseline=compared, before_replace=before_replace)
 
 

@@ -216,10 +216,14 @@ class _JUnit:
             },
         )
         cost = scenario.get("cost") or {}
+        properties = ElementTree.Element("properties")
         if cost.get("usd") is not None or cost.get("model") is not None:
-            properties = ElementTree.SubElement(case, "properties")
             value = str(cost["usd"]) if cost.get("usd") is not None else str(cost.get("note") or "no price")
             ElementTree.SubElement(properties, "property", {"name": "cost_usd", "value": value})
+        for name, value in score_properties(scenario):
+            ElementTree.SubElement(properties, "property", {"name": name, "value": value})
+        if len(properties):
+            case.append(properties)
         status = scenario["status"]
         failed = _failed_checks(scenario)
         cause = scenario.get("error") if status == "failed" else None
@@ -279,7 +283,7 @@ class _Markdown:
                 f"## agentrig: {summary_line(summary)}",
                 "",
                 " · ".join(facts),
-                *(["", *(f"- {line.strip()}" for line in accounting)] if accounting else []),
+                *(["", *(f"{_indent(line)}- {line.strip()}" for line in accounting)] if accounting else []),
                 "",
                 "| Status | Scenario | File | Requests | Tokens in / out | Cost | Time |",
                 "|---|---|---|---:|---:|---:|---:|",
@@ -411,6 +415,27 @@ def describe_check(check: Mapping[str, Any]) -> str:
     if check.get("detail"):
         lines.append("  " + check["detail"].rstrip("\n").replace("\n", "\n  "))
     return "\n".join(lines)
+
+
+def score_properties(scenario: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """junit.xml's properties of a scored scenario: its `score` (and `min_score`), then each judged check's score and
+    reason beside its name (its detail: `score 0.9 >= 0.7, pass: ...`), passed or not."""
+    score = scenario.get("score")
+    if not isinstance(score, Mapping):
+        return []
+    properties = [("score", f"{score['value']:g}")]
+    if score.get("threshold") is not None:
+        properties.append(("min_score", f"{score['threshold']:g}"))
+    judged: Mapping[str, Any] = score.get("judged") or {}
+    properties += [
+        (check["name"], str(check.get("detail") or "")) for check in scenario["checks"] if check["name"] in judged
+    ]
+    return properties
+
+
+def _indent(line: str) -> str:
+    """summary.md's nesting of an accounting line: two spaces of the terminal's per level."""
+    return " " * (len(line) - len(line.lstrip(" ")))
 
 
 def _short(value: Any, limit: int = 300) -> str:

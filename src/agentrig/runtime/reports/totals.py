@@ -28,6 +28,7 @@ __all__ = [
     "describe_totals",
     "describe_warnings",
     "format_usd",
+    "score_lines",
     "totals_properties",
 ]
 
@@ -222,6 +223,41 @@ def describe_repeat(entry: Mapping[str, Any]) -> str:
     return line + (", flaky" if entry["flaky"] else "")
 
 
+def _distribution(score: Mapping[str, Any]) -> str:
+    return f"mean {score['mean']:.2f} (min {score['min']:.2f}, median {score['median']:.2f}, max {score['max']:.2f})"
+
+
+def _change(change: Mapping[str, Any]) -> str:
+    """`vs baseline 100% (95% CI 72%-100%): pass rate -70 pts, score -0.38, intervals apart`."""
+    if change.get("pass_fraction") is None:
+        return "vs baseline: no run ran there"
+    low, high = change["interval"]
+    line = f"vs baseline {change['pass_fraction']:.0%} (95% CI {low:.0%}-{high:.0%}): "
+    line += f"pass rate {round(change['pass_rate_delta'] * 100):+d} pts"
+    if change.get("score_delta") is not None:
+        line += f", score {change['score_delta']:+.2f}"
+    return line + (", intervals overlap" if change.get("intervals_overlap") else ", intervals apart")
+
+
+def score_lines(entry: Mapping[str, Any]) -> list[str]:
+    """A repeated scenario's score and its judged checks over the runs, and its change against the baseline run."""
+    lines: list[str] = []
+    if entry.get("score"):
+        threshold = entry["score"].get("threshold")
+        needs = f", min_score {threshold:g}" if threshold is not None else ""
+        lines.append(f"score {_distribution(entry['score'])}{needs}")
+    change = entry.get("baseline")
+    if change:
+        lines.append(_change(change))
+    for name, check in (entry.get("judged") or {}).items():
+        low, high = check["interval"]
+        rate = f"{check['passed']}/{check['runs']} passed (95% CI {low:.0%}-{high:.0%})"
+        line = f"{name}: {rate}, score {_distribution(check['score'])}"
+        before = (change or {}).get("judged", {}).get(name)
+        lines.append(line + (f"; {_change(before)}" if before else ""))
+    return lines
+
+
 def accounting_lines(totals: Mapping[str, Any] | None, repeats: Mapping[str, Any] | None) -> list[str]:
     """What a run's totals and repeats say, for the terminal: `totals: ...`, then one line per repeated scenario."""
     lines: list[str] = []
@@ -233,7 +269,11 @@ def accounting_lines(totals: Mapping[str, Any] | None, repeats: Mapping[str, Any
         lines.append(f"warnings: {warned}")
     if repeats is not None:
         lines.append(f"repeats: each scenario {repeats['count']} times")
-        lines += [f"  {describe_repeat(entry)}" for entry in repeats["scenarios"]]
+        if repeats.get("baseline"):
+            lines.append(f"baseline: {repeats['baseline']}")
+        for entry in repeats["scenarios"]:
+            lines.append(f"  {describe_repeat(entry)}")
+            lines += [f"    {line}" for line in score_lines(entry)]
         if repeats["flaky"]:
             lines.append(f"flaky: {', '.join(repeats['flaky'])}")
     return lines

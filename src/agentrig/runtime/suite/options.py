@@ -99,6 +99,8 @@ class RunOptions:
     """`--repeat N`: each scenario runs N times (`suite.repeats`)."""
     pass_rate: float | None = None
     """`--pass-rate R`: the fraction of its repeats a scenario must pass when its `settings.pass_rate` says none."""
+    baseline: Path | None = None
+    """`--baseline DIR`: an earlier run's output folder its repeats are compared with (`suite.repeat_baseline`)."""
     live_model: bool = True
     """False when `model` is only the model the recordings are replayed as (`--record-mode none`, or `once` with
     every recording there): no request reaches it, so it is never built and needs no key."""

@@ -9,7 +9,9 @@ in a scenario name, so no run's folder can collide with another scenario's). The
 - the rate it needs: its `settings.pass_rate`, else `--pass-rate`, else 1 (every run);
 - its verdict: `passed` when the pass fraction meets the rate; else `error` when a run ended in a provider or
   infrastructure error, else `failed`; `skipped` when no run ran (Ctrl-C, `--max-cost`);
-- `flaky` when its runs disagree (some passed, some did not).
+- `flaky` when its runs disagree (some passed, some did not);
+- its score over the runs and each judged check's pass rate and scores (`repeat_scores`), and, against a
+  `--baseline` run, how both changed (`reports/repeat_baseline`).
 
 The run's exit code then follows the scenarios' verdicts (`SuiteResult.verdicts`), with the precedence of a plain
 run: 130/143 interrupted > 3 error > 1 failed > 0.
@@ -17,13 +19,14 @@ run: 130/143 interrupted > 3 error > 1 failed > 0.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agentrig.runtime.history.run_records import ScenarioResult
 from agentrig.runtime.history.usage import Usage
+from agentrig.runtime.models.record_modes import RecordSetup, recording_path
+from agentrig.runtime.suite.repeat_scores import ScoreTally, wilson_interval
 from agentrig.runtime.suite.scenario_store import ScenarioRef
 
 __all__ = [
@@ -32,14 +35,13 @@ __all__ = [
     "base_name",
     "expand_repeats",
     "merged_repeats",
+    "recording_name",
     "repeat_name",
     "wilson_interval",
 ]
 
 REPEAT_SEPARATOR = "@"
 """Between a scenario's name and the number of its run (`weather@03`); never part of a scenario's own name."""
-_Z_95 = 1.959963984540054
-"""The standard normal quantile of a two-sided 95% interval."""
 
 
 def repeat_name(name: str, index: int, count: int) -> str:
@@ -50,6 +52,18 @@ def repeat_name(name: str, index: int, count: int) -> str:
 def base_name(name: str) -> str:
     """The scenario a run belongs to: `weather@03` -> `weather` (a name without a run number is its own)."""
     return name.partition(REPEAT_SEPARATOR)[0]
+
+
+def recording_name(name: str, setup: RecordSetup | None) -> str:
+    """The recording a run named `name` records to or replays from: under `--repeat N` each run has its own
+    (`NAME@03.json`), so a recorded repeat run replays run by run as it ran; a replay (`none`) of a run without one
+    replays its scenario's one recording (`NAME.json`), as every run without `--repeat` does."""
+    scenario = base_name(name)
+    if scenario == name or setup is None:
+        return scenario
+    if setup.mode == "none" and not recording_path(setup.directory, name).is_file():
+        return scenario
+    return name
 
 
 def expand_repeats(selected: Sequence[ScenarioRef], count: int) -> list[ScenarioRef]:
@@ -64,17 +78,6 @@ def expand_repeats(selected: Sequence[ScenarioRef], count: int) -> list[Scenario
     return runs
 
 
-def wilson_interval(passed: int, runs: int, *, z: float = _Z_95) -> tuple[float, float]:
-    """The Wilson score interval of a pass fraction (95% by default); (0, 1) for no runs."""
-    if runs == 0:
-        return (0.0, 1.0)
-    fraction = passed / runs
-    denominator = 1 + z * z / runs
-    centre = (fraction + z * z / (2 * runs)) / denominator
-    margin = z * math.sqrt(fraction * (1 - fraction) / runs + z * z / (4 * runs * runs)) / denominator
-    return (max(0.0, centre - margin), min(1.0, centre + margin))
-
-
 @dataclass(slots=True)
 class _Scenario:
     name: str
@@ -84,6 +87,7 @@ class _Scenario:
     usage: Usage = field(default_factory=Usage)
     cost_usd: float | None = None
     duration_s: float = 0.0
+    scores: ScoreTally = field(default_factory=ScoreTally)
 
 
 class RepeatTally:
@@ -100,13 +104,22 @@ class RepeatTally:
         """One run finished (or was not run: skipped)."""
         cost = result.cost.usd if result.cost is not None else None
         rate = self.rates.get(base_name(result.name))
+        score = result.score.to_json() if result.score is not None else None
+        passed = {check.name: check.passed for check in result.checks}
         self.add_run(result.name, result.path, result.status, result.usage, cost, result.duration_s, rate)
+        self.add_score(result.name, score, passed)
 
     def add_entry(self, entry: Mapping[str, Any], rate: float | None) -> None:
         """One run's report.json entry (`merge` sums the runs of several shards)."""
         cost = entry.get("cost") or {}
         usage = Usage.from_json(entry.get("usage") or {})
         self.add_run(entry["name"], entry["path"], entry["status"], usage, cost.get("usd"), entry["duration_s"], rate)
+        passed = {str(check.get("name")): bool(check.get("passed")) for check in entry.get("checks") or ()}
+        self.add_score(entry["name"], entry.get("score"), passed)
+
+    def add_score(self, name: str, score: Mapping[str, Any] | None, passed: Mapping[str, bool]) -> None:
+        """A run's score block and its checks' pass, after `add_run` counted the run."""
+        self._scenarios[base_name(name)].scores.add(score, passed)
 
     def add_run(
         self,
@@ -151,6 +164,9 @@ class RepeatTally:
                 "usage": scenario.usage.to_json(),
                 "cost_usd": scenario.cost_usd,
                 "duration_s": round(scenario.duration_s, 4),
+                "score": scenario.scores.score_json(),
+                "judged": scenario.scores.judged_json(),
+                "baseline": None,
             }
 
     def report(self) -> dict[str, Any]:
@@ -161,6 +177,7 @@ class RepeatTally:
             "default_pass_rate": self.default_rate if self.default_rate is not None else 1.0,
             "confidence": 0.95,
             "flaky": [entry["name"] for entry in scenarios if entry["flaky"]],
+            "baseline": None,
             "scenarios": scenarios,
         }
 

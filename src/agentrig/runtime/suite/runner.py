@@ -35,7 +35,8 @@ from agentrig.runtime.suite.processes.pool import WorkerImport, send_worker_impo
 from agentrig.runtime.suite.processes.run_limiter import run_limiter
 from agentrig.runtime.suite.processes.stop_signals import StopSignals
 from agentrig.runtime.suite.processes.workers import run_parallel
-from agentrig.runtime.suite.repeats import RepeatTally, base_name, expand_repeats
+from agentrig.runtime.suite.repeat_baseline import read_baseline, with_baseline
+from agentrig.runtime.suite.repeats import RepeatTally, base_name, expand_repeats, recording_name
 from agentrig.runtime.suite.scenario_run import engine_for, run_one
 from agentrig.runtime.suite.scenario_store import ScenarioIdentity, ScenarioRef, store_scenarios
 from agentrig.runtime.suite.selection import (
@@ -176,14 +177,10 @@ def check_accounting_options(options: RunOptions) -> None:
         raise UsageError(f"--pass-rate must be between 0 and 1 (a fraction of the runs), got {options.pass_rate:g}")
     if options.max_cost is not None and not options.max_cost > 0:  # also NaN
         raise UsageError(f"--max-cost must be an amount of US dollars above 0, got {options.max_cost:g}")
-    setup = record_setup(
+    # The record flags checked here, in one line; under --repeat each run records its own (`repeats.recording_name`).
+    record_setup(
         mode=options.record_mode, record_dir=options.record_dir, replay_dir=options.replay_dir, model=options.model
     )
-    if options.repeat > 1 and setup is not None and not setup.replays_only:
-        raise UsageError(
-            f"--repeat {options.repeat} with --record-mode {setup.mode}: the runs would overwrite one recording; "
-            "record once, then repeat live or replayed"
-        )
     if options.prices is not None or options.max_cost is not None:
         from agentrig.runtime.models.pricing import pricer_for, require_price
 
@@ -222,7 +219,8 @@ def _run_suite(
     setup = record_setup(
         mode=options.record_mode, record_dir=options.record_dir, replay_dir=options.replay_dir, model=options.model
     )
-    names = [item.name for item in selected]
+    baseline = read_baseline(options.baseline, options.repeat)
+    names = [recording_name(item.name, setup) for item in expand_repeats(selected, options.repeat)]
     check_recorded_models(setup, options.model, names)
     if not needs_live_model(setup, names):  # a replay is offline: no live model, no key
         options = replace(options, live_model=False)
@@ -318,7 +316,7 @@ def _run_suite(
         counts=counts,
         verdicts=repeats.verdicts() if repeats is not None else None,
         totals=totals.to_json(),
-        repeats=repeats.report() if repeats is not None else None,
+        repeats=with_baseline(repeats.report() if repeats is not None else None, baseline, options.baseline),
     )
     if folder is not None:
         reports.write_reports(folder.path, suite, html=html, owner=folder)

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 from agentrig.errors import AgentrigError, MissingExtraError, Unsupported
 from agentrig.runtime.checks.event_checks import check_events
 from agentrig.runtime.checks.expectations import check_scenario
-from agentrig.runtime.checks.judge_checks import has_judges, judge_check
+from agentrig.runtime.checks.judge_checks import has_judges, judge_check, scenario_score, score_check
 from agentrig.runtime.checks.limit_checks import limit_checks
 from agentrig.runtime.checks.outcome import scenario_status, unexpected_error
 from agentrig.runtime.engine.warning_capture import capturing, take_warnings
@@ -34,7 +34,7 @@ from agentrig.runtime.suite.options import ExecuteScenario, ExecutionLike, RunOp
 from agentrig.runtime.suite.outputs.scenario_files import write_scenario_outputs
 from agentrig.runtime.suite.processes.process_exit import ProcessExitCalled
 from agentrig.runtime.suite.processes.stop_signals import RunInterrupted
-from agentrig.runtime.suite.repeats import base_name
+from agentrig.runtime.suite.repeats import recording_name
 from agentrig.scenarios.loader import LoadedScenario
 
 __all__ = [
@@ -72,11 +72,11 @@ def _history_of(execution: ExecutionLike) -> tuple[Message, ...]:
 
 def _scenario_model(name: str, model: Any, options: RunOptions, meter: Any) -> Any:
     """The model for one scenario: the run's model, or a recording around it, or a replay of a recording (a
-    repeat uses its scenario's one recording)."""
+    repeat's own, `repeats.recording_name`)."""
     setup = record_setup(
         mode=options.record_mode, record_dir=options.record_dir, replay_dir=options.replay_dir, model=options.model
     )
-    return chain.for_scenario(base_name(name), model, setup=setup, model_name=options.model, meter=meter)
+    return chain.for_scenario(recording_name(name, setup), model, setup=setup, model_name=options.model, meter=meter)
 
 
 def _scenario_meter(options: RunOptions, model: Any) -> Any:
@@ -406,7 +406,7 @@ async def _judged(loaded: LoadedScenario, execution: ExecutionLike, options: Run
         options=options.provider,
         limiter=getattr(model, "limiter", None),
         setup=setup,
-        recording=base_name(loaded.scenario.name),  # a repeat replays its scenario's one recording
+        recording=recording_name(loaded.scenario.name, setup),  # the judges follow the agent's recording
     )
 
 
@@ -445,6 +445,10 @@ def _checked(
 
         checks.extend(judge_check(record) for record in judged.records)
         usage, cost = usage + judged.usage, with_judges_cost(cost, judged.costs)
+    score = scenario_score(judged.records if judged is not None else (), scenario.expect.min_score)
+    scored = score_check(score, scenario.expect.min_score)
+    if scored is not None:
+        checks.append(scored)
     unexpected = unexpected_error(loaded, turns, scripted=execution.scripted)
     result = ScenarioResult(
         name=scenario.name,
@@ -458,6 +462,7 @@ def _checked(
         error=unexpected,
         duration_s=time.perf_counter() - started,
         cost=cost,
+        score=score,
     )
     return Finished(result, execution, events)
 

@@ -130,7 +130,11 @@ function runPage() {
     h.totals ? facts(["cost: " + (h.totals.cost_usd === null ? "no price" : "$" + h.totals.cost_usd.toFixed(4)) + (h.totals.spent_usd !== null && h.totals.spent_usd !== h.totals.cost_usd ? " ($" + h.totals.spent_usd.toFixed(4) + " spent live)" : ""),
       h.totals.cost_note, h.totals.not_run_for_budget ? h.totals.not_run_for_budget + " not run: --max-cost $" + h.totals.max_cost_usd + " spent" : null]) : null,
     h.repeats ? facts(["each scenario run " + h.repeats.count + " times", h.repeats.flaky.length ? "flaky: " + h.repeats.flaky.join(", ") : "none flaky"].concat(
-      h.repeats.scenarios.filter(function (r) { return r.verdict !== "passed"; }).map(function (r) { return r.name + " " + r.passed + "/" + r.runs + " passed, needs " + Math.round(r.required_rate * 100) + "%: " + r.verdict; }))) : null]);
+      h.repeats.scenarios.filter(function (r) { return r.verdict !== "passed"; }).map(function (r) { return r.name + " " + r.passed + "/" + r.runs + " passed, needs " + Math.round(r.required_rate * 100) + "%: " + r.verdict; }))) : null,
+    // Each repeated scenario's pass rate, scores and change against a baseline run, worded by the writer (totals.py).
+    index.repeat_lines && index.repeat_lines.length ? el("ul", { class: "repeats" }, index.repeat_lines.map(function (line) {
+      return el("li", { text: line.trim(), class: "depth-" + Math.min(3, (line.length - line.trimStart().length) / 2) });
+    })) : null]);
   if (base) {
     var changedStatus = rows.filter(function (r) { return r.baseline_status && r.baseline_status !== r.status; }).length;
     var changed = rows.filter(function (r) { return r.changed; }).length;

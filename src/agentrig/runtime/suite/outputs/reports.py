@@ -75,7 +75,7 @@ REPORT_KEYS = frozenset(
     }
 )
 """Every key `report.json` may have at the top level (`merged_from` and `partial` only on merged reports)."""
-REPEATS_KEYS = frozenset({"count", "default_pass_rate", "confidence", "flaky", "scenarios"})
+REPEATS_KEYS = frozenset({"count", "default_pass_rate", "confidence", "flaky", "baseline", "scenarios"})
 """The keys of report.json's `repeats` block (`--repeat N`; null without)."""
 REPEAT_SCENARIO_KEYS = frozenset(
     {
@@ -95,6 +95,9 @@ REPEAT_SCENARIO_KEYS = frozenset(
         "usage",
         "cost_usd",
         "duration_s",
+        "score",
+        "judged",
+        "baseline",
     }
 )
 """The keys of each scenario in the `repeats` block."""
@@ -114,6 +117,7 @@ SCENARIO_KEYS = frozenset(
         "warnings",
         "turns",
         "checks",
+        "score",
         "output_dir",
     }
 )
@@ -207,6 +211,7 @@ def scenario_json(result: ScenarioResult) -> dict[str, Any]:
         "warnings": [record.to_json() for record in result.warnings],
         "turns": [_turn_json(turn) for turn in result.turns],
         "checks": [check_json(check) for check in result.checks],
+        "score": result.score.to_json() if result.score is not None else None,
         "output_dir": f"scenarios/{result.name}",
     }
 
