@@ -278,6 +278,10 @@ def scaffold_fidelity(session: nox.Session) -> None:
         "devtools",
         "ddgs",
         "twelvelabs",
+        # data_analyst's imports (bench/scaffold_fidelity/heldout/); its load_dataset tool is not used offline.
+        "pandas",
+        "duckdb",
+        "datasets",
     )
     session.install("--no-deps", f"pydantic-ai-examples=={EXAMPLES_PIN}")
     session.run("python", "-c", PRINT_VERSION)
