@@ -22,7 +22,7 @@ from agentrig.runtime.history.canonical import (
     UserContentPart,
 )
 from agentrig.runtime.history.wire import dumps_history
-from agentrig.runtime.history import jsonio
+from agentrig.runtime.runfolder import jsonio
 from agentrig.runtime.scaffold import Unreplayable
 from tests.scaffold.replay import scaffold_to
 from tests.scaffold.test_fixtures import REFUSED

@@ -30,7 +30,7 @@ from agentrig.errors import ScenarioError
 from agentrig.runtime.engine.module_loading import resolve_attribute
 from agentrig.runtime.engine.pydantic_ai_engine.deps import offline_import
 from agentrig.runtime.engine.tool_rules import ToolCallCounts, matching_output_rule
-from agentrig.runtime.history.jsonio import dumps
+from agentrig.runtime.runfolder.jsonio import dumps
 from agentrig.scenarios.json_schema_validation import core_schema_for
 from agentrig.scenarios.output_model import OutputSpec
 
