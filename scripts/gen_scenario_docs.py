@@ -676,6 +676,33 @@ expect:
   max_requests: 3
 """,
     ),
+    Example(
+        title="A simulated user",
+        file_name="simulated.yaml",
+        explanation="""`simulate` lets a user model write the turn's user messages from a `persona` and a `goal`: the
+turn's `user` is sent first, then the user model is shown the conversation and writes the next message (or says it
+is done), for up to `max_turns` turns or until an answer meets `stop`. Each message runs as an ordinary turn (the
+agent's `model` steps answer them in order), so the run folder holds an ordinary conversation `agentrig scaffold`
+scripts; `expect` holds after the last one. A `script` is an offline user writing its messages in order; `model:
+openai:gpt-4o` asks a real one ([evaluation.md](evaluation.md#simulated-users)).""",
+        yaml="""\
+name: refund-chat
+system_prompt: You are a support agent. Refunds take 5 business days.
+turns:
+  - user: Hi, I sent back order A-1001.
+    simulate:
+      persona: An impatient customer who returned order A-1001.
+      goal: Learn when the refund arrives.
+      max_turns: 4
+      stop: {contains: business days}
+      script: ["When do I get my money?", Thanks.]
+    model:
+      - text: I see the return of order A-1001.
+      - text: Within 5 business days of the return arriving.
+    expect:
+      output: {contains: 5 business days}
+""",
+    ),
 )
 
 
@@ -758,6 +785,7 @@ REFERENCE_GROUPS: tuple[tuple[str, tuple[type[BaseModel], ...]], ...] = (
         control_expectations.StoredPlacementWhen, control_expectations.CancellationExpectation,
     )),
     ("Judged checks (docs/evaluation.md)", (model.JudgeExpectation, model.JudgeVerdict)),
+    ("Simulated users (docs/evaluation.md)", (model.SimulatedUser, model.SimulationStop)),
     ("UI turns", (
         ui_model.UiRequest, ui_model.UiAnswerExpectation, ui_model.UiStatusWhen, ui_model.UiEventsGolden,
         ui_model.UiEventFields,

@@ -242,7 +242,7 @@ class ParseCacheWriter:
                     for loaded in scenarios:
                         scenario = loaded.scenario
                         named.append(
-                            (named_modules(loaded), loaded.base_dir, scenario.settings.timeout, len(scenario.turns))
+                            (named_modules(loaded), loaded.base_dir, scenario.settings.timeout, scenario.most_turns)
                         )
 
     def wait(self, timeout: float | None = None) -> None:

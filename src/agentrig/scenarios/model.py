@@ -14,6 +14,7 @@ silently ignored setting. The models live in one module per concern and are all 
     turn_model         turns, approvals, sub-agent scripts
     expectation_model  what must hold after a turn and after the scenario
     judge_model        judged checks: a rubric, a judge model or script, its verdict
+    simulate_model     simulated users: a persona, a goal, a user model or script, when to stop
     event_model        checks on the event log
     settings_model     run settings
 """
@@ -56,6 +57,8 @@ from agentrig.scenarios.output_model import OutputValidatorRule as OutputValidat
 from agentrig.scenarios.provider_settings import ProviderSettings as ProviderSettings
 from agentrig.scenarios.settings_model import CompactionSettings as CompactionSettings
 from agentrig.scenarios.settings_model import Settings
+from agentrig.scenarios.simulate_model import SimulatedUser as SimulatedUser
+from agentrig.scenarios.simulate_model import SimulationStop as SimulationStop
 from agentrig.scenarios.step_model import MAX_SCRIPTED_TOKENS as MAX_SCRIPTED_TOKENS
 from agentrig.scenarios.step_model import ModelInputCheck as ModelInputCheck
 from agentrig.scenarios.step_model import ModelStep as ModelStep
@@ -144,6 +147,11 @@ class Scenario(_Strict):
             raise ValueError("the agent named in `agent` has its own output type and validators; `output` is for a"
                              " self-contained agent")  # fmt: skip
         return self
+
+    @property
+    def most_turns(self) -> int:
+        """The most turns a run of the scenario takes: a simulated turn may run its `max_turns` (its time budget)."""
+        return sum(turn.simulate.max_turns if turn.simulate is not None else 1 for turn in self.turns)
 
 
 AGENT_OBJECT_GIVEN: ContextVar[bool] = ContextVar("agentrig_agent_object_given", default=False)

@@ -8,6 +8,7 @@ from agentrig.scenarios._strict import JsonValue
 from agentrig.scenarios._strict import Strict as _Strict
 from agentrig.scenarios.content_model import Attachment, UserMessage
 from agentrig.scenarios.expectation_model import TurnExpectations
+from agentrig.scenarios.simulate_model import SimulatedUser
 from agentrig.scenarios.step_model import ModelStep
 from agentrig.scenarios.turn_controls import CancelPoint, SteeringMessage, check_turn_points
 from agentrig.scenarios.ui_model import UiRequest
@@ -56,6 +57,10 @@ class Turn(_Strict):
     the model exactly once."""
     cancel: CancelPoint | None = None
     """Cancel the turn at this point (see `CancelPoint`)."""
+    simulate: SimulatedUser | None = None
+    """A user model writes this turn's user messages (see `SimulatedUser`): each runs as an ordinary turn, the
+    agent's `model` steps answering them all in order; `user`, when given, is sent first as written. `expect`
+    holds after the last of them."""
     expect: TurnExpectations = Field(default_factory=TurnExpectations)
     """What must hold after this turn."""
 
@@ -71,7 +76,18 @@ class Turn(_Strict):
             if others:
                 raise ValueError(f"a ui turn takes its conversation from the request: no {', '.join(others)}")
         check_turn_points(self.model, self.steer, self.cancel)
+        if self.simulate is not None:
+            self._check_simulated()
         return self
+
+    def _check_simulated(self) -> None:
+        others = [name for name in ("deferred_results", "approvals", "ui", "cancel") if getattr(self, name) is not None]
+        others += ["steer"] if self.steer else []
+        if others:
+            raise ValueError(f"a simulated turn is the user's messages and the agent's answers: no {', '.join(others)}")
+        assert self.simulate is not None
+        if self.user is None and self.simulate.script == ():
+            raise ValueError("simulate: the script is empty and the turn has no user message: nothing is sent")
 
     @property
     def attachments(self) -> tuple[Attachment, ...]:

@@ -85,6 +85,25 @@ class ToolCallStatusRecord:
     status: Literal["registered", "running", "completed", "failed", "cancelled"]
 
 
+SimulationEnd: TypeAlias = Literal["max_turns", "done", "stop", "error"]
+"""Why a simulated conversation ended: its `max_turns` ran, the user model said it was done, an answer met its
+`stop` condition, or a turn ended in error (or paused for the host)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SimulatedTurn:
+    """How a turn of a simulated conversation (`simulate:`) came about: an ordinary turn, marked."""
+
+    turn: int
+    """The scenario's turn (0-based, in its `turns`) whose `simulate:` ran this one."""
+    exchange: int
+    """This turn's place in that conversation, from 1."""
+    user: str
+    """Who wrote the user message: `scenario` (the turn's own `user:`), `script`, or the user model's name."""
+    ended: SimulationEnd | None = None
+    """Set on the conversation's last turn: why it ended."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TurnRecord:
     """Everything one turn (one orchestrator request) produced."""
@@ -123,6 +142,8 @@ class TurnRecord:
     """Calls still waiting for the host after the turn, in call order."""
     ui: UiExchange | None = None
     """A UI turn's answer: the adapter's HTTP status and encoded events (`ui_exchange`)."""
+    simulated: SimulatedTurn | None = None
+    """Set on a turn a simulated conversation ran (`simulate:`); None on a turn the scenario wrote."""
     duration_s: float = 0.0
 
 

@@ -20,7 +20,13 @@ from agentrig.runtime.checks.limit_checks import limit_checks
 from agentrig.runtime.checks.outcome import scenario_status, unexpected_error
 from agentrig.runtime.engine.warning_capture import capturing, take_warnings
 from agentrig.runtime.history.canonical import Message
-from agentrig.runtime.history.run_records import Check, RunError, RunErrorKind, ScenarioResult
+from agentrig.runtime.history.run_records import (
+    PROVIDER_ERROR_KINDS,
+    Check,
+    RunError,
+    RunErrorKind,
+    ScenarioResult,
+)
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.models import chain
 from agentrig.runtime.models.attempt_log import AttemptLog, recording_attempts
@@ -35,6 +41,7 @@ from agentrig.runtime.suite.outputs.scenario_files import write_scenario_outputs
 from agentrig.runtime.suite.processes.process_exit import ProcessExitCalled
 from agentrig.runtime.suite.processes.stop_signals import RunInterrupted
 from agentrig.runtime.suite.repeats import recording_name
+from agentrig.runtime.suite.simulation import as_run, simulating, with_users_spend
 from agentrig.scenarios.loader import LoadedScenario
 
 __all__ = [
@@ -231,10 +238,12 @@ async def run_unwritten(
                 using_scenario_settings(loaded.scenario.settings.provider),
                 timeout_flag(flag),
             ):
-                work = _execute(loaded, model, options, execute, meter, shared=shared)
-                execution = await _isolated(work, shared=shared)
+                with simulating(loaded, options, model) as users:
+                    work = _execute(loaded, model, options, execute, meter, shared=shared)
+                    execution = await _isolated(work, shared=shared)
+                loaded = as_run(loaded, execution.turns)  # the checks read the turns a simulated turn ran
                 ran_s = time.perf_counter() - started  # the limits measure the agent's run, not its judges'
-                judged = await _judged(loaded, execution, options, model)
+                judged = with_users_spend(await _judged(loaded, execution, options, model), users)
         # The engine or the user's agent failed: this scenario's error, not the suite's. Whatever it raised: a
         # sys.exit() or os._exit() in a tool, a CancelledError or GeneratorExit nothing asked for, a BaseException
         # of its own must not end the whole run with no report (and, at -j 1, exit code 0).
@@ -360,7 +369,8 @@ def failure(loaded: LoadedScenario, error: BaseException, *, started: float) -> 
         name=scenario.name,
         path=loaded.path.as_posix(),
         tags=scenario.tags,
-        status="error" if kind in ("agent_error", "unsupported") else "failed",
+        # A provider's error outside a turn (a simulated user's model) is an `error`, as one inside a turn is.
+        status="error" if kind in ("agent_error", "unsupported") or kind in PROVIDER_ERROR_KINDS else "failed",
         error=RunError(kind=kind, message=message.splitlines()[0] if message else type(error).__name__),
         duration_s=time.perf_counter() - started,
         warnings=take_warnings(loaded),

@@ -93,7 +93,7 @@ def store_scenarios(scenarios: Iterable[LoadedScenario]) -> list[ScenarioRef]:
                 scenario.base_dir,
                 pass_rate,
                 timeout=scenario.scenario.settings.timeout,
-                turns=len(scenario.scenario.turns),
+                turns=scenario.scenario.most_turns,
             )
         )
     return refs

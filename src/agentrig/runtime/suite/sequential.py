@@ -76,7 +76,7 @@ MayStart = Callable[[int], bool]
 def scenario_budget(loaded: LoadedScenario) -> float | None:
     """Seconds the whole scenario may take (`timeouts.budget_of`); None without a timeout. (`--timeout` is applied
     to the scenario first: `scenario_run.with_default_timeout`.)"""
-    return budget_of(loaded.scenario.settings.timeout, len(loaded.scenario.turns))
+    return budget_of(loaded.scenario.settings.timeout, loaded.scenario.most_turns)
 
 
 def run_sequentially(

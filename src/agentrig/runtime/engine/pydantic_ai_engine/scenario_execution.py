@@ -29,12 +29,13 @@ from agentrig.runtime.engine.pydantic_ai_engine.composition import check_require
 from agentrig.runtime.engine.pydantic_ai_engine.deferred import turn_deferred_results
 from agentrig.runtime.engine.pydantic_ai_engine.deps import enter_deps
 from agentrig.runtime.engine.pydantic_ai_engine.plain import PydanticAIEngine
+from agentrig.runtime.engine.pydantic_ai_engine.simulated_turns import run_simulated_turn
 from agentrig.runtime.engine.pydantic_ai_engine.streamed import PydanticAIStreamedEngine
 from agentrig.runtime.engine.pydantic_ai_engine.subagents import SubAgentRun, SubAgentScripts
 from agentrig.runtime.engine.pydantic_ai_engine.ui_turn import open_ui_turn
 from agentrig.runtime.engine.session_registry import scenario_registry
 from agentrig.runtime.engine.tool_threads import DaemonThreads
-from agentrig.runtime.history.canonical import Message
+from agentrig.runtime.history.canonical import Message, UserPrompt
 from agentrig.runtime.history.events import Event, EventLog
 from agentrig.runtime.history.run_records import ToolCallStatusRecord, TurnRecord
 from agentrig.runtime.history.sessions import Session, load_session, new_session
@@ -182,10 +183,24 @@ async def _run_turns(
     engine = EventingEngine(engine_class(handle, model=tap), events, tap=tap)
     orchestrator = RequestOrchestrator(engine, session, settings=scenario.settings, compactor=compactor)
     turns: list[TurnRecord] = []
+
+    async def exchange(prompt: UserPrompt) -> TurnRecord:
+        """One turn of a simulated conversation: the script's `expect_input` checks are its own."""
+        record = await orchestrator.run(prompt)
+        if script is not None:
+            record = replace(record, model_input_checks=(*script.drain_checks(), *subagents.take_checks()))
+        orchestrator.session = _with_compaction_record(orchestrator.session, compactor)
+        return record
+
     for index, turn in enumerate(scenario.turns):
         if script is not None:
             script.begin_turn(index)
-        if turn.ui is not None:
+        if turn.simulate is not None:
+            # The agent's steps of the turn answer every message of the conversation, in order.
+            records = await run_simulated_turn(loaded, index, lambda: orchestrator.session.messages, exchange)
+            turns.extend(records[:-1])
+            record = records[-1]
+        elif turn.ui is not None:
             record = await _ui_turn(loaded, index, orchestrator, handle)
         else:
             record = await orchestrator.run(
@@ -195,7 +210,8 @@ async def _run_turns(
                 cancel=turn.cancel,
             )
         if script is not None:
-            record = replace(record, model_input_checks=(*script.take_checks(), *subagents.take_checks()))
+            checks = () if turn.simulate is not None else (*script.take_checks(), *subagents.take_checks())
+            record = replace(record, model_input_checks=(*record.model_input_checks, *checks))
             mismatch = script.finish_turn()
             if mismatch is None and index == len(scenario.turns) - 1:
                 mismatch = subagents.unused()

@@ -103,6 +103,8 @@ def unsupported_features(scenario: Scenario) -> list[str]:
             found.append(
                 f"turn {index + 1}: a cancel point (pydantic-ai's CancellationToken and RunCancelled snapshot)"
             )
+        if turn.simulate is not None:
+            found.append(f"turn {index + 1}: a simulated user (its user model is a pydantic-ai Agent)")
         others = [_attachment_kind(attachment) for attachment in turn.attachments]
         others = [kind for kind in others if kind is not None]
         if others:

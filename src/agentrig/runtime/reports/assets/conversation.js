@@ -70,6 +70,7 @@ function turnHeader(t, number, status, prefix, prompt) {
   var head = el("div", { class: "turn", id: prefix ? prefix + "turn-" + number : null, tabindex: prefix ? "-1" : null }, [
     el("strong", { text: "Turn " + number }), " ",
     t.interrupted ? badge("interrupted", "o-") : null, t.error ? el("span", { class: "badge " + errorClass, text: t.error.kind }) : null,
+    t.simulated ? el("span", { class: "sub simulated", text: "simulated, written by " + t.simulated.user + (t.simulated.ended ? " (ended: " + t.simulated.ended + ")" : "") }) : null,
     el("span", { class: "usage", text: "  " + usageText(t.usage) + (t.duration_s !== undefined ? " · " + seconds(t.duration_s) : "") })]);
   if (prompt) head.appendChild(attachmentSummary(prompt) || document.createTextNode(""));
   else if (typeof t.prompt === "string") head.appendChild(el("div", { class: "sub" }, ["User, as report.json records it: ", el("span", { class: "recorded-prompt", text: t.prompt })]));

@@ -24,7 +24,7 @@ from agentrig import __version__
 from agentrig.errors import InputError, UsageError
 from agentrig.runtime.checks.outcome import SuiteResult
 from agentrig.runtime.history.redaction import redact_json
-from agentrig.runtime.history.run_records import RunError, ScenarioResult, TurnRecord
+from agentrig.runtime.history.run_records import RunError, ScenarioResult, SimulatedTurn, TurnRecord
 from agentrig.runtime.reports.merge_checks import (
     FolderFiles,
     check_scenario_entries,
@@ -133,6 +133,7 @@ TURN_KEYS = frozenset(
         "usage",
         "error",
         "interrupted",
+        "simulated",
         "duration_s",
     }
 )
@@ -191,7 +192,21 @@ def _turn_json(turn: TurnRecord) -> dict[str, Any]:
         "usage": turn.usage.to_json(),
         "error": _error_json(turn.error),
         "interrupted": turn.interrupted,
+        "simulated": _simulated_json(turn.simulated),
         "duration_s": round(turn.duration_s, 4),
+    }
+
+
+def _simulated_json(simulated: SimulatedTurn | None) -> dict[str, Any] | None:
+    """Which turn of the scenario's file ran this one (0-based), its place in the conversation, who wrote its
+    message, and on the conversation's last turn why it ended."""
+    if simulated is None:
+        return None
+    return {
+        "scenario_turn": simulated.turn,
+        "exchange": simulated.exchange,
+        "user": simulated.user,
+        "ended": simulated.ended,
     }
 
 
