@@ -33,6 +33,7 @@ import argparse
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -87,7 +88,8 @@ def _scenario_specs(suite: Path) -> dict[str, tuple[str, str | None]]:
 
 
 def _one_line(text: str, limit: int = 160) -> str:
-    line = " ".join(text.split())
+    # A refusal starts with the source's path, which says nothing the case's name does not.
+    line = re.sub(r"^\S+\.json: ", "", " ".join(text.split()))
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
