@@ -68,6 +68,8 @@ class AgentInfo:
     """The output expectation of a turn that ended with this output tool call (or this text)."""
     subagents: Mapping[str, list[dict[str, Any]]] = field(default_factory=dict[str, list[dict[str, Any]]])
     """Scripts of the sub-agents the source run called, by `module:attribute`."""
+    output_instructions: bool = False
+    """The agent's output adds instructions the source does not record (a prompted output's template)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -199,7 +201,7 @@ def _document(
         if tools:
             document["tools"] = tools
     else:
-        _check_prompts(source, turns, first_turn_starts=not resumes)
+        _check_prompts(source, turns, first_turn_starts=not resumes, output_instructions=agent.output_instructions)
     # A sub-agent's usage adds to its caller's (`usage=ctx.usage`) but its runs recorded none: no usage checks.
     # A turn that went wrong spends what the provider or the cancellation left: no usage checks on it either.
     with_usage = agent is None or not agent.subagents
@@ -258,10 +260,14 @@ def _settings(turns: list[ScriptTurn]) -> dict[str, int]:
     return settings
 
 
-def _check_prompts(source: Source, turns: list[ScriptTurn], *, first_turn_starts: bool) -> None:
+def _check_prompts(
+    source: Source, turns: list[ScriptTurn], *, first_turn_starts: bool, output_instructions: bool
+) -> None:
     """Check, on each turn's first step, the instructions its request carried (pydantic-ai sends them with every
     request; a dynamic part may change between runs), and on the conversation's first step its system prompt
-    (pydantic-ai sends `system_prompt=` with a conversation's first request only)."""
+    (pydantic-ai sends `system_prompt=` with a conversation's first request only). With `output_instructions`
+    (a prompted output's template, which the model reads but no request stores) the model's instructions hold
+    the recorded ones among the output's: `instructions_contain` them (nothing when none were recorded)."""
     numbers = _response_numbers(source, turns)
     for number, turn in enumerate(turns):
         if not turn.steps:
@@ -270,8 +276,10 @@ def _check_prompts(source: Source, turns: list[ScriptTurn], *, first_turn_starts
         response = numbers[id(turn)]
         if response < len(source.response_instructions):
             instructions = source.response_instructions[response]
-            if instructions is not None:
+            if instructions is not None and not output_instructions:
                 checks["instructions"] = instructions
+            elif instructions:
+                checks["instructions_contain"] = instructions
         if number == 0 and first_turn_starts and source.records_system_prompt:
             first = source.messages[0] if source.messages else None
             parts = [p.content for p in first.parts if isinstance(p, SystemPromptPart)] if first is not None else []

@@ -28,11 +28,12 @@ from typing import Any, cast
 
 from agentrig.errors import HistoryFormatError
 from agentrig.input_files import HISTORY_FILE_LIMIT, InputFileError, read_input_file
-from agentrig.runtime.history.canonical import Message, SystemPromptPart
+from agentrig.runtime.history.canonical import Message, SystemPromptPart, ToolCallPart, ToolReturnPart
 from agentrig.runtime.history.field_inventory import describe_unknown, unknown_fields
 from agentrig.runtime.history.redaction import redact, redact_json
 from agentrig.runtime.history.sessions import session_from_json
 from agentrig.runtime.history.tinyagent_sessions import usage_from_tinyagent
+from agentrig.runtime.history.tool_kinds import OUTPUT_TOOL_KIND, with_output_tool_kind
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.history.wire import history_from_json, history_to_json
 from agentrig.runtime.runfolder import jsonio
@@ -84,7 +85,7 @@ def read_source(path: Path) -> Source:
     if isinstance(data, dict) and cast(dict[str, Any], data).get("format") == RECORDING_FORMAT:
         return _from_recording(path, digest)
     session = session_from_json(data, source=path)
-    messages = _redacted(session.messages)
+    messages = _output_kinds_marked(_redacted(session.messages))
     raw_messages = _raw_messages(data)
     responses = sum(1 for m in messages if m.kind == "response")
     usages = _raw_usages(raw_messages, responses, path)
@@ -109,6 +110,35 @@ def _redacted(messages: Sequence[Message]) -> tuple[Message, ...]:
     if redacted is document:
         return tuple(messages)
     return tuple(history_from_json(redacted))
+
+
+OUTPUT_TOOL_RETURNS = ("Final result processed.", "Output tool not used - a final result was already processed.")
+"""What pydantic-ai answers an output tool's calls with (every release): the mark of an output tool in a history
+that does not mark its kind."""
+
+
+def _output_kinds_marked(messages: tuple[Message, ...]) -> tuple[Message, ...]:
+    """The messages with the output tools' calls marked `tool_kind: output`, as 2.78 and agentrig's histories mark
+    them: in a dump of an earlier release, a tool pydantic-ai answered as an output tool is one, whatever its name
+    (`ToolOutput(..., name='answer')`), and so is every other call of that name."""
+    names = {
+        part.tool_name
+        for message in messages
+        for part in message.parts
+        if isinstance(part, ToolReturnPart)
+        and part.tool_kind is None
+        and part.tool_name is not None
+        and part.content in OUTPUT_TOOL_RETURNS
+    }
+    marked = {
+        part.tool_name
+        for message in messages
+        for part in message.parts
+        if isinstance(part, ToolCallPart) and part.tool_kind == OUTPUT_TOOL_KIND
+    }
+    if not names - marked:
+        return messages
+    return tuple(with_output_tool_kind(messages, names - marked))
 
 
 def _raw_messages(data: object) -> list[Any]:

@@ -255,7 +255,8 @@ def _count_retries(walk: Walk, turn: ScriptTurn, answers: list[Answer]) -> None:
     resets it; a failed result or a step without a call keeps it): the turn's count never resets here, a budget
     at least what the source needed. An output tool's retries count against the output budget instead."""
     retried = {r.tool_name for r in answers if isinstance(r, RetryPromptPart) and r.tool_call_id and r.tool_name}
-    outputs = {name for name in retried if name == "final_result" or name.startswith("final_result_")}
+    output_calls = [call for call, _ in turn.answers if is_output_tool_call(call)]
+    outputs = {name for name in retried if any(call.tool_name == name for call in output_calls)}
     turn.output_retries += len(outputs)
     walk.streaks.update({name: walk.streaks.get(name, 0) + 1 for name in retried - outputs})
     turn.retry_streak = max([turn.retry_streak, *walk.streaks.values()])

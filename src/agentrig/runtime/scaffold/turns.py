@@ -34,6 +34,7 @@ from agentrig.runtime.history.canonical import (
     ToolReturnPart,
     UserPrompt,
 )
+from agentrig.runtime.history.tool_kinds import OUTPUT_TOOL_KIND
 from agentrig.runtime.history.usage import Usage
 
 __all__ = [
@@ -96,7 +97,11 @@ class HostTools:
 
 
 def is_output_tool_call(call: ToolCallPart) -> bool:
-    """Whether the call is pydantic-ai's output tool (its default name, `final_result` or `final_result_<type>`)."""
+    """Whether the call is an output tool's: marked so (`tool_kind: output`, which 2.78 and agentrig's histories
+    write, and `source.py` for a dump of an earlier release), whatever its name (`ToolOutput(..., name=...)`); an
+    unmarked call by pydantic-ai's default name (`final_result`, `final_result_<type>`)."""
+    if call.tool_kind is not None:
+        return call.tool_kind == OUTPUT_TOOL_KIND
     return call.tool_name == "final_result" or call.tool_name.startswith("final_result_")
 
 

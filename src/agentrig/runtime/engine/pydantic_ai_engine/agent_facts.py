@@ -48,6 +48,9 @@ class AgentFacts:
     """Tools that ask the host for approval before they run (`requires_approval=True`)."""
     external_tools: frozenset[str] = frozenset()
     """Tools the host runs (an `ExternalToolset`): their results come back as deferred results."""
+    output_instructions: bool = False
+    """The output adds to the instructions the model reads (a `PromptedOutput`'s template), which pydantic-ai does
+    not store in the request's `instructions`: a dump's are the agent's own only."""
     predict: OutputPredictor = field(default=_no_prediction)
     """`(output tool name or None for text, its arguments, the text)` -> the output expectation the run's output
     meets (`json_equals`, `equals`), or None when it cannot be known without running the agent's code."""
@@ -68,7 +71,13 @@ def agent_facts(spec: str, *, search_paths: Sequence[Path]) -> AgentFacts:
     except ScenarioError as error:
         raise UsageError(f"--agent {spec}: {error.reason}") from None
     approval, external = _host_answered_tools(agent)
-    return AgentFacts(spec=spec, approval_tools=approval, external_tools=external, predict=_predictor(agent))
+    return AgentFacts(
+        spec=spec,
+        approval_tools=approval,
+        external_tools=external,
+        output_instructions=_output_adds_instructions(agent),
+        predict=_predictor(agent),
+    )
 
 
 def check_deps_spec(spec: str, *, search_paths: Sequence[Path]) -> None:
@@ -137,6 +146,15 @@ def _host_answered_tools(agent: AbstractAgent[Any, Any]) -> tuple[frozenset[str]
 
 
 # --- output ---
+
+
+def _output_adds_instructions(agent: AbstractAgent[Any, Any]) -> bool:
+    """A prompted output (`PromptedOutputSchema` on every pinned version), or any output given a `template`: the
+    model reads the output's instructions beside the agent's."""
+    schema = getattr(agent, "_output_schema", None) if isinstance(agent, Agent) else None
+    if schema is None:
+        return False
+    return type(schema).__name__ == "PromptedOutputSchema" or getattr(schema, "template", None) is not None
 
 
 def _predictor(agent: AbstractAgent[Any, Any]) -> OutputPredictor:
