@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from agentrig.runtime.history.canonical import Message
 
 HELP = """Show what differs between two histories, or between two run output directories.
 
@@ -17,6 +20,10 @@ differences show.
 
 With two directories written by `agentrig run --out`, every scenarios/NAME/history.json
 is compared by scenario name; a scenario present on one side only is a difference.
+
+A failed tool result holding the placeholder `agentrig scaffold` writes where a
+pydantic-ai dump recorded no error text matches the same call's failed result on the
+other side whatever its text; the output says how many texts were set aside.
 
 Examples:
 
@@ -45,36 +52,40 @@ def register(app: typer.Typer) -> None:
                 raise InputError(f"{path}: no such file or directory")
         if first.is_dir() != second.is_dir():
             raise UsageError(f"diff compares two files or two directories: {first} and {second} are one of each")
+        gaps = [0]  # error texts set aside, over every pair of files compared
         if first.is_dir():
-            differences = _diff_directories(first, second)
+            differences = _diff_directories(first, second, gaps)
         else:
-            text = _diff_files(first, second)
+            text = _diff_files(first, second, gaps)
             differences = [text] if text else []
         if not quiet:
+            from agentrig.runtime.scaffold.unrecorded import gap_note
+
             for text in differences:
                 sys.stdout.write(text)
             sys.stdout.write("identical\n" if not differences else "")
+            sys.stdout.write(gap_note(gaps[0]) if gaps[0] else "")
         raise typer.Exit(code=1 if differences else 0)
 
 
-def _normalized(path: Path) -> str:
+def _normalized(messages: list[Message]) -> str:
     """The history as its golden file would hold it, with any key it quotes redacted (never printed)."""
     from agentrig.runtime.checks.history_checks import canonical_golden_bytes
     from agentrig.runtime.history.redaction import redact_json_bytes
-    from agentrig.runtime.history.sessions import load_history_file
 
-    return redact_json_bytes(canonical_golden_bytes(load_history_file(path)), pretty=True).decode("utf-8")
+    return redact_json_bytes(canonical_golden_bytes(messages), pretty=True).decode("utf-8")
 
 
-def _diff_files(first: Path, second: Path, *, first_label: str | None = None, second_label: str | None = None) -> str:
+def _diff_files(first: Path, second: Path, gaps: list[int]) -> str:
+    """The unified diff of two files (empty: identical), the tool error texts a dump did not record set aside
+    (`runtime/scaffold/unrecorded.py`) and counted in `gaps[0]`."""
     from agentrig.runtime.checks.check_support import unified_diff
+    from agentrig.runtime.history.sessions import load_history_file
+    from agentrig.runtime.scaffold.unrecorded import set_aside_unrecorded_errors
 
-    return unified_diff(
-        _normalized(first),
-        _normalized(second),
-        expected_label=first_label or str(first),
-        actual_label=second_label or str(second),
-    )
+    left, right, count = set_aside_unrecorded_errors(load_history_file(first), load_history_file(second))
+    gaps[0] += count
+    return unified_diff(_normalized(left), _normalized(right), expected_label=str(first), actual_label=str(second))
 
 
 def _histories(directory: Path) -> dict[str, Path]:
@@ -86,7 +97,7 @@ def _histories(directory: Path) -> dict[str, Path]:
     return {path.parent.name: path for path in sorted(root.glob("*/history.json"))}
 
 
-def _diff_directories(first: Path, second: Path) -> list[str]:
+def _diff_directories(first: Path, second: Path, gaps: list[int]) -> list[str]:
     left, right = _histories(first), _histories(second)
     differences: list[str] = []
     for name in sorted(left.keys() | right.keys()):
@@ -95,7 +106,7 @@ def _diff_directories(first: Path, second: Path) -> list[str]:
         elif name not in left:
             differences.append(f"only in {second}: {name}\n")
         else:
-            text = _diff_files(left[name], right[name])
+            text = _diff_files(left[name], right[name], gaps)
             if text:
                 differences.append(text)
     return differences
