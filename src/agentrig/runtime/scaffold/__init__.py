@@ -207,6 +207,7 @@ def _agent_info(options: ScaffoldOptions | ManyOptions, scenario_folder: Path) -
         deps=options.deps,
         host_tools=HostTools(approval=facts.approval_tools, external=facts.external_tools),
         output_instructions=facts.output_instructions,
+        delegates=facts.delegates,
         expect_output=lambda call, text: facts.output_expectation(
             tool_name=call.tool_name if call is not None else None,
             args=call.args if call is not None else None,
@@ -231,6 +232,7 @@ def _with_subagents(agent: AgentInfo | None, source: Path, scenario_folder: Path
         host_tools=agent.host_tools,
         expect_output=agent.expect_output,
         output_instructions=agent.output_instructions,
+        delegates=agent.delegates,
         subagents=scripts,
     )
 

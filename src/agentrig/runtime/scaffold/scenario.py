@@ -70,6 +70,8 @@ class AgentInfo:
     """Scripts of the sub-agents the source run called, by `module:attribute`."""
     output_instructions: bool = False
     """The agent's output adds instructions the source does not record (a prompted output's template)."""
+    delegates: Mapping[str, tuple[str, ...]] = field(default_factory=dict[str, tuple[str, ...]])
+    """Its tools that delegate to sub-agents, by tool name: the sub-agents' `module:attribute`."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -108,6 +110,8 @@ def plan_scenario(source: Source, options: PlanOptions, agent: AgentInfo | None)
         own_agent=agent is not None,
         host_tools=agent.host_tools if agent is not None else None,
     )
+    if agent is not None:
+        _check_subagents_scripted(source, turns, agent)
     start = 0
     if options.last_turns is not None and options.last_turns < len(turns):
         turns = turns[-options.last_turns :]
@@ -146,6 +150,25 @@ def plan_scenario(source: Source, options: PlanOptions, agent: AgentInfo | None)
         tools=tuple(dict.fromkeys(call.tool_name for turn in turns for call in turn.calls)),
         golden=golden,
     )
+
+
+def _check_subagents_scripted(source: Source, turns: Sequence[ScriptTurn], agent: AgentInfo) -> None:
+    """A tool the source called that delegates to a sub-agent runs it in the replay, but a dump or a session holds
+    only the caller's messages: without the sub-agent's recorded runs (`subagents/` beside the source) nothing can
+    answer its requests, and the replay would fail at the first. Refused, naming both."""
+    for turn in turns:
+        for call in turn.calls:
+            missing = [spec for spec in agent.delegates.get(call.tool_name, ()) if spec not in agent.subagents]
+            if missing:
+                raise Unreplayable(
+                    source.path,
+                    turn.message_index,
+                    f"call {call.tool_call_id!r} ({call.tool_name}) runs a tool whose code calls the agent"
+                    f" {', '.join(missing)}, whose runs the source does not record (no subagents/ folder beside it:"
+                    " a dump or a session holds the calling agent's messages only)",
+                    hint="scaffold the run's scenario folder, whose subagents/ holds each sub-agent run (agentrig run"
+                    " --out records them), or scaffold without --agent (YAML tools return what the tool returned)",
+                )
 
 
 def _resumed_part(messages: Sequence[Message], replayed: Sequence[Sequence[Message]], start: int) -> list[Message]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import CodeType
 from typing import Any
 
 from pydantic_ai import Agent
@@ -48,6 +49,9 @@ class AgentFacts:
     """Tools that ask the host for approval before they run (`requires_approval=True`)."""
     external_tools: frozenset[str] = frozenset()
     """Tools the host runs (an `ExternalToolset`): their results come back as deferred results."""
+    delegates: Mapping[str, tuple[str, ...]] = field(default_factory=dict[str, tuple[str, ...]])
+    """Function tools whose code names another agent of its module (a tool that delegates to a sub-agent), by tool
+    name: the `module:attribute` of each agent it names."""
     output_instructions: bool = False
     """The output adds to the instructions the model reads (a `PromptedOutput`'s template), which pydantic-ai does
     not store in the request's `instructions`: a dump's are the agent's own only."""
@@ -75,6 +79,7 @@ def agent_facts(spec: str, *, search_paths: Sequence[Path]) -> AgentFacts:
         spec=spec,
         approval_tools=approval,
         external_tools=external,
+        delegates=_delegates(agent),
         output_instructions=_output_adds_instructions(agent),
         predict=_predictor(agent),
     )
@@ -143,6 +148,43 @@ def _host_answered_tools(agent: AbstractAgent[Any, Any]) -> tuple[frozenset[str]
                 if isinstance(name, str):
                     external.add(name)
     return frozenset(approval), frozenset(external)
+
+
+def _delegates(agent: AbstractAgent[Any, Any]) -> dict[str, tuple[str, ...]]:
+    """Each function tool's sub-agents: the agents its function's code names (nested functions included) that are
+    globals of its module. A dump or session records only the calling agent's messages, so a replay with the real
+    tool needs a script for each (`subagent_scripts.py`)."""
+    found: dict[str, tuple[str, ...]] = {}
+    for toolset in _toolsets(list(agent.toolsets)):
+        tools = getattr(toolset, "tools", None)
+        if not isinstance(tools, Mapping):
+            continue
+        for name, tool in tools.items():  # pyright: ignore[reportUnknownVariableType]
+            specs = _named_agents(getattr(tool, "function", None), agent)
+            if specs:
+                found[str(name)] = specs  # pyright: ignore[reportUnknownArgumentType]
+    return found
+
+
+def _named_agents(function: Any, own: AbstractAgent[Any, Any]) -> tuple[str, ...]:
+    code = getattr(function, "__code__", None)
+    namespace = getattr(function, "__globals__", None)
+    if not isinstance(code, CodeType) or not isinstance(namespace, dict):
+        return ()
+    names: list[str] = []
+    stack = [code]
+    while stack:
+        current = stack.pop()
+        names.extend(current.co_names)
+        stack.extend(const for const in current.co_consts if isinstance(const, CodeType))
+    module = getattr(function, "__module__", None)
+    globals_: dict[str, Any] = namespace  # pyright: ignore[reportUnknownVariableType]
+    specs = [
+        f"{module}:{name}"
+        for name in dict.fromkeys(names)
+        if isinstance(value := globals_.get(name), AbstractAgent) and value is not own
+    ]
+    return tuple(specs) if module else ()
 
 
 # --- output ---
