@@ -1,7 +1,8 @@
 """Issue 42 item 1: output shapes and host decisions scaffold replays exactly, checked as a user would (`agentrig run
 --out`, scaffold `session.json` and `pydantic_ai_dump.json`, replay, `agentrig diff` the replay's file with the
 source's): an output tool with a custom name (with and without `--agent`), a prompted output with `--agent` (the
-model reads the output's template among the instructions, which the dump does not record)."""
+model reads the output's template among the instructions, which the dump does not record), and calls the host
+approved and denied in a resumed run (without `--agent`, the dump's run boundary: a YAML tool asks for approval)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,24 @@ SUITE = f"""
     - user: Another
       model:
         - tool_calls: [{{id: p2, name: answer, args: {{x: 3, y: 4}}}}]
+- name: approved-and-denied
+  agent: {_MODULE}:approving_agent
+  turns:
+    - user: Clean up
+      model:
+        - tool_calls:
+            - {{id: l1, name: list_files, args: {{}}}}
+            - {{id: d1, name: delete_file, args: {{path: /tmp/a}}}}
+            - {{id: d2, name: delete_file, args: {{path: /tmp/b}}}}
+    - approvals: {{d1: true, d2: {{deny: Keep b.}}}}
+      model:
+        - text: Deleted a, kept b.
+    - user: And delete b now
+      model:
+        - tool_calls: [{{id: d3, name: delete_file, args: {{path: /tmp/b}}}}]
+    - approvals: {{d3: {{deny: Still no.}}}}
+      model:
+        - text: Not allowed.
 - name: prompted-output
   agent: {_MODULE}:prompted_output_agent
   turns:
@@ -34,7 +53,11 @@ SUITE = f"""
         - text: '{{"x": 1, "y": 2}}'
 """
 
-AGENTS = {"named-output": "named_output_agent", "prompted-output": "prompted_output_agent"}
+AGENTS = {
+    "named-output": "named_output_agent",
+    "prompted-output": "prompted_output_agent",
+    "approved-and-denied": "approving_agent",
+}
 FORMS = ("session.json", "pydantic_ai_dump.json")
 
 
@@ -66,3 +89,31 @@ def test_an_output_shape_replays_exactly(
 ) -> None:
     agent = f"{_MODULE}:{AGENTS[name]}" if with_agent else None
     _replays_exactly(runs, name, form, tmp_path, capsys, agent)
+
+
+ASK_APPROVAL = """
+name: ask-approval
+tools:
+  delete_file:
+    results:
+      - {call: 1, ask_approval: true, return: deleted a}
+      - {call: 2, return: deleted b}
+turns:
+  - user: Delete a and b
+    model:
+      - tool_calls: [{id: d1, name: delete_file, args: {path: a}}]
+  - approvals: {d1: true}
+    model:
+      - tool_calls: [{id: d2, name: delete_file, args: {path: b}}]
+        expect_input: {contains_text: [deleted a]}
+      - text: Both deleted.
+        expect_input: {contains_text: [deleted b]}
+"""
+
+
+def test_a_yaml_tool_that_asks_for_approval_runs_its_rule_once_approved_keeping_its_call_number(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "ask.yaml").write_text(ASK_APPROVAL, encoding="utf-8")
+    result = run_scenario(tmp_path / "ask.yaml")
+    assert result.status == "passed", failures(result)

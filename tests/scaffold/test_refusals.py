@@ -139,16 +139,6 @@ CASES: dict[str, tuple[list[Message], str | None, str]] = {
         None,
         "a text answer that is no JSON object ended a turn whose other text answers were judged by the output's",
     ),
-    "approval-without-agent": (  # the denial came from a resumed run (a new run id): the host's decision
-        [
-            _ASK,
-            Message(kind="response", parts=_CALL.parts, run_id="run-1"),
-            Message(kind="request", parts=_result("denied", "no").parts, run_id="run-2"),
-            _DONE,
-        ],
-        None,
-        "messages[2]: call 'a1' (delete_file) was decided by the host (denied: an approval)",
-    ),
     "approval-ended-otherwise": (
         [
             _ASK,

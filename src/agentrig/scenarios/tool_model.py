@@ -22,7 +22,8 @@ ToolOutcome = Literal["success", "failed", "denied"]
 
 class ToolResult(_Strict):
     """One canned outcome of a YAML tool. Rules are tried in order; the first that matches the call is used.
-    Exactly one of `return`, `retry`, `fail`, `defer` or `abort` says what happens; `delay` may be added to any."""
+    Exactly one of `return`, `retry`, `fail`, `defer` or `abort` says what happens (`ask_approval` alone: return
+    null once approved); `delay` may be added to any."""
 
     when: dict[str, JsonValue] | None = None
     """Match only calls whose args contain these key/values (subset match)."""
@@ -44,6 +45,10 @@ class ToolResult(_Strict):
     `tool 'NAME' call #N failed: MESSAGE`). `agentrig scaffold` writes it to replay a real tool's failure."""
     defer: bool = False
     """Defer the call to the host (`CallDeferred`); the turn ends with pending calls."""
+    ask_approval: bool = False
+    """The call asks the host for approval first (pydantic-ai's `ApprovalRequired`, as a tool with
+    `requires_approval=True`): the turn ends with it pending, and the next turn's `approvals` decide it. Approved,
+    the tool runs and this rule's outcome applies (the call keeps its number); denied, the tool never runs."""
     abort: bool = False
     """Cancel the run while the tool runs, as Ctrl-C would: the call is closed as `interrupted` and the turn ends
     with an `[INTERRUPTED]` response (expect it with `interrupted: true`)."""
@@ -63,6 +68,10 @@ class ToolResult(_Strict):
             )
             if present
         ]
+        if self.ask_approval and (self.defer or self.abort):
+            raise ValueError("ask_approval runs the tool once approved: not with defer or abort")
+        if self.ask_approval and not chosen:
+            return self  # approved, the tool returns null
         if len(chosen) != 1:
             raise ValueError(
                 f"a tool result needs exactly one of return, retry, fail, defer, abort (got {chosen or 'none'})"

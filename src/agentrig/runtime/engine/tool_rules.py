@@ -25,9 +25,15 @@ class ToolCallCounts:
     """Calls so far, by tool name."""
     output_validations: int = 0
     """Outputs the output validator has judged so far (`output.validators` rules match by this ordinal)."""
+    asked_approval: dict[str, int] = field(default_factory=dict[str, int])
+    """Calls that asked the host for approval (`ask_approval`), by tool_call_id: their ordinal, which the approved
+    call keeps when the resumed run calls the tool again."""
 
-    def next_ordinal(self, tool_name: str) -> int:
-        """Count one more call of `tool_name` and return its 1-based ordinal."""
+    def next_ordinal(self, tool_name: str, tool_call_id: str | None = None) -> int:
+        """Count one more call of `tool_name` and return its 1-based ordinal; a call approved after it asked keeps
+        the ordinal it had."""
+        if tool_call_id is not None and tool_call_id in self.asked_approval:
+            return self.asked_approval.pop(tool_call_id)
         self.counts[tool_name] += 1
         return self.counts[tool_name]
 
@@ -38,8 +44,9 @@ class ToolCallCounts:
 
 
 def can_defer(tools: Mapping[str, ToolSpec]) -> bool:
-    """Whether any tool may defer a call (the agent then needs `DeferredToolRequests` among its output types)."""
-    return any(result.defer for spec in tools.values() for result in spec.results)
+    """Whether any tool may defer a call or ask for approval (the agent then needs `DeferredToolRequests` among its
+    output types)."""
+    return any(result.defer or result.ask_approval for spec in tools.values() for result in spec.results)
 
 
 def _is_subset(expected: Mapping[str, Any], args: Mapping[str, Any]) -> bool:

@@ -327,6 +327,7 @@ def _with_answers(turn: ScriptTurn, answers: dict[int, Any]) -> ScriptTurn:
         calls=turn.calls,
         answers=[(call, answers.get(id(call), answer)) for call, answer in turn.answers],
         deferred_calls=turn.deferred_calls,
+        approval_calls=turn.approval_calls,
         usages=turn.usages,
         last_response=turn.last_response,
         rules=turn.rules,

@@ -7,7 +7,8 @@ guessed from the arguments seen and validates nothing (`validate_args: false`). 
 argument object (`when`: the whole object, so a call with a changed argument matches no rule and the run fails
 naming the call), answering as the source did: `return` the recorded content (ended `failed` or `denied` as
 recorded), or `retry` with the recorded message, or `defer` a call the host answered later (the host's turn gives
-its result), or what a turn that went wrong needs (`fail`, `abort`: `endings.py`). When the same arguments were
+its result), `ask_approval` a call the host denied (the host's turn denies it), or what a turn that went wrong
+needs (`fail`, `abort`: `endings.py`). When the same arguments were
 answered differently over the conversation, each of those calls gets its own rule, pinned by its ordinal
 (`call`). Calls whose arguments are not a JSON object need no rule: pydantic-ai answers them with validation errors
 itself. Rules with an ordinal come first, then the more specific ones (more keys), as rules match by subset.
@@ -75,6 +76,8 @@ def yaml_tools(turns: Sequence[ScriptTurn], schemas: Mapping[str, Mapping[str, A
                     )
             elif call.tool_call_id in deferred:
                 outcome = {"defer": True}
+            elif call.tool_call_id in turn.approval_calls:
+                outcome = {"ask_approval": True}  # denied: the tool never runs
             else:
                 assert answer is not None
                 outcome = _outcome(answer)

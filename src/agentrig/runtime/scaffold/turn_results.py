@@ -12,7 +12,9 @@ A result is the host's when:
   session files merge the host's answers behind them, so the order breaks where the host's begin).
 
 Without the user's agent, deferred results are scripted as a YAML tool rule that defers the call (`defer:
-true`) and the host's turn answers it; an approval or a denial needs the agent's own tool.
+true`) and the host's turn answers it; a denial, as a rule that asks for approval (`ask_approval: true`) and the
+host's turn denying it with the recorded message. A call the host approved is, in the record, its tool's result
+after a run boundary, which a deferred result reproduces.
 """
 
 from __future__ import annotations
@@ -201,11 +203,7 @@ def _host_turn(walk: Walk, index: int, answers: list[Answer]) -> None:
         tools = walk.host_tools
         if outcome == "denied" or (tools is not None and call.tool_name in tools.approval):
             if not walk.own_agent:
-                raise walk.refuse(
-                    index,
-                    f"{what} was decided by the host ({outcome}: an approval); YAML tools cannot ask for one",
-                    hint=AGENT_HINT,
-                )
+                paused.approval_calls.add(call.tool_call_id)  # its YAML tool asks for approval
             if outcome == "success":
                 approvals[call.tool_call_id] = True
             elif outcome == "denied":

@@ -142,6 +142,8 @@ class ScriptTurn:
     """How the source answered each call that got an answer."""
     deferred_calls: set[str] = field(default_factory=set[str])
     """Calls of this turn the host answered later (a YAML tool defers them)."""
+    approval_calls: set[str] = field(default_factory=set[str])
+    """Calls of this turn the host denied later (a YAML tool asks for approval: `ask_approval`)."""
     usages: list[Usage | None] = field(default_factory=list[Usage | None])
     """The recorded usage of each step."""
     last_response: Message | None = None

@@ -13,6 +13,8 @@ subset of the arguments and whose `call` matches the call's ordinal is used:
     fail    -> `ScriptedToolFailure`: a non-retryable error, the turn ends with `tool_failed`
     defer   -> `CallDeferred()`: the turn ends with the call pending (the agent's output type must allow
                `DeferredToolRequests`; `agents.py` arranges that)
+    ask_approval -> `ApprovalRequired()` until the host approves the call (`approvals:`); approved, the rule's
+               outcome, the call keeping its ordinal (`ToolCallCounts.asked_approval`)
     abort   -> the run is cancelled while the tool runs (`run_control.request_abort`, as an abort step)
     delay   -> sleep first (combines with any of the above)
 
@@ -27,7 +29,7 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic_ai import CallDeferred, ModelRetry, RunContext, Tool, ToolDenied
+from pydantic_ai import ApprovalRequired, CallDeferred, ModelRetry, RunContext, Tool, ToolDenied
 from pydantic_ai.exceptions import ToolFailed
 from pydantic_ai.toolsets import FunctionToolset
 from pydantic_core import SchemaValidator, core_schema
@@ -54,12 +56,16 @@ def _tool_function(name: str, spec: ToolSpec) -> Any:
         counts = ctx.deps if isinstance(ctx.deps, ToolCallCounts) else None
         if counts is None:
             raise ScriptMismatch(f"tool {name!r}: YAML tools need ToolCallCounts as the run's deps")
-        ordinal = counts.next_ordinal(name)
+        ordinal = counts.next_ordinal(name, ctx.tool_call_id if ctx.tool_call_approved else None)
         result = matching_result(spec, args, ordinal)
         if result is None:
             raise ScriptMismatch(
                 f"tool {name!r} call #{ordinal} with args {describe_args(args)}: no result rule matches"
             )
+        if result.ask_approval and not ctx.tool_call_approved:
+            if ctx.tool_call_id is not None:
+                counts.asked_approval[ctx.tool_call_id] = ordinal
+            raise ApprovalRequired()
         if result.delay:
             await asyncio.sleep(result.delay)
         if result.retry is not None:

@@ -89,6 +89,8 @@ def unsupported_features(scenario: Scenario) -> list[str]:
     for protocol in sorted({protocol for _, protocol in ui_turns}):
         numbers = ", ".join(str(number) for number, used in ui_turns if used == protocol)
         found.append(f"UI requests (`ui: {protocol}`, turns {numbers}: read and answered by pydantic-ai's adapter)")
+    if any(result.ask_approval for spec in scenario.tools.values() for result in spec.results):
+        found.append("a YAML tool's `ask_approval` (pydantic-ai's ApprovalRequired; tinyagent has no approval step)")
     for index, turn in enumerate(scenario.turns):
         if turn.approvals is not None:
             found.append(
