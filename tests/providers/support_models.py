@@ -21,8 +21,13 @@ from tests.providers.loopback import ReceivedRequest, Reply, ToolCallReply, tool
 
 __all__ = ["PROFILES", "SupportModels"]
 
-PROFILES = {"gpt-4o": (0.97, 0.97), "gpt-4o-mini": (0.35, 0.35)}
-"""Model name -> (chance to cite the order, chance to follow the refund policy) per answer."""
+PROFILES = {"gpt-4o": (0.97, 0.97), "gpt-4o-mini": (0.15, 0.35)}
+"""Model name -> (chance to cite the order, chance to follow the refund policy) per answer.
+
+At 10 runs a check separates a 10/10 model (95% Wilson interval 72%-100%) only at 4/10 or fewer (4/10: 17%-69%).
+The weaker model cited the order at 0.35 once: seed 43 drew 6/10 (31%-83%, overlapping), and over seeds 0-1999 that
+rate separated the citing check in 60% of them; at 0.15 it does in 94% (seed 43: 2/10). The judge was not the cause:
+each of those 6 passes was an answer naming "order A-1001" and each fail one saying "your order"."""
 _CITE_RUBRIC = "Names the order"
 _POLICY_RUBRIC = "Follows the refund policy"
 
@@ -75,7 +80,7 @@ def _verdict(body: dict[str, Any]) -> Reply:
         raise AssertionError(f"no grading for the rubric {rubric!r}")
     draw = random.Random(f"{rubric}|{output}")
     score = round(0.75 + 0.25 * draw.random(), 2) if passed else round(0.05 + 0.3 * draw.random(), 2)
-    arguments = {"reason": reason.capitalize() + ".", "pass": passed, "score": score}
+    arguments = {"reason": reason[0].upper() + reason[1:] + ".", "pass": passed, "score": score}
     return tool_calls(ToolCallReply(id="call_verdict", name="verdict", args=arguments), input_tokens=400)
 
 
