@@ -32,6 +32,7 @@ from agentrig.runtime.reports.merge_checks import (
     contained_path,
     folder_files,
 )
+from agentrig.runtime.reports.repeat_baseline import merged_baseline
 from agentrig.runtime.reports.report_files import RUN_LAYOUT, HtmlOptions, report_files
 from agentrig.runtime.reports.report_shape import check_report_shape, installed_pydantic_ai_version
 from agentrig.runtime.reports.totals import RunTotals, cost_json
@@ -345,6 +346,8 @@ def merge_reports(directories: Iterable[Path], out_dir: Path, *, allow_partial: 
             relative, named = scenario["output_dir"], (source / "report.json", scenario["id"])
             copies.append((relative, folder_files(contained_path(source, relative, *named))))
     scenarios.sort(key=lambda scenario: scenario["id"])
+    # Compared again with the shards' baseline, or refused (a mix of baselines), before anything is written.
+    repeats = merged_baseline(reports, merged_repeats(reports, scenarios))
     folder = prepare_out_dir(out_dir)
     for relative, files in copies:
         if files.exists:
@@ -362,7 +365,7 @@ def merge_reports(directories: Iterable[Path], out_dir: Path, *, allow_partial: 
         "partial": partial,
         "summary": summarize(scenarios, max(float(report["summary"]["duration_s"]) for report in reports)),
         "totals": _merged_totals(reports, scenarios),
-        "repeats": merged_repeats(reports, scenarios),
+        "repeats": repeats,
         "scenarios": scenarios,
     }
     written = write_report_files(out_dir, merged, owner=folder)
