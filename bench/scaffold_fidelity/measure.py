@@ -109,9 +109,12 @@ def _failure(item: dict[str, object] | None) -> str:
 
 
 def _diff_line(source: Path, replayed: Path, cwd: Path) -> str:
-    """The first lines of `agentrig diff` between the two, as one line."""
+    """The first changed lines of `agentrig diff` between the two (source `-`, replay `+`), as one line."""
     shown = _agentrig("diff", str(source), str(replayed), cwd=cwd)
-    return _one_line(shown.stdout or shown.stderr, 200)
+    # The changed lines say what differs; the file names and hunk headers do not.
+    lines = (shown.stdout or shown.stderr).splitlines()
+    changed = [line.strip() for line in lines if line[:1] in "+-" and not line.startswith(("---", "+++"))]
+    return _one_line("diff: " + " | ".join(changed[:4]) if changed else shown.stdout or shown.stderr, 200)
 
 
 def _scaffold_all(runs: Path, work: Path, specs: dict[str, tuple[str, str | None]]) -> dict[tuple[str, str, str], str]:
