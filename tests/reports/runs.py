@@ -4,7 +4,10 @@ fail), one streams, one compacts, and one prompt tries to break out of the page'
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import gzip
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -96,11 +99,30 @@ def make_runs(root: Path) -> Runs:
     return Runs(scenarios=root / "scenarios", baseline=root / "baseline", candidate=root / "candidate")
 
 
+_CHUNK = re.compile(r'<script type="application/octet-stream" id="ar-c(\d+)">([^<]*)</script>')
+
+
+def decompressed(page: str) -> str:
+    """The page with each compressed chunk of scenarios (report.html) written out as the JSON blocks it holds,
+    `<script type="application/json" id="ar-sN">`, numbered as the index's rows: what the page's script reads."""
+    index = page.split('<script type="application/json" id="ar-index">', 1)[-1]
+    size = int(m.group(1)) if (m := re.search(r'"chunk_size":(\d+)', index)) else 0
+
+    def blocks(match: re.Match[str]) -> str:
+        lines = gzip.decompress(base64.b64decode(match.group(2))).decode("utf-8").split("\n")
+        first = int(match.group(1)) * size
+        return "".join(
+            f'<script type="application/json" id="ar-s{first + n}">{line}</script>\n' for n, line in enumerate(lines)
+        )
+
+    return _CHUNK.sub(blocks, page)
+
+
 def data_blocks(page: str) -> dict[str, object]:
-    """Every `<script type="application/json" id=...>` block of a page, parsed."""
+    """Every `<script type="application/json" id=...>` block of a page (the chunks' scenarios too), parsed."""
     blocks: dict[str, object] = {}
     marker = '<script type="application/json" id="'
-    for chunk in page.split(marker)[1:]:
+    for chunk in decompressed(page).split(marker)[1:]:
         block_id, rest = chunk.split('">', 1)
         blocks[block_id] = jsonio.loads(rest.split("</script>", 1)[0])
     return blocks

@@ -19,7 +19,7 @@ from agentrig.runtime.matrix.report import build_report
 from agentrig.runtime.reports.html import embed_json
 from agentrig.runtime.reports.render import write_run_html
 from agentrig.runtime.reports.scenario_data import scenario_payload
-from tests.reports.runs import HOSTILE, Runs, data_blocks, make_runs, run_cli
+from tests.reports.runs import HOSTILE, Runs, data_blocks, decompressed, make_runs, run_cli
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +28,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
 
 
 def _page(path: Path) -> str:
-    return path.read_text(encoding="utf-8")
+    """The page as its script reads it: the compressed scenarios written out (a string kept out of the page must
+    be out of what they hold, not only out of their compressed bytes)."""
+    return decompressed(path.read_text(encoding="utf-8"))
 
 
 def _index(page: str) -> dict[str, Any]:

@@ -1,25 +1,29 @@
 """report.html: one self-contained page of a run, streamed one scenario at a time.
 
     <html><head><style>(report.css)</style></head><body>
-    <script type="application/json" id="ar-s0">{scenario 0: entry, messages, checks, ...}</script>   (scenario_data)
-    ...                                                                             one block per scenario
-    <script type="application/json" id="ar-index">{"head", "rows", "totals", "baseline"}</script>
+    <script type="application/octet-stream" id="ar-c0">base64(gzip(scenario 0 JSON \n ... \n scenario 31 JSON))</script>
+    ...                                           one block per CHUNK scenarios (each scenario's JSON: scenario_data)
+    <script type="application/json" id="ar-index">{"head", "rows", "totals", "baseline", "chunk_size"}</script>
     <script>(dom.js, diff.js, checks.js, attachments.js, conversation.js, list.js, matrix.js, report.js)</script>
     </body></html>
 
 The page makes no network request (no CDN, no web font; a Content-Security-Policy of `default-src 'none'` says so
 to the browser too) and opens from `file://`. The policy allows the page's own style and script by their SHA-256
 hashes, computed here from the text the page embeds: no other script runs, not even a `javascript:` link. The
-script draws the table from the small index and parses a scenario's block only when it is opened, so 2,000
-scenarios open as fast as twenty. Every block is redacted
-(`redaction.dumps_redacted`) and escaped so no string can close its `<script>` (`<` is written `\\u003c`).
-The writer holds one scenario's data at a time plus a row of a few numbers per scenario: memory stays flat.
+script draws the table from the small index and decompresses a chunk (the browser's `DecompressionStream`) only
+when one of its scenarios is opened or the conversations are searched: the scenarios' data is most of the page,
+and compressed together, CHUNK at a time, the keys, checks and instructions they repeat are stored about once a
+chunk (a third of the bytes or less: docs/performance.md). Every scenario's JSON is redacted
+(`redaction.dumps_redacted`) and escaped so no string can close a `<script>` (`<` is written `\\u003c`; base64 has
+no `<` at all); a scenario's JSON holds no raw newline, so a chunk is their lines. The writer holds at most one
+chunk's data plus a row of a few numbers per scenario: memory stays flat.
 """
 
 from __future__ import annotations
 
 import base64
 import functools
+import gzip
 import hashlib
 import html
 import shlex
@@ -34,6 +38,7 @@ from agentrig.runtime.reports.scenario_data import scenario_payload
 from agentrig.runtime.reports.totals import accounting_lines, describe_cost
 
 __all__ = [
+    "CHUNK",
     "REPORT_HTML",
     "Baseline",
     "HtmlReport",
@@ -43,9 +48,14 @@ __all__ = [
     "page_end",
     "page_script",
     "page_start",
+    "scenario_chunk",
 ]
 
 REPORT_HTML = "report.html"
+
+CHUNK = 32
+"""Scenarios compressed together in one block: enough that what they repeat is stored about once (64 gain a few
+per cent more), few enough that opening one decompresses ~150 kB."""
 
 _USAGE_KEYS = ("requests", "tool_calls", "input_tokens", "output_tokens", "total_tokens")
 
@@ -66,6 +76,13 @@ def embed_json(value: Any) -> bytes:
 
 def data_block(block_id: str, value: Any) -> bytes:
     return f'<script type="application/json" id="{block_id}">'.encode() + embed_json(value) + b"</script>\n"
+
+
+def scenario_chunk(number: int, blocks: list[bytes]) -> bytes:
+    """Chunk `number`: the scenarios' `embed_json` texts, one a line, gzipped (mtime 0: the same run writes the same
+    bytes) and base64-encoded, which no `</script>` can be written in."""
+    packed = base64.b64encode(gzip.compress(b"\n".join(blocks), compresslevel=6, mtime=0))
+    return f'<script type="application/octet-stream" id="ar-c{number}">'.encode() + packed + b"</script>\n"
 
 
 @functools.cache
@@ -137,6 +154,8 @@ class HtmlReport:
         self._baseline = baseline
         self._label = label or str(run_dir)
         self._rows: list[dict[str, Any]] = []
+        self._chunk: list[bytes] = []  # the scenarios not yet written: their `embed_json` texts
+        self._chunks = 0
         self._keys: set[str] = set()
         self._totals = dict.fromkeys(_USAGE_KEYS, 0)
         # Over the scenarios in both runs: the baseline's and this run's time and tokens.
@@ -190,8 +209,18 @@ class HtmlReport:
                 self._compared["now_duration_s"] += float(entry.get("duration_s") or 0)
                 self._compared["tokens"] += row["baseline_tokens"]
                 self._compared["now_tokens"] += int(row["input_tokens"] or 0) + int(row["output_tokens"] or 0)
-        self._handle.write(data_block(f"ar-s{number}", payload))
+        block = embed_json(payload)
+        assert b"\n" not in block  # compact JSON: a newline inside a string is written `\n`
+        self._chunk.append(block)
+        if len(self._chunk) == CHUNK:
+            self._write_chunk()
         self._rows.append(row)
+
+    def _write_chunk(self) -> None:
+        if self._chunk:
+            self._handle.write(scenario_chunk(self._chunks, self._chunk))
+            self._chunks += 1
+            self._chunk = []
 
     def _key(self, name: str, number: int) -> str:
         """The row's permalink (`report.html#KEY`): its name, unless another row has it (a report written before
@@ -201,8 +230,10 @@ class HtmlReport:
         return key
 
     def finish(self) -> None:
+        self._write_chunk()
         index: dict[str, Any] = {
             "kind": "run",
+            "chunk_size": CHUNK,
             "head": self._head,
             "engine": self._engine,
             "label": self._label,

@@ -73,7 +73,33 @@ function el(tag, attrs, children) {
   });
   return node;
 }
-function load(i) { return JSON.parse(document.getElementById("ar-s" + i).textContent); }
+/* A scenario's data, as a promise. report.html holds the scenarios `index.chunk_size` to a block (ar-cN: their JSON
+   texts one a line, gzipped, base64): a block is decompressed the first time one of its scenarios is needed, by the
+   browser's own DecompressionStream (no network: a Blob's stream, which the page's policy does not restrict).
+   compatibility.html (and pages written before issue 45) hold one JSON block per scenario (ar-sN). */
+var chunkLines = new Map();
+function bytesOf(base64) {
+  if (Uint8Array.fromBase64) return Uint8Array.fromBase64(base64);
+  var text = atob(base64), bytes = new Uint8Array(text.length);
+  for (var n = 0; n < text.length; n++) bytes[n] = text.charCodeAt(n);
+  return bytes;
+}
+function linesOf(chunk) {
+  var lines = chunkLines.get(chunk);
+  if (!lines) {
+    var block = document.getElementById("ar-c" + chunk);
+    lines = !block ? Promise.resolve([]) : new Response(new Blob([bytesOf(block.textContent.trim())]).stream()
+      .pipeThrough(new DecompressionStream("gzip"))).text().then(function (text) { return text.split("\n"); });
+    chunkLines.set(chunk, lines);
+  }
+  return lines;
+}
+function blockText(i) {
+  var size = index.chunk_size;
+  if (!size) { var block = document.getElementById("ar-s" + i); return Promise.resolve(block ? block.textContent : ""); }
+  return linesOf(Math.floor(i / size)).then(function (lines) { return lines[i % size] || ""; });
+}
+function load(i) { return blockText(i).then(function (text) { return JSON.parse(text); }); }
 function badge(status, prefix) { return el("span", { class: "badge " + (prefix || "s-") + status, text: status }); }
 function pretty(value) { return typeof value === "string" ? value : JSON.stringify(value, null, 2); }
 function pre(value, cls) { return el("pre", { class: cls || null, text: pretty(value === undefined ? null : value) }); }

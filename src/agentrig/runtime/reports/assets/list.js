@@ -7,28 +7,32 @@
    keyboard and assistive technology reach it; a filtered-out row is taken out of the page. */
 var GROUP_SIZE = 20;
 
-/* The text of each scenario's data block, searched as it is stored (JSON; keys dropped), made on the first
-   search that needs it: the conversations of 2,000 scenarios are some megabytes, not worth reading up front. */
-var conversationTexts = null;
+/* The text of each scenario's data, searched as it is stored (JSON; keys dropped), made on the first search that
+   needs it (decompressing every chunk: the conversations of 5,000 scenarios are tens of megabytes, not worth
+   reading up front). `conversationsRead(rows)` makes them all; `conversationText` then answers at once. */
+var conversationTexts = new Map();
+var conversationsReading = null;
 var BASE64_TOKEN = /^"[A-Za-z0-9+/_-]*={0,2}"$/;
-function conversationText(i) {
-  if (conversationTexts === null) conversationTexts = new Map();
-  var text = conversationTexts.get(i);
-  if (text === undefined) {
-    var block = document.getElementById("ar-s" + i);
-    // Every string token, keys dropped (a key is a string followed by a colon), and an attachment's bytes: base64
-    // after a "data" key is no text anyone wrote, and a search would find words in it by chance.
-    var afterData = false;
-    text = block ? block.textContent.replace(/"(?:[^"\\]|\\.)*"(:?)/g, function (token, colon) {
-      if (colon) { afterData = token === '"data":'; return " "; }
-      var bytes = afterData && token.length > 34 && BASE64_TOKEN.test(token);
-      afterData = false;
-      return bytes ? " " : token;
-    }).toLowerCase() : "";
-    conversationTexts.set(i, text);
-  }
-  return text;
+function searchable(json) {
+  // Every string token, keys dropped (a key is a string followed by a colon), and an attachment's bytes: base64
+  // after a "data" key is no text anyone wrote, and a search would find words in it by chance.
+  var afterData = false;
+  return json.replace(/"(?:[^"\\]|\\.)*"(:?)/g, function (token, colon) {
+    if (colon) { afterData = token === '"data":'; return " "; }
+    var bytes = afterData && token.length > 34 && BASE64_TOKEN.test(token);
+    afterData = false;
+    return bytes ? " " : token;
+  }).toLowerCase();
 }
+function conversationsRead(rows) {
+  if (conversationsReading === null) {
+    conversationsReading = Promise.all(rows.map(function (row) {
+      return blockText(row.i).then(function (json) { conversationTexts.set(row.i, searchable(json)); });
+    }));
+  }
+  return conversationsReading;
+}
+function conversationText(i) { return conversationTexts.get(i) || ""; }
 /* A query as it reads inside the stored JSON: escaped as JSON escapes it, `<` as the writer escapes it. */
 function storedForm(query) { return JSON.stringify(query).slice(1, -1).replace(/</g, "\\u003c"); }
 
@@ -75,7 +79,10 @@ function makeList(options) {
       // The names filter at once; the conversations (a longer scan) once typing pauses.
       clearTimeout(pending);
       apply(false);
-      if (state.query) pending = setTimeout(function () { apply(true); }, 150);
+      var query = state.query;
+      if (query) pending = setTimeout(function () {
+        conversationsRead(rows).then(function () { if (state.query === query) apply(true); });
+      }, 150);
     } });
   /* Each column's sort key of each row, computed on the first sort by that column. */
   var sortKeys = new Map();
@@ -169,16 +176,21 @@ function layout(header, list, showDetail, rows) {
   app.appendChild(list.toolbar);
   app.appendChild(el("main", null, [el("section", { id: "list", tabindex: "0", role: "region", "aria-label": "scenarios" }, [list.table]), detail]));
   var byKey = new Map(rows.map(function (row) { return [row.key, row]; }));
+  var routed = 0;  // the latest scenario asked for: one opened before it, decompressed after it, is not drawn
   function route() {
     var key;
-    try { key = decodeURIComponent(location.hash.slice(1)); } catch (error) { return; }
+    try { key = decodeURIComponent(location.hash.slice(1)); } catch (error) { return null; }
     var row = byKey.get(key);
-    if (!row) return;
+    if (!row) return null;
+    var ticket = ++routed;
     list.select(row.i);
-    detail.textContent = "";
-    detail.appendChild(showDetail(row, load(row.i), list.query()));
-    detail.scrollTop = 0;
+    return load(row.i).then(function (data) {
+      if (ticket !== routed) return;
+      detail.textContent = "";
+      detail.appendChild(showDetail(row, data, list.query()));
+      detail.scrollTop = 0;
+    });
   }
   window.addEventListener("hashchange", route);
-  route();
+  return route();
 }

@@ -1,6 +1,7 @@
-/* agentrig report page: draws the table from the index block and a scenario from its own JSON block, on demand.
-   No network, no library: plain DOM. Each scenario is a JSON script block with the id ar-sN, the table an ar-index
-   block. (dom.js, diff.js, checks.js, conversation.js and list.js come before this file in the same script.) */
+/* agentrig report page: draws the table from the index block and a scenario from its data, on demand.
+   No network, no library: plain DOM. The scenarios are compressed chunks (ar-cN; a matrix page: a JSON block per
+   scenario, ar-sN, dom.js `load`), the table an ar-index block. (dom.js, diff.js, checks.js, conversation.js and
+   list.js come before this file in the same script.) */
 var index = JSON.parse(document.getElementById("ar-index").textContent);
 
 function delta(now, before, unit, digits) {
@@ -170,7 +171,7 @@ function runPage() {
   if (base) filters.push({ key: "changed", title: "Changed", test: function (r) { return !!r.changed; } });
   var list = makeList({ rows: rows, columns: columns, filters: filters, defaultSort: "status", linkColumn: 1, label: "scenarios of the run",
     searchConversations: true, statusText: function (r) { return r.status + " " + (r.cause || "") + (r.warnings ? " warnings" : ""); } });
-  layout(header, list, scenarioDetail, rows);
+  return layout(header, list, scenarioDetail, rows);
 }
 
 function matrixPage() {
@@ -205,7 +206,7 @@ function matrixPage() {
     { key: "failing", title: "Failing somewhere", test: function (r) { return worst(r) < 4; } }];
   var list = makeList({ rows: rows, columns: columns, filters: filters, defaultSort: "worst", linkColumn: 1, label: "scenarios across versions",
     searchConversations: false, statusText: function (r) { return versions.map(function (v) { return statusOn(r, v); }).join(" "); } });
-  layout(header, list, matrixDetail, rows);
+  return layout(header, list, matrixDetail, rows);
 }
 
 function matrixDetail(row, data) {
@@ -231,10 +232,11 @@ function matrixDetail(row, data) {
   return box;
 }
 
-if (index.kind === "matrix") matrixPage(); else runPage();
-// When the page was drawn and when that drawing was first on screen (ms since navigation started): the tests wait
-// for data-ready, bench/bench_report_html.py reads both.
-document.documentElement.setAttribute("data-ready", String(Math.round(performance.now())));
-requestAnimationFrame(function () {
-  setTimeout(function () { document.documentElement.setAttribute("data-painted", String(Math.round(performance.now()))); }, 0);
+// When the page was drawn (with the scenario its address names, once decompressed) and when that drawing was first
+// on screen (ms since navigation started): the tests wait for data-ready, bench/bench_report_html.py reads both.
+Promise.resolve(index.kind === "matrix" ? matrixPage() : runPage()).then(function () {
+  document.documentElement.setAttribute("data-ready", String(Math.round(performance.now())));
+  requestAnimationFrame(function () {
+    setTimeout(function () { document.documentElement.setAttribute("data-painted", String(Math.round(performance.now()))); }, 0);
+  });
 });
