@@ -445,8 +445,12 @@ pydantic's error details as its retry prompt, as a real agent's would; a schema 
 as `{response: ...}` by pydantic-ai, as an `int` output is. `validators` are an `@agent.output_validator` as
 rules: the first rule that matches an output (`when`: its JSON contains this; `contains`: its text does; `call`:
 the Nth output judged in the scenario) asks the model to try again with `retry`. Without `schema` or `type` the
-output is text and the validators judge the text. A conversation ended by an output tool replays without the
-application's code. `settings.output_retries` bounds the retries, as pydantic-ai's `retries={'output': n}`.""",
+output is text and the validators judge the text. A union of output types (pydantic-ai's `output_type=[A, B]`) is
+`tools`, instead of `schema` or `type`: two output tools or more, each with its `name` and its `schema` or `type`
+(and `description`); the model ends the run by calling any of them (pydantic-ai names a bare member
+`final_result_<Type>`, which is the name to give to replay its runs). A conversation ended by an output tool
+replays without the application's code. `settings.output_retries` bounds the retries, as pydantic-ai's
+`retries={'output': n}`.""",
         yaml="""\
 - name: structured-output-tour
   output:
@@ -491,6 +495,26 @@ application's code. `settings.output_retries` bounds the retries, as pydantic-ai
           usage: {input_tokens: 140, output_tokens: 14}
         - text: '{"order_id": 42, "status": "shipped", "eta_days": 2}'
           usage: {input_tokens: 170, output_tokens: 16}
+
+- name: union-output-tour
+  output:
+    tools:                             # output_type=[Point, ToolOutput(int, name="count")]
+      - name: final_result_Point
+        schema: {type: object, properties: {x: {type: integer}, y: {type: integer}}, required: [x, y]}
+      - name: count
+        schema: {type: integer}        # called as {response: 3}
+        description: How many there are.
+  turns:
+    - user: Where is it?
+      model:
+        - tool_calls: [{id: out_1, name: final_result_Point, args: {x: 1, y: 2}}]
+      expect:
+        output: {json_equals: {x: 1, y: 2}}
+    - user: How many?
+      model:
+        - tool_calls: [{id: out_2, name: count, args: {response: 3}}]
+      expect:
+        output: {json_equals: 3}
 """,
     ),
     Example(
@@ -772,7 +796,7 @@ fields when a scenario file starts with:
 REFERENCE_GROUPS: tuple[tuple[str, tuple[type[BaseModel], ...]], ...] = (
     ("The scenario", (model.Scenario,)),
     ("Tools", (model.ToolSpec, model.ToolResult)),
-    ("Structured output", (model.OutputSpec, model.OutputValidatorRule)),
+    ("Structured output", (model.OutputSpec, model.OutputTool, model.OutputValidatorRule)),
     ("Turns and the scripted model", (
         model.Turn, model.Attachment, model.ApprovalDecision, model.ModelStep, model.ScriptedThought,
         model.ScriptedToolCall, model.ScriptedUsage, model.ScriptedError, model.ModelInputCheck, model.SubAgentScript,

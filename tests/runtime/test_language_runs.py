@@ -11,8 +11,10 @@ import pytest
 from agentrig.errors import ScenarioError
 from agentrig.runtime.engine.pydantic_ai_engine.agent_loading import AgentCache
 from agentrig.runtime.engine.pydantic_ai_engine.scenario_execution import execute_scenario
+from agentrig.runtime.engine.tinyagent_engine.agents import EngineUnsupported
 from agentrig.runtime.engine.tinyagent_engine.execution import execute_scenario_tinyagent, unsupported_features
 from agentrig.runtime.engine.tool_rules import json_contains, matching_output_rule
+from agentrig.runtime.history.canonical import RetryPromptPart
 from agentrig.runtime.history.per_run import without_per_run_values
 from agentrig.scenarios.model import OutputValidatorRule
 from tests.runtime.engine_helpers import execute, load_yaml
@@ -71,6 +73,58 @@ def test_an_output_type_that_does_not_import_is_an_error_at_its_line(tmp_path: P
     with pytest.raises(ScenarioError) as raised:
         execute(loaded)
     assert str(raised.value).startswith(f"{loaded.path}:3: output.type: module 'no_such_module' not found")
+
+
+def test_several_output_tools_are_a_union_whose_members_keep_the_names_given(tmp_path: Path) -> None:
+    (tmp_path / "shapes.py").write_text(
+        "from pydantic import BaseModel\n\nclass Point(BaseModel):\n    x: int\n    y: int\n", encoding="utf-8"
+    )
+    loaded = load_yaml(
+        tmp_path,
+        """\
+        name: union
+        output:
+          tools:
+            - {name: final_result_Point, type: shapes:Point}
+            - {name: count, schema: {type: integer}}
+        turns:
+          - user: where
+            model:
+              - tool_calls: [{id: p1, name: final_result_Point, args: {x: one, y: 2}}]
+              - tool_calls: [{id: p2, name: final_result_Point, args: {x: 1, y: 2}}]
+          - user: how many
+            model: [{tool_calls: [{id: c1, name: count, args: {response: 3}}]}]
+        """,
+    )
+    execution = execute(loaded)
+    assert [(turn.output_type, turn.output) for turn in execution.turns] == [
+        ("shapes.Point", '{"x":1,"y":2}'),
+        ("int", "3"),
+    ]
+    retries = [
+        part.tool_name
+        for message in execution.session.messages
+        for part in message.parts
+        if isinstance(part, RetryPromptPart)
+    ]
+    assert retries == ["final_result_Point"]  # the member called judged its own arguments
+
+
+def test_an_output_tool_type_that_does_not_import_is_an_error_at_its_line(tmp_path: Path) -> None:
+    loaded = load_yaml(
+        tmp_path,
+        """\
+        name: typed
+        output:
+          tools:
+            - {name: a, schema: {type: integer}}
+            - {name: b, type: no_such_module:Model}
+        turns: [{user: hi, model: [{text: x}]}]
+        """,
+    )
+    with pytest.raises(ScenarioError) as raised:
+        execute(loaded)
+    assert str(raised.value).startswith(f"{loaded.path}:5: output.tools[1].type: module 'no_such_module' not found")
 
 
 def test_two_agents_that_differ_only_in_their_output_are_never_one_cached_agent(tmp_path: Path) -> None:
@@ -139,6 +193,23 @@ def test_the_tinyagent_engine_names_what_it_cannot_run(tmp_path: Path) -> None:
         "turn 1: attachments other than images (application/pdf, document-url; tinyagent's user messages hold text"
         " and images)",
     ]
+
+
+def test_the_tinyagent_engine_refuses_several_output_tools_in_one_line(tmp_path: Path) -> None:
+    loaded = load_yaml(
+        tmp_path,
+        """\
+        name: union
+        output: {tools: [{name: a, schema: {type: object}}, {name: b, schema: {type: integer}}]}
+        turns: [{user: hi, model: [{tool_calls: [{id: a1, name: a, args: {}}]}]}]
+        """,
+    )
+    with pytest.raises(EngineUnsupported) as raised:
+        asyncio.run(execute_scenario_tinyagent(loaded))
+    assert str(raised.value) == (
+        "the tinyagent engine does not run several output tools (`output.tools`: a union of output types;"
+        " tinyagent's loop ends on text, with no output tool)"
+    )
 
 
 def test_output_validator_rules_run_on_tinyagent_with_pydantic_ai_s_budget(tmp_path: Path) -> None:

@@ -1,8 +1,10 @@
 """Issue 42 item 1: output shapes and host decisions scaffold replays exactly, checked as a user would (`agentrig run
 --out`, scaffold `session.json` and `pydantic_ai_dump.json`, replay, `agentrig diff` the replay's file with the
-source's): an output tool with a custom name (with and without `--agent`), a prompted output with `--agent` (the
-model reads the output's template among the instructions, which the dump does not record), and calls the host
-approved and denied in a resumed run (without `--agent`, the dump's run boundary: a YAML tool asks for approval)."""
+source's): an output tool with a custom name (with and without `--agent`), a union of output types (three output
+tools, one wrapping a non-object as `{response: ...}`; without `--agent` a YAML `output.tools` list), a prompted
+output with `--agent` (the model reads the output's template among the instructions, which the dump does not
+record), and calls the host approved and denied in a resumed run (without `--agent`, the dump's run boundary: a
+YAML tool asks for approval)."""
 
 from __future__ import annotations
 
@@ -45,6 +47,19 @@ SUITE = f"""
     - approvals: {{d3: {{deny: Still no.}}}}
       model:
         - text: Not allowed.
+- name: union-output
+  agent: {_MODULE}:union_output_agent
+  turns:
+    - user: A point
+      model:
+        - tool_calls: [{{id: u1, name: final_result_Point, args: {{x: a, y: 2}}}}]
+        - tool_calls: [{{id: u2, name: final_result_Point, args: {{x: 1, y: 2}}}}]
+    - user: Refuse
+      model:
+        - tool_calls: [{{id: u3, name: final_result_Refusal, args: {{reason: Not allowed}}}}]
+    - user: Count
+      model:
+        - tool_calls: [{{id: u4, name: count, args: {{response: 3}}}}]
 - name: prompted-output
   agent: {_MODULE}:prompted_output_agent
   turns:
@@ -57,6 +72,7 @@ AGENTS = {
     "named-output": "named_output_agent",
     "prompted-output": "prompted_output_agent",
     "approved-and-denied": "approving_agent",
+    "union-output": "union_output_agent",
 }
 FORMS = ("session.json", "pydantic_ai_dump.json")
 

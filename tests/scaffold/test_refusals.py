@@ -84,18 +84,6 @@ CASES: dict[str, tuple[list[Message], str | None, str]] = {
         "tests.scaffold.faithful_agents:terse_agent",
         "messages[1]: tool call(s) 'a1' have no recorded result (a tool raised, and the source does not record",
     ),
-    "union-of-outputs": (
-        [
-            _ASK,
-            _output_call("o1", "final_result_Done", {"ok": True}),
-            _output_done("o1", "final_result_Done"),
-            Message.request(TextPart(content="Again")),
-            _output_call("o2", "final_result_Failed", {"why": "no"}),
-            _output_done("o2", "final_result_Failed"),
-        ],
-        None,
-        "the conversation called the output tools final_result_Done, final_result_Failed",
-    ),
     "output-schema-not-inferred": (
         [
             _ASK,

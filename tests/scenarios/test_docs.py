@@ -57,7 +57,8 @@ LANGUAGE_FIELDS = {
     # issue 29: user content, structured output, tool outcomes, thoughts, provider errors
     "Attachment": ("file", "data", "image_url", "document_url", "audio_url", "video_url", "media_type", "identifier",
                    "vendor_metadata", "force_download", "outside"),
-    "OutputSpec": ("schema", "type", "mode", "name", "description", "allow_text", "validators"),
+    "OutputSpec": ("schema", "type", "mode", "name", "description", "allow_text", "validators", "tools"),
+    "OutputTool": ("name", "schema", "type", "description"),
     "OutputValidatorRule": ("when", "contains", "call", "retry"),
     "ScriptedThought": ("content", "signature", "provider_name", "id", "provider_details"),
     "ToolResult": ("outcome", "abort"),

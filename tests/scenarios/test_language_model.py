@@ -112,6 +112,10 @@ def test_expect_input_attachments_are_checked_like_the_user_s(tmp_path: Path) ->
     assert ":6:" in error
 
 
+_A = "{name: a, schema: {type: object}}"
+_B = "{name: b, schema: {type: integer}}"
+
+
 @pytest.mark.parametrize(
     ("body", "expected"),
     [
@@ -125,6 +129,12 @@ def test_expect_input_attachments_are_checked_like_the_user_s(tmp_path: Path) ->
             "output: {schema: {type: object, properties: {a: {$ref: '#/$defs/Nope'}}}}",
             "schema.properties.a.$ref: '#/$defs/Nope' names no definition",
         ),
+        (f"output: {{tools: [{_A}]}}", "output: tools lists two output tools or more"),
+        (f"output: {{tools: [{_A}, {_A}]}}", "output: two output tools are named 'a'"),
+        (f"output: {{name: x, tools: [{_A}, {_B}]}}", "give no schema, type, name or description beside it"),
+        (f"output: {{mode: native, tools: [{_A}, {_B}]}}", "several output tools are mode tool, not native"),
+        (f"output: {{tools: [{{name: a}}, {_B}]}}", "output.tools[0]: an output tool gives its schema or its type"),
+        (f"output: {{tools: [{_A}, {{schema: {{}}}}]}}", "output.tools[1]: missing required field 'name'"),
     ],
 )
 def test_a_bad_output_is_one_located_error(tmp_path: Path, body: str, expected: str) -> None:
@@ -179,6 +189,14 @@ def test_a_scripted_call_of_the_output_tool_is_a_known_tool(tmp_path: Path) -> N
     (error,) = _errors(tmp_path, "name: s\n" + body % "final_result")
     assert "the agent has no tool 'final_result'" in error
     assert "its tools: 'answer'" in error
+
+
+def test_a_scripted_call_of_any_of_several_output_tools_is_a_known_tool(tmp_path: Path) -> None:
+    body = f"output: {{tools: [{_A}, {_B}]}}\nturns: [{{user: hi, model: [{{tool_calls: [{{id: a, name: %s}}]}}]}}]\n"
+    assert _errors(tmp_path, "name: s\n" + body % "a") == []
+    assert _errors(tmp_path, "name: s\n" + body % "b") == []
+    (error,) = _errors(tmp_path, "name: s\n" + body % "final_result")
+    assert "its tools: 'a', 'b'" in error
 
 
 def test_a_thought_is_text_or_the_thought_with_its_provider_fields(tmp_path: Path) -> None:

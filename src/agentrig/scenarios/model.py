@@ -53,6 +53,7 @@ from agentrig.scenarios.judge_model import JudgeExpectation as JudgeExpectation
 from agentrig.scenarios.judge_model import JudgeVerdict as JudgeVerdict
 from agentrig.scenarios.output_model import OutputMode as OutputMode
 from agentrig.scenarios.output_model import OutputSpec
+from agentrig.scenarios.output_model import OutputTool as OutputTool
 from agentrig.scenarios.output_model import OutputValidatorRule as OutputValidatorRule
 from agentrig.scenarios.provider_settings import ProviderSettings as ProviderSettings
 from agentrig.scenarios.settings_model import CompactionSettings as CompactionSettings

@@ -76,9 +76,8 @@ def unknown_tool_call_errors(
     if scenario.agent is not None:
         return []
     known = set(scenario.tools)
-    output_tool = scenario.output.tool_name if scenario.output is not None else None
-    if output_tool is not None:
-        known.add(output_tool)  # the output tool is a tool the model calls (`tool_calls` expectations count it)
+    if scenario.output is not None:
+        known.update(scenario.output.tool_names)  # output tools are tools the model calls (expectations count them)
     errors: list[ScenarioError] = []
     for scripted in scripted_calls(scenario):
         call = scripted.call

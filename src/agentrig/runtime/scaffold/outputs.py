@@ -2,11 +2,13 @@
 source recorded, else one inferred from the outputs), whether a text answer ended a turn too, and the output
 validator's retries as rules.
 
-- The output tool: pydantic-ai's `final_result` (or `final_result_<Type>` for one member of a union of output
-  types); a conversation that called two of them is refused (a YAML agent's output has one tool). Its schema is
-  the recording's (`tools`), else inferred (`schema_inference`): typed by the outputs the run took, and checked to
-  reject each output the real schema rejected with exactly the errors the model was sent. An output that was
-  always `{response: ...}` is pydantic-ai's wrapping of a non-object type: the schema is the value's.
+- The output tool: pydantic-ai's `final_result`, or the name the run called (`ToolOutput(..., name=...)`, or
+  `final_result_<Type>` for a member of a union of output types); a conversation that called several becomes
+  `tools:`, one entry per tool, named as called (pydantic-ai keeps a given name as it is, so the replay's agent
+  has exactly the source's names). A tool's schema is the recording's (`tools`), else inferred from that tool's
+  outputs (`schema_inference`): typed by the outputs the run took, and checked to reject each output the real
+  schema rejected with exactly the errors the model was sent. An output that was always `{response: ...}` is
+  pydantic-ai's wrapping of a non-object type: the schema is the value's.
 - `allow_text`: a text answer ended a turn beside the output tool (`output_type=[..., str]`).
 - `validators`: each output the validator asked again (a retry whose content is a message) becomes a rule
   `{call: N, retry: message}`, N counting the outputs the validator judged over the scenario, as the rule counts.
@@ -32,26 +34,30 @@ def output_section(
     """The scenario's `output:` for a YAML agent, or None for a plain text output nobody judged."""
     events = [event for turn in turns for event in turn.outputs]
     names = list(dict.fromkeys(call.tool_name for turn in turns for call in turn.calls if is_output_tool_call(call)))
-    if len(names) > 1:
-        raise refuse(
-            f"the conversation called the output tools {', '.join(names)} (a union of output types); a YAML"
-            " agent's output has one tool",
-            hint=AGENT_HINT,
-        )
     if reads_text_as_json(events):
         return _auto_section(names, events, schemas, refuse)
     allow_text = bool(names) and any(e.kind == "text" and e.verdict == "accepted" for e in events)
     validators = _validator_rules(events, judges_text=not names or allow_text)
     if not names:
         return {"validators": validators} if validators else None
-    section: dict[str, Any] = {"schema": _schema(names[0], events, schemas, refuse), "mode": "tool"}
-    if names[0] != "final_result":
-        section["name"] = names[0]
+    section: dict[str, Any]
+    if len(names) > 1:  # a union of output types: each tool judged its own outputs
+        tools = [{"name": name, "schema": _schema(name, _events_of(name, events), schemas, refuse)} for name in names]
+        section = {"tools": tools}
+    else:
+        section = {"schema": _schema(names[0], events, schemas, refuse), "mode": "tool"}
+        if names[0] != "final_result":
+            section["name"] = names[0]
     if allow_text:
         section["allow_text"] = True
     if validators:
         section["validators"] = validators
     return section
+
+
+def _events_of(name: str, events: Sequence[OutputEvent]) -> list[OutputEvent]:
+    """The outputs the output tool `name` judged."""
+    return [event for event in events if event.call is not None and event.call.tool_name == name]
 
 
 def reads_text_as_json(events: Sequence[OutputEvent]) -> bool:
@@ -67,10 +73,10 @@ def _auto_section(
     """`mode: auto`: the output tool `final_result` and every text answer judged by one schema, inferred from the
     outputs of both (a text's JSON is the output's value) and checked to reject each rejected one with exactly the
     errors the model was sent; so each retry is sent again word for word."""
-    if names and names[0] != "final_result":
+    if names and names != ["final_result"]:
         raise refuse(
-            f"a text answer was judged by the output's schema beside the output tool {names[0]} (not pydantic-ai's"
-            " default final_result); no YAML output mode reads both",
+            f"a text answer was judged by the output's schema beside the output tools {', '.join(names)} (not"
+            " pydantic-ai's default final_result alone); no YAML output mode reads both",
             hint=AGENT_HINT,
         )
     texts = [event for event in events if event.kind == "text"]
@@ -93,9 +99,12 @@ def _auto_section(
     return section
 
 
-def output_value(args: Any, section: Mapping[str, Any] | None) -> Any:
-    """The YAML agent's output for an output tool call's arguments: the value itself for a wrapped non-object."""
+def output_value(name: str, args: Any, section: Mapping[str, Any] | None) -> Any:
+    """The YAML agent's output for a call of its output tool `name`: the value itself for a wrapped non-object."""
     schema = section.get("schema") if section is not None else None
+    for tool in section.get("tools", ()) if section is not None else ():
+        if tool["name"] == name:
+            schema = tool["schema"]
     if isinstance(schema, Mapping) and schema.get("type") != "object" and isinstance(args, dict):
         return args.get("response")
     return args

@@ -258,7 +258,7 @@ def _yaml_output_expecter(output: dict[str, Any] | None) -> OutputExpecter:
             return {"json_equals": orjson.loads(text)}  # the text is the output's JSON (`mode: auto`)
         if call is None:
             return {"equals": text}
-        return {"json_equals": output_value(call.args, output)}
+        return {"json_equals": output_value(call.tool_name, call.args, output)}
 
     return expect
 

@@ -131,13 +131,18 @@ def agent_version(
         "system_prompt": system_prompt,
         "tools": {name: spec.model_dump(mode="json", by_alias=True) for name, spec in tools.items()},
         "output": output.model_dump(mode="json", by_alias=True) if output is not None else None,
-        "base_dir": str(base_dir.resolve()) if output is not None and output.type and base_dir else None,
+        "base_dir": str(base_dir.resolve()) if output is not None and _imports_type(output) and base_dir else None,
         "tool_retries": settings.tool_retries,
         "output_retries": settings.output_retries,
         "timeout": settings.timeout,
     }
     digest = hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()
     return f"{kind}:{digest[:16]}"
+
+
+def _imports_type(output: OutputSpec) -> bool:
+    """Whether the output names a Python type (imported from the scenario's folder)."""
+    return output.type is not None or any(tool.type is not None for tool in output.tools)
 
 
 def _self_contained(
@@ -158,6 +163,7 @@ def _self_contained(
             search_paths=search,
             scenario_path=loaded.path if loaded is not None else None,
             line=loaded.line_of("output", "type") if loaded is not None else None,
+            line_of=(lambda index: loaded.line_of("output", "tools", index, "type")) if loaded is not None else None,
             offline=offline,
         ),
         deps_type=ToolCallCounts,
@@ -254,7 +260,7 @@ def agent_for_scenario(
         output=output,
         base_dir=loaded.base_dir,
     )
-    if output is not None and output.type is not None:
+    if output is not None and _imports_type(output):
         _self_contained(prompt, tools, scenario.settings, output, loaded, offline)  # fail now, at its line
     return AgentHandle(
         key=key,

@@ -5,6 +5,8 @@
   `{response: ...}` by the output tool, as an `int` output is), and the output is validated by the schema's pydantic
   validator (`scenarios.json_schema_validation`), so a bad output gets the retry prompt a real model would.
 - `type`: the `module:attribute` the scenario names, imported from the scenario's folder or the working directory.
+- `tools`: a union of output types, each member a `ToolOutput` with the tool's name as the scenario gives it, so
+  the model calls exactly the names the source's agent had (pydantic-ai's `final_result_<Type>` included).
 - `mode`: `ToolOutput`, `NativeOutput` or `PromptedOutput` around it, or none (`auto`: pydantic-ai's default for
   a bare type, whose output tool is `final_result` and which reads a text answer as the output's JSON);
   `allow_text` adds `str`, and a tool that may defer adds `DeferredToolRequests` (the run may then end waiting
@@ -16,7 +18,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,14 +46,30 @@ def output_type(
     search_paths: Sequence[Path] = (),
     scenario_path: Path | None = None,
     line: int | None = None,
+    line_of: Callable[[int], int | None] | None = None,
     offline: bool = False,
 ) -> Any:
-    """The `output_type` of the self-contained agent (`offline`: import `type` with placeholder provider keys)."""
+    """The `output_type` of the self-contained agent (`offline`: import `type` with placeholder provider keys;
+    `line`: the line of `output.type`, `line_of(i)`: of `output.tools[i].type`)."""
     members: list[Any] = []
     if spec is None or not spec.structured:
         members.append(str)
+    elif spec.tools:
+        for index, tool in enumerate(spec.tools):
+            value_type = _value_type(
+                tool.schema_,
+                tool.type,
+                search_paths,
+                scenario_path,
+                line_of(index) if line_of is not None else None,
+                field=f"output.tools[{index}].type",
+                offline=offline,
+            )
+            members.append(ToolOutput(value_type, name=tool.name, description=tool.description))
+        if spec.allow_text:
+            members.append(str)
     else:
-        value_type = _value_type(spec, search_paths, scenario_path, line, offline=offline)
+        value_type = _value_type(spec.schema_, spec.type, search_paths, scenario_path, line, offline=offline)
         if spec.mode == "auto":
             members.append(value_type)
         else:
@@ -65,16 +83,23 @@ def output_type(
 
 
 def _value_type(
-    spec: OutputSpec, search_paths: Sequence[Path], scenario_path: Path | None, line: int | None, *, offline: bool
+    schema: Mapping[str, Any] | None,
+    spec: str | None,
+    search_paths: Sequence[Path],
+    scenario_path: Path | None,
+    line: int | None,
+    *,
+    field: str = "output.type",
+    offline: bool,
 ) -> Any:
-    if spec.schema_ is not None:
-        return schema_type(spec.schema_)
+    if schema is not None:
+        return schema_type(schema)
 
     def fail(message: str) -> ScenarioError:
-        return ScenarioError(message, path=scenario_path, line=line, field="output.type")
+        return ScenarioError(message, path=scenario_path, line=line, field=field)
 
     with offline_import(offline):
-        return resolve_attribute(spec.type or "", search_paths=search_paths, fail=fail)
+        return resolve_attribute(spec or "", search_paths=search_paths, fail=fail)
 
 
 def schema_type(schema: Mapping[str, Any]) -> type[Any]:

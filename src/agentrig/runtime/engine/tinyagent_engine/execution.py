@@ -69,7 +69,12 @@ def unsupported_features(scenario: Scenario) -> list[str]:
         found.append("`capabilities:` / `history_processors:` (pydantic-ai capabilities attached to its runs)")
     if scenario.requires:
         found.append(f"`requires: {list(scenario.requires)}` (extras of pydantic-ai: its UI adapters, its harness)")
-    if scenario.output is not None and scenario.output.structured:
+    if scenario.output is not None and scenario.output.tools:
+        found.append(
+            "several output tools (`output.tools`: a union of output types; tinyagent's loop ends on text, with no"
+            " output tool)"
+        )
+    elif scenario.output is not None and scenario.output.structured:
         found.append(
             "a structured output (`output.schema` / `output.type`: tinyagent's loop ends on text, with no output tool)"
         )
