@@ -118,6 +118,25 @@ def test_tpm_goes_one_at_a_time_until_an_answer_tells_the_size_then_schedules_to
     assert grants.tickets == [first, second, third]
 
 
+def test_tpm_charges_a_request_granted_before_any_size_was_known_from_its_answer(
+    cores: list[LimiterCore], clock: _Clock
+) -> None:
+    # The first request reserves nothing (no answer has told the size yet), and it is the one that pays for the
+    # client's start (connection, TLS): it may reach the provider well after its grant. The provider counts its
+    # tokens from then, so the schedule counts them from its answer, not from its grant: charged from the grant,
+    # a first request that took 3 s would let the next go at once, into the same provider window (seen as a 429 in
+    # tests/providers/test_concurrency.py on a loaded machine).
+    core = _core(cores, clock, max_concurrency=100, tpm=600)  # 10 tokens a second
+    grants = _Grants()
+    first, second = (core.request(KEY, grants) for _ in range(2))
+    clock.now += 3.0  # the first request's answer comes 3 s after its grant
+    core.release(first, tokens=20)  # 20 tokens: 2 s of the schedule, from now
+    assert grants.tickets == [first]
+    clock.now += 2 * (1 + RATE_MARGIN) + 0.001
+    core.poke()
+    assert grants.tickets == [first, second]
+
+
 def test_a_429_pauses_every_request_to_that_provider(cores: list[LimiterCore], clock: _Clock) -> None:
     core = _core(cores, clock, max_concurrency=4)
     grants = _Grants()

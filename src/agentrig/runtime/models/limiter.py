@@ -13,7 +13,9 @@ Per provider (a key: the provider and its base URL) it keeps
 - `--rpm`: requests spaced evenly, one every 60/rpm seconds (a GCRA with no burst). A window of a minute would let a
   whole minute's requests go in the first second, and a provider that counts over 10 s would answer most with 429;
 - `--tpm`: the same schedule for tokens. A request reserves the mean tokens of the requests answered so far, and
-  its release corrects the schedule with what it really used; until one has been answered, one goes at a time;
+  its release corrects the schedule with what it really used; until one has been answered, one goes at a time,
+  and that first one's tokens count from its answer (it pays for the client's start, so it may reach the provider
+  long after its grant);
 - a pause: a 429 stops every request to that provider for the wait the retry policy chose (the provider's
   `Retry-After`), rather than letting the others run into the same limit.
 
@@ -130,7 +132,11 @@ class LimiterCore:
             now = self._clock()
             if self._tokens_per_second:
                 used = float(tokens or 0)
-                provider.next_tokens_at += (used - reserved) / self._tokens_per_second
+                # A request granted blind (nothing reserved: no answer had told the size yet) is the one that pays
+                # for the client's start and may reach the provider long after its grant; the provider counts its
+                # tokens from its arrival, so the schedule counts them from its answer, the latest that can be.
+                since = provider.next_tokens_at if reserved else max(provider.next_tokens_at, now)
+                provider.next_tokens_at = since + (used - reserved) / self._tokens_per_second
                 if tokens:
                     provider.answered += 1
                     mean = provider.mean_tokens or 0.0
