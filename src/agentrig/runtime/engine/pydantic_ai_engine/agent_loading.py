@@ -29,7 +29,12 @@ from agentrig.errors import ScenarioError
 from agentrig.runtime.engine.module_loading import resolve_attribute, sys_exit_hint
 from agentrig.runtime.engine.pydantic_ai_engine.deps import offline_import
 from agentrig.runtime.engine.pydantic_ai_engine.yaml_output import add_output_validator, output_type
-from agentrig.runtime.engine.pydantic_ai_engine.yaml_tools import ToolCallCounts, build_toolset, can_defer
+from agentrig.runtime.engine.pydantic_ai_engine.yaml_tools import (
+    ToolCallCounts,
+    build_toolset,
+    can_defer,
+    tools_may_fail,
+)
 from agentrig.scenarios.loader import LoadedScenario
 from agentrig.scenarios.model import OutputSpec, Settings, ToolSpec
 
@@ -89,6 +94,7 @@ class AgentHandle:
         deps: Any = None,
         cache: AgentCache | None = None,
         run_retries: Mapping[str, int] | None = None,
+        tools_may_fail: bool = True,
     ) -> None:
         self.key = key
         """The version hash the agent is cached under."""
@@ -99,6 +105,10 @@ class AgentHandle:
         scenario's `deps`)."""
         self.run_retries = dict(run_retries) if run_retries is not None else None
         """pydantic-ai's run-level `retries=` (the scenario's explicit retry settings); None keeps the agent's."""
+        self.tools_may_fail = tools_may_fail
+        """Whether a tool of the agent can raise an exception of its own, so a run must hold tool failures
+        (`held_failures`); False only for a self-contained agent whose YAML tools cannot (`yaml_tools.tools_may_fail`)
+        and that has no output type of its own."""
         self.run_capabilities: list[Any] = []
         """Capabilities added to every run (`capabilities=` of the run): the scenario's `capabilities` and
         `history_processors` (`composition.load_composition`)."""
@@ -268,6 +278,7 @@ def agent_for_scenario(
         label="self-contained",
         deps=ToolCallCounts(),
         cache=cache,
+        tools_may_fail=output is not None or tools_may_fail(tools),
     )
 
 

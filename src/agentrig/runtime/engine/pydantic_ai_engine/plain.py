@@ -109,7 +109,9 @@ class PydanticAIEngine:
         retries: Any = self.agent.run_retries
         turn = self._turn = TurnControl(request, control, streamed=self.streams)
         held = HeldFailures()  # a failing tool call ends the run once its batch is done (`held_failures`)
-        capabilities = [*self.agent.run_capabilities, *turn.capabilities(), held]
+        capabilities = [*self.agent.run_capabilities, *turn.capabilities()]
+        if self.agent.tools_may_fail or self.agent.run_capabilities:  # else nothing can be held: no hooks to pay
+            capabilities.append(held)
         options: dict[str, Any] = {"deferred_tool_results": deferred_tool_results(request.deferred_results)}
         ui = request.protocol_request
         if isinstance(ui, UiTurn):  # a UI turn: the adapter's messages, and what it adds to a run (ui_turn.py)

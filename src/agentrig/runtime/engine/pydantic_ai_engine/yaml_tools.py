@@ -40,7 +40,7 @@ from agentrig.runtime.models.stops import ScriptedToolFailure, ScriptMismatch
 from agentrig.scenarios.json_schema_validation import schema_validator
 from agentrig.scenarios.model import ToolSpec
 
-__all__ = ["ToolCallCounts", "build_toolset", "can_defer", "matching_result"]
+__all__ = ["ToolCallCounts", "build_toolset", "can_defer", "matching_result", "tools_may_fail"]
 
 ANY_OBJECT = SchemaValidator(core_schema.dict_schema())
 """The arguments of a tool that validates nothing else (`validate_args: false`): a JSON object."""
@@ -89,6 +89,18 @@ def _tool_function(name: str, spec: ToolSpec) -> Any:
 
     run_yaml_tool.__name__ = name
     return run_yaml_tool
+
+
+def tools_may_fail(tools: Mapping[str, ToolSpec]) -> bool:
+    """Whether a call of one of these YAML tools can raise an exception of its own (not one of pydantic-ai's
+    signals): a `fail` result, or a call no rule matches (a tool without a result that has neither `when` nor
+    `call`). Without one, no run of them needs `HeldFailures` (held_failures.py), which costs every tool call and
+    step of the run a capability's hooks."""
+    return any(
+        any(result.fail is not None for result in spec.results)
+        or not any(result.when is None and result.call is None for result in spec.results)
+        for spec in tools.values()
+    )
 
 
 def build_toolset(tools: Mapping[str, ToolSpec]) -> FunctionToolset[Any]:
