@@ -82,7 +82,8 @@ def edited_source(messages: Sequence[Message], edits: GoldenEdits) -> list[list[
     """Per source message, the messages the replay's history holds for it: the message itself, or what agentrig's
     loop makes of a turn that went wrong where the source (a pydantic-ai dump) holds only pydantic-ai's messages:
     calls left without a result closed after their response, a cancelled request's open calls closed in it and
-    `[INTERRUPTED]` after it, a user's message that got no answer dropped."""
+    `[INTERRUPTED]` after it, a run out of output retries's open output calls closed, a user's message that got no
+    answer dropped."""
     answered = {call_id for message in messages if message.kind == "request" for call_id in answered_ids(message)}
     result: list[list[Message]] = []
     last_calls: Sequence[ToolCallPart] = ()
@@ -97,6 +98,10 @@ def edited_source(messages: Sequence[Message], edits: GoldenEdits) -> list[list[
             unanswered = [call for call in message.tool_calls if call.tool_call_id not in answered]
             closing = [_closed(call, failed_id, failure) for call in unanswered]
             result.append([message, Message.request(*closing)])
+        elif index in edits.exhausted:  # output retries ran out: the open output calls closed, the run ended
+            closing = [_closed(call, None, "") for call in last_calls if call.tool_call_id not in answered]
+            kept = [message.with_parts([*message.parts, *closing])] if message.kind == "request" else [message]
+            result.append(kept if message.kind == "request" else [*kept, Message.request(*closing)])
         elif index in edits.interrupted:
             closing = [_closed(call, None, "") for call in last_calls if call.tool_call_id not in answered]
             marker = Message.response(TextPart(content=INTERRUPTED_MARKER))

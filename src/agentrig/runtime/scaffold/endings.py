@@ -11,6 +11,10 @@ dump keeps only pydantic-ai's messages, and the golden history gets what the loo
 - a request in state `interrupted` that closes the last response's calls and ends the conversation, with no
   `[INTERRUPTED]` (agentrig's histories only): a usage limit stopped the run before the calls ran;
   `settings.tool_calls_limit` at the calls the turn ran; the turn expects `error: usage_limit`;
+- the last response's output tool calls left without a result (a dump; 2.78 adds an empty request `interrupted`),
+  or closed `interrupted` with no `[INTERRUPTED]` (agentrig's histories): the run ran out of output retries
+  (pydantic-ai's `Exceeded maximum output retries (N)`); `settings.output_retries` at the retries the turn used;
+  the turn expects `error: unexpected_model_behavior`;
 - `[INTERRUPTED] partial text` after a request: a step `{text: partial, abort: true}`; `interrupted: true`;
 - tool results and nothing after them (a `failed` one without agentrig's failure text is a result the model was to
   read), or a user's message with no answer: a step `error: server_error`; the turn expects `error: server_error`
@@ -79,6 +83,8 @@ def close_turn(walk: Walk, index: int, *, last: bool = False) -> None:
     turn = walk.turns[-1]
     if turn.ending is not None:
         return
+    if _output_retries_exhausted(walk, turn):
+        return
     if last and walk.interrupted_at is not None and _limit_stopped(walk, turn):
         return
     if walk.interrupted_at is not None:  # a dump: the cancelled request, then the next user message
@@ -111,6 +117,34 @@ def close_turn(walk: Walk, index: int, *, last: bool = False) -> None:
         turn.rules[call.tool_call_id] = rule
     _after_failure(turn, call, answers)
     turn.ending = {"error": {"kind": "tool_failed"}}
+
+
+def _output_retries_exhausted(walk: Walk, turn: ScriptTurn) -> bool:
+    """The last response's calls left open are its output tool calls, the first of them among them: pydantic-ai
+    judged the output, rejected it once more than its budget allows and ended the run (`UnexpectedModelBehavior`),
+    leaving them without a result (agentrig's loop closes them `interrupted`; a cancellation would write
+    `[INTERRUPTED]`, and a usage limit counts no output call)."""
+    last = turn.last_response
+    if last is None or turn.paused:
+        return False
+    calls = {call.tool_call_id for call in last.tool_calls}
+    open_calls = [call for call in walk.pending if call.tool_call_id in calls]
+    if walk.interrupted_at is not None:
+        open_calls += [c for c, a in turn.answers if c.tool_call_id in calls and _outcome(a) == "interrupted"]
+    first_output = next((call for call in last.tool_calls if is_output_tool_call(call)), None)
+    if not open_calls or first_output is None or first_output not in open_calls:
+        return False
+    if not all(is_output_tool_call(call) for call in open_calls):
+        return False
+    if walk.pending:  # a dump: the calls are closed where agentrig's loop closes them
+        walk.edits.exhausted.add(walk.interrupted_at if walk.interrupted_at is not None else walk.pending_at)
+    # The call closed `interrupted` was rejected, not taken: no evidence an output schema accepts its arguments.
+    turn.outputs = [event for event in turn.outputs if event.call is None or event.call not in open_calls]
+    turn.exhausted_output_retries = turn.output_retries
+    turn.ending = {"error": {"kind": "unexpected_model_behavior"}}
+    walk.pending = []
+    walk.interrupted_at = None
+    return True
 
 
 def _limit_stopped(walk: Walk, turn: ScriptTurn) -> bool:

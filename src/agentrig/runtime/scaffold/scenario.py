@@ -272,7 +272,10 @@ def _settings(turns: list[ScriptTurn]) -> dict[str, int]:
     if streak > 1:
         settings["tool_retries"] = streak
     output_retries = max(turn.output_retries for turn in turns)
-    if output_retries > 1:
+    exhausted = [turn.exhausted_output_retries for turn in turns if turn.exhausted_output_retries is not None]
+    if exhausted:  # the budget that stopped a turn, exactly: with more, the replay would retry where the source ended
+        settings["output_retries"] = min(exhausted)
+    elif output_retries > 1:
         settings["output_retries"] = output_retries
     requests = max(len(turn.steps) for turn in turns)
     if requests > _DEFAULT_MAX_ITERATIONS:

@@ -154,6 +154,9 @@ class ScriptTurn:
     """The most model requests that retried one tool in the turn's run (pydantic-ai's per-tool retry count)."""
     output_retries: int = 0
     """Output retries in the turn (the output validator or an output tool's arguments rejected)."""
+    exhausted_output_retries: int | None = None
+    """The output retries the turn used before it ran out of them (pydantic-ai's `Exceeded maximum output retries
+    (N)`): the budget that stopped it, `settings.output_retries`."""
     tool_calls_limit: int | None = None
     """The `settings.tool_calls_limit` that stopped the turn (the calls it ran), when a limit stopped it."""
     ending: dict[str, Any] | None = None
@@ -206,6 +209,9 @@ class GoldenEdits:
     """Requests in state `interrupted`: the calls they leave unanswered are closed in them, `[INTERRUPTED]` follows."""
     dropped: set[int] = field(default_factory=set[int])
     """Requests of a user's message that got no answer (a provider error): agentrig's loop drops them."""
+    exhausted: set[int] = field(default_factory=set[int])
+    """The response whose output calls ran out of output retries, or the empty request `interrupted` after it
+    (2.78): the calls it leaves unanswered are closed `interrupted` after it (in it), with no `[INTERRUPTED]`."""
 
 
 def take_response(walk: Walk, index: int, message: Message, usage: Usage | None) -> None:
