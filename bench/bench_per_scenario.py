@@ -8,7 +8,7 @@ tool, every turn's output and the tool call checked, usage checked. Both sides r
 
 - agentrig: `agentrig.cli.main(["run", DIR, "-j", "1", "-q", "--out", OUT])`, the console entry's own function
   (argument parsing, `run_suite`, the run folder with report.html, report.json, junit.xml, summary.md and every
-  scenario's folder, exactly as the command writes them), into a fresh `--out` each round;
+  scenario's folder, exactly as the command writes them), into a new `--out` each round;
 - bare: for each scenario, an `Agent` with the same instructions and tool, a `FunctionModel` answering the same
   script, the three turns run with `Agent.run` carrying `message_history`, all in one event loop (as `-j 1` runs
   its scenarios), the outputs asserted. The floor: what a hand-written test of the same script costs.
@@ -28,9 +28,9 @@ import asyncio
 import contextlib
 import cProfile
 import io
+import itertools
 import os
 import pstats
-import shutil
 import statistics
 import sys
 import tempfile
@@ -139,17 +139,18 @@ def bare_loop(count: int) -> None:
 
 
 def agentrig_run(scenarios: Path, out: Path) -> Callable[[], None]:
-    """`agentrig run SCENARIOS -j 1 -q --out OUT` in this process, into a new folder each call (as a CI job)."""
+    """`agentrig run SCENARIOS -j 1 -q --out OUT/runN` in this process, into a new folder each call (as a CI job);
+    the folders are left for the temporary directory's cleanup, so no deletion is timed."""
+    runs = itertools.count()
 
     def run() -> None:
-        if out.exists():
-            shutil.rmtree(out)
+        target = out / f"run{next(runs)}"
         with contextlib.redirect_stdout(io.StringIO()) as printed:
             try:
-                agentrig.cli.main(["run", str(scenarios), "-j", "1", "-q", "--out", str(out)])
+                agentrig.cli.main(["run", str(scenarios), "-j", "1", "-q", "--out", str(target)])
             except SystemExit as exit_:
                 raise AssertionError(f"agentrig run exited {exit_.code}: {printed.getvalue()}") from None
-        assert (out / "report.html").is_file()
+        assert (target / "report.html").is_file()
 
     return run
 
