@@ -4,7 +4,7 @@ pydantic-ai's `UnexpectedModelBehavior: Exceeded maximum output retries (1)`."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from pydantic_ai import Agent
 
 
@@ -15,3 +15,14 @@ class Point(BaseModel):
 
 def one_retry_agent() -> Agent[None, Point]:
     return Agent(None, output_type=Point, retries=1)
+
+
+class Percent(BaseModel):
+    """A value a validator checks against a range: schema inference, which sees only accepted values' types, cannot
+    tell the rejected arguments from the accepted ones."""
+
+    value: int = Field(ge=0, le=100)
+
+
+def percent_agent() -> Agent[None, Percent]:
+    return Agent(None, output_type=Percent, retries=1)

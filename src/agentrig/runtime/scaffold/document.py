@@ -65,13 +65,7 @@ def golden_history(messages: Sequence[Message], tool_results: ToolResults, *, pa
         parts = tuple(normalized_part(part, tool_results) for part in message.parts)
         result.append(replace(message, parts=parts))
     # The output-tool mark a replay's history carries on every release (2.78 writes it; agentrig on earlier ones).
-    output_tools = {
-        call.tool_name
-        for message in messages
-        for call in message.tool_calls
-        if call.tool_kind == OUTPUT_TOOL_KIND or is_output_tool_call(call)
-    }
-    result = with_output_tool_kind(result, output_tools)
+    result = with_output_tool_kind(result, _output_tools(messages))
     if paused:  # the replay ends paused: its history carries the pause's mark on every release (2.38's dumps lack it)
         result = with_pause_marks(result)
     # As a golden file holds it: without the ids drawn per run (history/per_run.py).
@@ -84,6 +78,9 @@ def edited_source(messages: Sequence[Message], edits: GoldenEdits) -> list[list[
     calls left without a result closed after their response, a cancelled request's open calls closed in it and
     `[INTERRUPTED]` after it, a run out of output retries's open output calls closed, a user's message that got no
     answer dropped."""
+    # Marked before the edits, as the engine marks a run's messages before the loop closes its calls: a call the loop
+    # closes gets a return without the output-tool mark on every release (`cleanup.close_unanswered_calls`).
+    messages = with_output_tool_kind(messages, _output_tools(messages))
     answered = {call_id for message in messages if message.kind == "request" for call_id in answered_ids(message)}
     result: list[list[Message]] = []
     last_calls: Sequence[ToolCallPart] = ()
@@ -109,6 +106,16 @@ def edited_source(messages: Sequence[Message], edits: GoldenEdits) -> list[list[
         else:
             result.append([message])
     return result
+
+
+def _output_tools(messages: Sequence[Message]) -> set[str]:
+    """The names of the output tools `messages` call: marked so, or by pydantic-ai's default name."""
+    return {
+        call.tool_name
+        for message in messages
+        for call in message.tool_calls
+        if call.tool_kind == OUTPUT_TOOL_KIND or is_output_tool_call(call)
+    }
 
 
 def _closed(call: ToolCallPart, failed_id: str | None, failure: str) -> ToolReturnPart:

@@ -141,6 +141,7 @@ def _output_retries_exhausted(walk: Walk, turn: ScriptTurn) -> bool:
     # The call closed `interrupted` was rejected, not taken: no evidence an output schema accepts its arguments.
     turn.outputs = [event for event in turn.outputs if event.call is None or event.call not in open_calls]
     turn.exhausted_output_retries = turn.output_retries
+    turn.exhausted_output = first_output
     turn.ending = {"error": {"kind": "unexpected_model_behavior"}}
     walk.pending = []
     walk.interrupted_at = None

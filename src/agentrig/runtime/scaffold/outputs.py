@@ -20,10 +20,14 @@ schema rejected (a retry with validation errors after a text answer) needs the a
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
+from pydantic_core import ValidationError
+
+from agentrig.runtime.history.canonical import ToolCallPart
 from agentrig.runtime.scaffold.schema_inference import Rejection, infer_schema, seen_types_schema
 from agentrig.runtime.scaffold.turns import AGENT_HINT, OutputEvent, Refuse, ScriptTurn, is_output_tool_call
+from agentrig.scenarios.json_schema_validation import schema_validator
 
 __all__ = ["output_section", "output_value"]
 
@@ -34,25 +38,66 @@ def output_section(
     """The scenario's `output:` for a YAML agent, or None for a plain text output nobody judged."""
     events = [event for turn in turns for event in turn.outputs]
     names = list(dict.fromkeys(call.tool_name for turn in turns for call in turn.calls if is_output_tool_call(call)))
-    if reads_text_as_json(events):
-        return _auto_section(names, events, schemas, refuse)
-    allow_text = bool(names) and any(e.kind == "text" and e.verdict == "accepted" for e in events)
-    validators = _validator_rules(events, judges_text=not names or allow_text)
-    if not names:
-        return {"validators": validators} if validators else None
     section: dict[str, Any]
-    if len(names) > 1:  # a union of output types: each tool judged its own outputs
-        tools = [{"name": name, "schema": _schema(name, _events_of(name, events), schemas, refuse)} for name in names]
-        section = {"tools": tools}
+    if reads_text_as_json(events):
+        section = _auto_section(names, events, schemas, refuse)
+        judges_text = True
     else:
-        section = {"schema": _schema(names[0], events, schemas, refuse), "mode": "tool"}
-        if names[0] != "final_result":
-            section["name"] = names[0]
-    if allow_text:
-        section["allow_text"] = True
+        allow_text = bool(names) and any(e.kind == "text" and e.verdict == "accepted" for e in events)
+        judges_text = not names or allow_text
+        if not names:
+            validators = _validator_rules(events, judges_text=judges_text)
+            return {"validators": validators} if validators else None
+        if len(names) > 1:  # a union of output types: each tool judged its own outputs
+            tools = [
+                {"name": name, "schema": _schema(name, _events_of(name, events), schemas, refuse)} for name in names
+            ]
+            section = {"tools": tools}
+        else:
+            section = {"schema": _schema(names[0], events, schemas, refuse), "mode": "tool"}
+            if names[0] != "final_result":
+                section["name"] = names[0]
+        if allow_text:
+            section["allow_text"] = True
+    validators = _validator_rules(_judged(turns, section), judges_text=judges_text)
     if validators:
         section["validators"] = validators
     return section
+
+
+EXHAUSTED_RETRY = "Rejected: the source's run ran out of output retries at this output."
+"""The retry a validator rule gives the output a run ran out of output retries at, where the schema accepts it: the
+run ends there, so no model reads it."""
+
+
+def _judged(turns: Sequence[ScriptTurn], section: Mapping[str, Any]) -> list[OutputEvent]:
+    """The outputs in the order the run judged them, with the one each turn that ran out of output retries was
+    rejected at last. That one's errors never reached the history, so no schema was inferred from it; where the
+    schema accepts it, the source's agent rejected it all the same (its own schema, a validator, a check no
+    inference sees), and a validator rule rejects it in the replay, which then gives up at the same call."""
+    events: list[OutputEvent] = []
+    for turn in turns:
+        events += turn.outputs
+        call = turn.exhausted_output
+        if call is not None and _accepts(section, call):
+            events.append(OutputEvent(kind="tool", verdict="retry", call=call, message=EXHAUSTED_RETRY))
+    return events
+
+
+def _accepts(section: Mapping[str, Any], call: ToolCallPart) -> bool:
+    """Whether the output's schema for `call`'s tool takes its arguments."""
+    schema = section.get("schema")
+    for tool in section.get("tools", ()):
+        if tool["name"] == call.tool_name:
+            schema = tool["schema"]
+    if not isinstance(schema, Mapping):
+        return True
+    value = output_value(call.tool_name, call.args, section)
+    try:
+        schema_validator(cast(Mapping[str, Any], schema)).validate_python(value)
+    except (ValidationError, ValueError):
+        return False
+    return True
 
 
 def _events_of(name: str, events: Sequence[OutputEvent]) -> list[OutputEvent]:

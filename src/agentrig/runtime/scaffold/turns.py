@@ -157,6 +157,9 @@ class ScriptTurn:
     exhausted_output_retries: int | None = None
     """The output retries the turn used before it ran out of them (pydantic-ai's `Exceeded maximum output retries
     (N)`): the budget that stopped it, `settings.output_retries`."""
+    exhausted_output: ToolCallPart | None = None
+    """The output call rejected last when the turn ran out of output retries: rejected, with errors the source does
+    not hold (the run ended instead of sending them)."""
     tool_calls_limit: int | None = None
     """The `settings.tool_calls_limit` that stopped the turn (the calls it ran), when a limit stopped it."""
     ending: dict[str, Any] | None = None
