@@ -15,6 +15,7 @@ import pytest
 from agentrig.runtime.runfolder import jsonio
 from agentrig.testing import run_scenario
 from tests.cli.cli_helpers import run_main
+from tests.reports.runs import decompressed
 
 _SCENARIO = """\
 name: refund
@@ -93,7 +94,8 @@ def test_a_failing_verdict_shows_its_reason_in_every_report(
     assert detail in (failure.text or "")
     assert detail in (out / "summary.md").read_text(encoding="utf-8")
     assert detail in output
-    assert check["actual"]["reason"] in (out / "report.html").read_text(encoding="utf-8")  # drawn beside the check
+    page = decompressed((out / "report.html").read_text(encoding="utf-8"))
+    assert check["actual"]["reason"] in page  # drawn beside the check
 
 
 def test_a_turn_without_output_fails_its_judged_check_unasked() -> None:

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from agentrig.cli import app
 from agentrig.runtime.runfolder import jsonio
 from tests.cli.cli_helpers import run_main
+from tests.reports.runs import readable_text
 
 SECRET = "sk-agentrig-test-0123456789abcdef"
 
@@ -39,7 +40,7 @@ def test_run_outputs_never_contain_the_key(tmp_path: Path, monkeypatch: pytest.M
     written = [path for path in out.rglob("*") if path.is_file()]
     assert {path.name for path in written} >= {"report.json", "report.html", "junit.xml", "summary.md", "history.json"}
     for path in written:
-        assert SECRET not in path.read_text(encoding="utf-8"), path
+        assert SECRET not in readable_text(path), path
     assert "[REDACTED]" in (out / "scenarios" / "leaky-tool" / "history.json").read_text(encoding="utf-8")
     assert SECRET not in result.output
 

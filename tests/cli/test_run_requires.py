@@ -17,6 +17,7 @@ from agentrig.runtime.runfolder import jsonio
 from agentrig.scenarios import composition_model
 from tests.cli.cli_helpers import run_main
 from tests.cli.run_process import EXIT_WITHIN_S
+from tests.reports.runs import decompressed
 
 PASSES = """\
 name: plain
@@ -79,7 +80,7 @@ def test_a_scenario_whose_extra_is_missing_is_skipped_in_every_report(
     summary = (out / "summary.md").read_text(encoding="utf-8")
     assert "## agentrig: 1 passed, 0 failed, 1 skipped" in summary
     assert f"### Skipped\n\n- {REASON} (1): `needs-harness`" in summary
-    html = (out / "report.html").read_text(encoding="utf-8")
+    html = decompressed((out / "report.html").read_text(encoding="utf-8"))
     assert REASON in html  # the scenario's check, as the page shows it
 
 

@@ -16,6 +16,7 @@ import pytest
 from agentrig.runtime.runfolder import jsonio
 from agentrig.testing import run_scenario
 from tests.cli.cli_helpers import run_main
+from tests.reports.runs import decompressed
 
 _SCENARIO = """\
 name: limits
@@ -57,7 +58,7 @@ def test_under_every_limit_each_is_a_passed_check(tmp_path: Path, capsys: pytest
     assert checks["scenario: max_cost_usd"]["actual"] == 0  # a script sends nothing to a provider
     latency = checks["scenario: max_latency_s"]
     assert (latency["expected"], 0 < latency["actual"] <= 600) == (600, True)
-    assert '"scenario: max_requests"' in (out / "report.html").read_text(encoding="utf-8")
+    assert '"scenario: max_requests"' in decompressed((out / "report.html").read_text(encoding="utf-8"))
 
 
 def test_over_a_limit_fails_with_the_measured_value_and_the_limit(
@@ -83,7 +84,7 @@ def test_over_a_limit_fails_with_the_measured_value_and_the_limit(
     assert "max_latency_s: " in (failure.text or "")
     summary = (out / "summary.md").read_text(encoding="utf-8")
     assert "max_requests: 2 > 1" in summary
-    assert "max_requests: 2 > 1" in (out / "report.html").read_text(encoding="utf-8")
+    assert "max_requests: 2 > 1" in decompressed((out / "report.html").read_text(encoding="utf-8"))
 
 
 def test_agentrig_testing_checks_the_limits_as_run_does() -> None:

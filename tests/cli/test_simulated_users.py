@@ -14,6 +14,7 @@ import pytest
 from agentrig.runtime.runfolder import jsonio
 from agentrig.testing import run_scenario
 from tests.cli.cli_helpers import run_main
+from tests.reports.runs import decompressed
 
 _SCENARIO = """\
 name: refund-chat
@@ -82,7 +83,7 @@ def test_the_scripted_users_messages_are_ordinary_turns_until_the_stop_condition
         if message["kind"] == "request" and part["part_kind"] == "text"
     ]
     assert prompts == ["Hi, I returned order A-1001.", "When do I get my money?"]
-    page = (out / "report.html").read_text(encoding="utf-8")
+    page = decompressed((out / "report.html").read_text(encoding="utf-8"))
     assert "When do I get my money?" in page  # drawn as the turn's prompt, as any turn's
     assert entry["usage"]["requests"] == 2  # the agent's: a scripted user sends no request
 

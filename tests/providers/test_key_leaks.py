@@ -22,6 +22,7 @@ from agentrig.runtime.history import redaction
 from tests.cli.cli_helpers import run_main
 from tests.providers.conftest import ServerFactory
 from tests.providers.loopback import LoopbackServer, error, text
+from tests.reports.runs import readable_text
 
 pytestmark = pytest.mark.providers
 
@@ -126,7 +127,7 @@ def fresh_redaction(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 def _files_leaking(root: Path) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for path in sorted(root.rglob("*")):
-        if path.is_file() and (names := leaks(path.read_bytes())):
+        if path.is_file() and (names := leaks(readable_text(path).encode())):
             found[str(path.relative_to(root))] = names
     return found
 

@@ -27,6 +27,7 @@ from tests.providers.loopback import (
     text,
     tool_calls,
 )
+from tests.reports.runs import readable_text
 
 pytestmark = pytest.mark.providers
 
@@ -279,7 +280,7 @@ def test_no_secret_reaches_output_or_files(
     written = [path for path in out_dir.rglob("*") if path.is_file()]
     assert written
     for path in written:
-        assert _FAKE_KEY not in path.read_text(), path
+        assert _FAKE_KEY not in readable_text(path), path
 
 
 def test_quoted_keys_keep_the_session_valid_and_plain_output_redacted(

@@ -12,6 +12,7 @@ from tests.cli.cli_helpers import run_main
 from tests.providers.conftest import ServerFactory
 from tests.providers.loopback import LoopbackServer, error, rate_limited, text
 from tests.providers.suites import events, report, scenario_file, write_suite
+from tests.reports.runs import decompressed
 
 pytestmark = pytest.mark.providers
 
@@ -60,7 +61,7 @@ def test_a_retried_request_is_counted_and_logged_with_its_status(
     page_data = scenario_payload(out, report(out)["scenarios"][0], "")
     assert [event["status"] for event in page_data["retries"]] == [429, 503]
     assert page_data["entry"]["attempts"] == attempts
-    page = (out / "report.html").read_text(encoding="utf-8")
+    page = decompressed((out / "report.html").read_text(encoding="utf-8"))
     assert "retried after" in page
     assert '"type":"request_retry"' in page.replace(" ", "")
 

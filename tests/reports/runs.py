@@ -118,6 +118,13 @@ def decompressed(page: str) -> str:
     return _CHUNK.sub(blocks, page)
 
 
+def readable_text(path: Path) -> str:
+    """A written file's text as its reader gets it: report.html with its compressed scenarios written out, so a
+    scan for a key that must not be there looks inside them (in the gzip it could never match)."""
+    text = path.read_bytes().decode("utf-8", errors="replace")
+    return decompressed(text) if path.suffix == ".html" else text
+
+
 def data_blocks(page: str) -> dict[str, object]:
     """Every `<script type="application/json" id=...>` block of a page (the chunks' scenarios too), parsed."""
     blocks: dict[str, object] = {}
