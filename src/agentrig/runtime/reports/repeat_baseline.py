@@ -57,9 +57,7 @@ def _compared(entry: Mapping[str, Any], before: Mapping[str, Any] | None) -> dic
         for name, now in (entry.get("judged") or {}).items()
         if name in judged_before
     }
-    scenario = _change(entry, before)
-    scenario["score_mean"] = _mean(before.get("score"))
-    return {**scenario, "judged": judged}
+    return {**_change(entry, before), "judged": judged}
 
 
 def compare_repeats(repeats: Mapping[str, Any], baseline: Mapping[str, Any], label: str) -> dict[str, Any]:
