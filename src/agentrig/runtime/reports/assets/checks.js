@@ -22,7 +22,7 @@ function texts(value) { return Array.isArray(value) ? value.map(pretty) : value 
 /* Where a scenario's texts are searched by a check: up to five of them, each with the needle marked. */
 function textList(list, needle) {
   var box = el("div", { class: "texts" }, list.slice(0, 5).map(function (text) { return highlighted(text, needle); }));
-  if (list.length > 5) box.appendChild(el("div", { class: "sub", text: "... and " + (list.length - 5) + " more (checks.json has them all)" }));
+  if (list.length > 5) box.appendChild(el("div", { class: "sub", text: "... and " + (list.length - 5) + " more (report.json has them all)" }));
   return box;
 }
 
