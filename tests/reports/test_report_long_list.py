@@ -25,6 +25,7 @@ from tests.reports.browsing import (
     open_page,
     press,
     serious,
+    settled,
     visible_names,
 )
 from tests.reports.chromium import Chromium, Page
@@ -83,7 +84,10 @@ def pages(seed: Path) -> dict[int, Path]:
 
 _SORT_BY_TIME = """new Promise(resolve => {
   [...document.querySelectorAll('#scenarios th button')].find(b => b.textContent === 'Time').click();
-  requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(resolve, 0)));
+  (function settled() {  // every group filled (list.js fills those off screen in later tasks), then two frames
+    if (document.querySelector('#scenarios[aria-busy]')) setTimeout(settled, 5);
+    else requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(resolve, 0)));
+  })();
 })"""
 
 
@@ -201,5 +205,83 @@ def test_the_keyboard_moves_across_the_groups_and_axe_finds_nothing_serious(
         assert focused(page) == f"a.row-link: {names[0]}"
         assert visible_names(page) == _expected_by_time(120)
         assert serious(axe_violations(page, axe_source())) == []
+    finally:
+        page.close()
+
+
+_BUSY = "document.getElementById('scenarios').hasAttribute('aria-busy')"
+
+
+def _groups_filled_in_order(page: Page) -> bool:
+    """Every shown group holds GROUP_SIZE rows but the last, and no hidden group holds any."""
+    sizes = page.evaluate(
+        "[...document.querySelectorAll('#scenarios tbody')].map(b => b.hidden ? -b.rows.length : b.rows.length)"
+    )
+    shown = [size for size in sizes if size > 0]
+    return all(size == 20 for size in shown[:-1]) and not any(size < 0 for size in sizes)
+
+
+def test_a_list_filled_in_later_tasks_ends_with_exactly_the_right_rows_in_order(
+    browser: Chromium, pages: dict[int, Path]
+) -> None:
+    """600 rows, 30 groups: the groups off screen are filled after the click (list.js), and once the table is no
+    longer busy it holds every shown row once, in order, and no other."""
+    page = open_page(browser, pages[600])
+    try:
+        page.evaluate(_SORT_BY_TIME)
+        assert not page.evaluate(_BUSY)
+        assert visible_names(page) == _expected_by_time(600)
+        assert _groups_filled_in_order(page)
+        page.evaluate(_SORT_BY_TIME)
+        assert visible_names(page) == _expected_by_time(600)[::-1]
+        click_filter(page, "failed")
+        assert visible_names(page) == _expected_by_time(600, failed_only=True)[::-1]
+        assert page.evaluate("document.querySelectorAll('#scenarios tr[data-key]').length") == 120
+        assert _groups_filled_in_order(page)
+        click_filter(page, "all")
+        assert visible_names(page) == _expected_by_time(600)[::-1]
+        assert _groups_filled_in_order(page)
+    finally:
+        page.close()
+
+
+def _status_then_name(count: int) -> list[str]:
+    failed = [number for number in range(count) if number % 5 == 2]
+    passed = [number for number in range(count) if number % 5 != 2]
+    return [f"row-{number:04d}" for number in failed + passed]
+
+
+def test_changes_made_while_the_list_is_still_filling_end_in_the_last_ones_order(
+    browser: Chromium, pages: dict[int, Path]
+) -> None:
+    page = open_page(browser, pages[600])
+    try:
+        busy = page.evaluate(
+            "(() => { const sort = t => [...document.querySelectorAll('#scenarios th button')]"
+            ".find(b => b.textContent === t).click();"
+            ' const filter = k => document.querySelector(`button[data-filter="${k}"]`).click();'
+            f" sort('Time'); const busy = {_BUSY}; sort('Time'); filter('failed'); filter('all'); sort('Scenario');"
+            " sort('Status'); return busy; })()"
+        )
+        assert busy  # the first sort left groups to fill when the next change came
+        settled(page)
+        assert visible_names(page) == _status_then_name(600)
+        assert _groups_filled_in_order(page)
+    finally:
+        page.close()
+
+
+def test_a_key_press_while_the_list_is_filling_fills_it_first(browser: Chromium, pages: dict[int, Path]) -> None:
+    page = open_page(browser, pages[600])
+    try:
+        answer = page.evaluate(
+            "(() => { document.querySelector('#scenarios a.row-link').focus();"
+            " [...document.querySelectorAll('#scenarios th button')].find(b => b.textContent === 'Time').click();"
+            f" const busy = {_BUSY};"
+            " document.activeElement.dispatchEvent(new KeyboardEvent('keydown', { key: 'End', bubbles: true }));"
+            f" return [busy, {_BUSY}, document.activeElement.textContent]; }})()"
+        )
+        assert answer == [True, False, _expected_by_time(600)[-1]]
+        assert visible_names(page) == _expected_by_time(600)
     finally:
         page.close()
