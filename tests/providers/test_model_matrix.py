@@ -135,10 +135,14 @@ def test_models_never_replace_a_folder_agentrig_did_not_write(
 def test_a_model_matrix_replaces_its_own_folder(
     loopback: ServerFactory, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # One model: what is replaced (OUT's own files, and OUT/<model> as each model's run replaces it) is the same for
+    # one model as for two, and each model is an `agentrig run` process of its own (about 2 s each here).
     server = loopback(default=text("hello"))
     scenarios, out = _write(tmp_path), tmp_path / "m"
     for _ in range(2):
-        args = [str(scenarios), "--models", _MODELS, "--out", str(out), "--base-url", server.openai_base_url]
+        args = [str(scenarios), "--models", "openai:gpt-4o", "--out", str(out), "--base-url", server.openai_base_url]
         code, output = _matrix(capsys, *args)
         assert code == 0, output
+        assert jsonio.read_json_file(out / "openai:gpt-4o" / "report.json")["scenarios"][0]["status"] == "passed"
     assert (out / ".agentrig-manifest.jsonl").is_file()
+    assert len(server.requests) == 2  # the second matrix ran its model again, in the folder the first one wrote
