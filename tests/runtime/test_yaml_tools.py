@@ -13,7 +13,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from agentrig.runtime.engine.pydantic_ai_engine.yaml_tools import (
     ToolCallCounts,
-    build_toolset,
+    build_tools,
     can_defer,
     matching_result,
 )
@@ -37,7 +37,7 @@ def _calls_then_text(*calls: ToolCallPart) -> FunctionModel:
 def _run(tools: dict[str, ToolSpec], *calls: ToolCallPart, deps: ToolCallCounts | None = None) -> Any:
     output: Any = [str, DeferredToolRequests] if can_defer(tools) else str
     agent: Agent[ToolCallCounts, Any] = Agent(
-        _calls_then_text(*calls), toolsets=[build_toolset(tools)], deps_type=ToolCallCounts, output_type=output
+        _calls_then_text(*calls), tools=build_tools(tools), deps_type=ToolCallCounts, output_type=output
     )
     return asyncio.run(agent.run("go", deps=deps or ToolCallCounts()))
 
@@ -76,7 +76,7 @@ def test_schema_and_description_are_what_the_model_sees() -> None:
 
     parameters = {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}
     tools = {"bash": _spec({"description": "Run a command.", "parameters": parameters, "results": [{"return": 1}]})}
-    agent = Agent(FunctionModel(answer), toolsets=[build_toolset(tools)], deps_type=ToolCallCounts)
+    agent = Agent(FunctionModel(answer), tools=build_tools(tools), deps_type=ToolCallCounts)
     asyncio.run(agent.run("go", deps=ToolCallCounts()))
     (tool,) = seen
     assert (tool.name, tool.description, tool.parameters_json_schema) == ("bash", "Run a command.", parameters)
@@ -131,6 +131,6 @@ def test_delay_and_sequential_tools_still_return_in_call_order() -> None:
 
 
 def test_per_tool_retries_override_the_agent_default() -> None:
-    toolset = build_toolset({"a": _spec({"retries": 4}), "b": _spec({})})
-    assert toolset.tools["a"].max_retries == 4
-    assert toolset.tools["b"].max_retries is None
+    built = {tool.name: tool for tool in build_tools({"a": _spec({"retries": 4}), "b": _spec({})})}
+    assert built["a"].max_retries == 4
+    assert built["b"].max_retries is None

@@ -31,7 +31,7 @@ from agentrig.runtime.engine.pydantic_ai_engine.deps import offline_import
 from agentrig.runtime.engine.pydantic_ai_engine.yaml_output import add_output_validator, output_type
 from agentrig.runtime.engine.pydantic_ai_engine.yaml_tools import (
     ToolCallCounts,
-    build_toolset,
+    build_tools,
     can_defer,
     tools_may_fail,
 )
@@ -177,7 +177,7 @@ def _self_contained(
             offline=offline,
         ),
         deps_type=ToolCallCounts,
-        toolsets=[build_toolset(tools)] if tools else None,
+        tools=build_tools(tools),
         retries={"tools": settings.tool_retries, "output": settings.output_retries},
     )
     add_output_validator(agent, output)
