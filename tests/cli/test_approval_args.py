@@ -31,7 +31,7 @@ def _run(tmp_path: Path, capsys: pytest.CaptureFixture[str], *, path: str, expec
     scenario.write_text(_EDITED_APPROVAL.format(path=path, expect=expect), encoding="utf-8")
     out = tmp_path / "out"
     code, _, _ = run_main(capsys, "run", str(scenario), "--out", str(out))
-    checks = read_json_file(out / "scenarios" / "edited-approval" / "checks.json")
+    checks = read_json_file(out / "report.json")["scenarios"][0]["checks"]
     assert isinstance(checks, list)
     return code, [check for check in checks if isinstance(check, dict) and not check["passed"]]
 

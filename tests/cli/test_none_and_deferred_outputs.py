@@ -99,6 +99,6 @@ def test_the_output_is_assertable(tmp_path: Path, capsys: pytest.CaptureFixture[
     scenario.write_text(text, encoding="utf-8")
     out = tmp_path / "out"
     code, stdout, _ = run_main(capsys, "run", str(scenario), "--out", str(out))
-    failed = [check for check in read_json_file(out / "scenarios" / name / "checks.json") if not check["passed"]]
+    failed = [check for check in read_json_file(out / "report.json")["scenarios"][0]["checks"] if not check["passed"]]
     assert failed == []
     assert code == 0, stdout

@@ -76,7 +76,6 @@ def test_quoted_keys_in_prompts_and_answers_leave_every_file_valid_json(tmp_path
         "session.json",
         "usage.json",
         "pydantic_ai_dump.json",
-        "checks.json",
     }
     for path in written:
         document = jsonio.read_json_file(path)  # raises on invalid JSON
@@ -129,9 +128,8 @@ def test_a_multi_line_secret_split_by_a_diff_reaches_no_output(
         "stdout": stdout + stderr,
         **{path.name: path.read_text(encoding="utf-8") for path in (out / "report.json", out / "junit.xml")},
         "summary.md": (out / "summary.md").read_text(encoding="utf-8"),
-        "checks.json": (out / "scenarios" / "pem-echo" / "checks.json").read_text(encoding="utf-8"),
     }
-    checks = jsonio.read_json_file(out / "scenarios" / "pem-echo" / "checks.json")
+    checks = jsonio.read_json_file(out / "report.json")["scenarios"][0]["checks"]
     details = {check["name"]: check["detail"] for check in checks}
     assert "+[REDACTED]" in details["turn 1: output.equals"]  # the diff is there, with the key redacted whole
     assert "[REDACTED]" in details["scenario: golden"]

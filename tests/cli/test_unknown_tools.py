@@ -84,7 +84,7 @@ def test_a_users_agent_without_the_tool_fails_the_scenario(tmp_path: Path) -> No
     out = tmp_path / "out"
     result = CliRunner().invoke(app, ["run", str(path), "--out", str(out)])
     assert result.exit_code == 1, result.output
-    failed = [check for check in read_json_file(out / "scenarios" / "typo" / "checks.json") if not check["passed"]]
+    failed = [check for check in read_json_file(out / "report.json")["scenarios"][0]["checks"] if not check["passed"]]
     assert failed == [
         {
             "name": "scenario: tool call t1 names a tool the agent has",
@@ -165,7 +165,7 @@ def test_a_misspelled_tool_in_a_sub_agents_script_fails_the_scenario(
     out = tmp_path / "out"
     result = CliRunner().invoke(app, ["run", str(path), "--out", str(out)])
     assert result.exit_code == exit_code, result.output
-    failed = [check for check in read_json_file(out / "scenarios" / "sub" / "checks.json") if not check["passed"]]
+    failed = [check for check in read_json_file(out / "report.json")["scenarios"][0]["checks"] if not check["passed"]]
     if exit_code == 0:
         assert failed == []
         return

@@ -180,15 +180,17 @@ def test_a_run_writes_the_blob_byte_for_byte_and_no_key(tmp_path: Path, capsys: 
     assert base64.b64decode(canonical) == BLOB
     (dumped,) = _binary_data(jsonio.read_json_file(folder / "pydantic_ai_dump.json"))
     assert dumped == URLSAFE  # pydantic writes bytes URL-safe: the key-shaped run is in the file as it is
+    # session.json names history.json for its messages (they are written once): its text holds no key either.
+    assert REAL_KEY not in (folder / "session.json").read_text(encoding="utf-8")
+    assert jsonio.read_json_file(folder / "session.json")["history"] == "history.json"
     for path in (
         folder / "history.json",
         folder / "pydantic_ai_dump.json",
-        folder / "session.json",
         out / "report.html",
     ):
         text = path.read_text(encoding="utf-8")
         text = decompressed(text) if path.suffix == ".html" else text  # the page keeps its scenarios gzipped
         assert REAL_KEY not in text, path
         assert "My key is [REDACTED]; what is in this file?" in text, path
-    assert STANDARD in (folder / "session.json").read_text(encoding="utf-8")  # the canonical form
+    assert STANDARD in (folder / "history.json").read_text(encoding="utf-8")  # the canonical form
     assert STANDARD in decompressed((out / "report.html").read_text(encoding="utf-8"))

@@ -471,8 +471,9 @@ def test_agentrig_run_writes_the_compaction_record_in_session_json(tmp_path: Pat
     stored = json.loads((out / "scenarios" / "threshold" / "session.json").read_text(encoding="utf-8"))
     assert stored["compaction"]["summary"] == "Release 2.1 ships on Friday."
     assert stored["compaction"]["compacted_message_count"] == 4
-    assert len(stored["messages"]) == 6
+    assert stored["history"] == "history.json"  # its messages are the folder's history.json, written once
     session = load_session(out / "scenarios" / "threshold" / "session.json")
+    assert len(session.messages) == 6
     assert session.compaction is not None
     assert session.compaction.count == 1
 

@@ -21,9 +21,9 @@ from agentrig.runtime.suite.runner import run_suite
 from tests.runtime.runner_fakes import fake_execute
 from tests.runtime.test_runner import write_scenario
 
-RAN = {"checks.json", "events.jsonl", "history.json", "pydantic_ai_dump.json", "session.json", "usage.json"}
+RAN = {"events.jsonl", "history.json", "pydantic_ai_dump.json", "session.json", "usage.json"}
 """The files of a scenario that ran."""
-NOT_RUN = {"checks.json", "events.jsonl", "usage.json"}
+NOT_RUN = {"events.jsonl", "usage.json"}
 """The files of a scenario that failed to run or was not run."""
 
 
@@ -126,7 +126,7 @@ def test_a_shorter_file_written_over_a_longer_one_ends_where_it_should(scenarios
     write_scenario(scenarios, "alpha")
     run(scenarios, out)
     run(scenarios, new)
-    for name in ("history.json", "checks.json", "usage.json", "events.jsonl"):
+    for name in ("history.json", "pydantic_ai_dump.json", "usage.json", "events.jsonl"):
         written, fresh = ((base / "scenarios" / "alpha" / name).read_bytes() for base in (out, new))
         if name == "events.jsonl":  # each event's time differs from run to run; the rest must not
             written, fresh = (re.sub(rb',"t":[0-9.e-]+', b"", data) for data in (written, fresh))

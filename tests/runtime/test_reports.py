@@ -120,7 +120,6 @@ def test_per_scenario_files(suite_dir: Path, tmp_path: Path) -> None:
     suite = run(suite_dir, out)
     tools = out / "scenarios" / "tools"
     assert sorted(p.name for p in tools.iterdir()) == [
-        "checks.json",
         "events.jsonl",
         "history.json",
         "pydantic_ai_dump.json",
@@ -137,7 +136,7 @@ def test_per_scenario_files(suite_dir: Path, tmp_path: Path) -> None:
     usage = read_json_file(tools / "usage.json")
     assert [turn["input_tokens"] for turn in usage["turns"]] == [220]
     assert usage["total"]["requests"] == 2
-    checks = read_json_file(tools / "checks.json")
+    checks = next(s for s in read_json_file(out / "report.json")["scenarios"] if s["name"] == "tools")["checks"]
     assert [c["name"] for c in checks][:2] == [
         "turn 1: tool_calls.sequence",
         "scenario: invariant no_dangling_tool_calls",

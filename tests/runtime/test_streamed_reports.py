@@ -66,7 +66,7 @@ def test_fail_fast_past_the_spools_limit_reports_the_rest_skipped(
     assert [r.status for r in suite.results] == ["passed", "passed", "failed"] + ["skipped"] * 6
     report = read_json_file(tmp_path / "out" / "report.json")
     assert [s["status"] for s in report["scenarios"]] == [r.status for r in suite.results]
-    assert (tmp_path / "out" / "scenarios" / "s8" / "checks.json").is_file()  # not run, and its folder says so
+    assert (tmp_path / "out" / "scenarios" / "s8" / "usage.json").is_file()  # not run, and its folder says so
 
 
 def test_streamed_report_files_are_what_the_whole_document_renders(many: Path, tmp_path: Path) -> None:

@@ -139,7 +139,7 @@ def test_a_streamed_sub_agent_run_is_exported(tmp_path: Path, desk: str) -> None
 def test_a_failed_sub_agent_run_is_written_under_subagents(tmp_path: Path, desk: str) -> None:
     from agentrig.runtime.runfolder.jsonio import read_json_file
     from agentrig.runtime.suite.options import RunOptions
-    from agentrig.runtime.suite.outputs.reports import prepare_run_out_dir
+    from agentrig.runtime.suite.outputs.reports import files_json, prepare_run_out_dir
     from agentrig.runtime.suite.scenario_run import run_one
 
     agents = f"""agents:
@@ -154,3 +154,5 @@ def test_a_failed_sub_agent_run_is_written_under_subagents(tmp_path: Path, desk:
     assert result.status == "failed"
     exported = tmp_path / "out" / "scenarios" / "desk" / "subagents" / f"{desk}.shipping_specialist.run1.history.json"
     assert [message["kind"] for message in read_json_file(exported)["messages"]] == ["request"]
+    # report.json names it (its entry's `files`), relative to the report
+    assert files_json(result)["subagents"] == [str(exported.relative_to(tmp_path / "out"))]

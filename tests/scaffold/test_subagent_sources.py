@@ -47,8 +47,11 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _alone(run: Path, form: str, tmp_path: Path) -> Path:
-    """The file copied away from its run folder: no subagents/ beside it."""
+    """The file copied away from its run folder: no subagents/ beside it. A run's session.json names its
+    history.json for its messages (docs/sessions.md), so that one goes with it."""
     (tmp_path / "copied").mkdir()
+    if form == "session.json":
+        shutil.copy(run / "history.json", tmp_path / "copied" / "history.json")
     return Path(shutil.copy(run / form, tmp_path / "copied" / form))
 
 

@@ -24,8 +24,9 @@ if TYPE_CHECKING:
 HELP = """Run scenarios and check their expectations.
 
 Writes OUT/report.json, OUT/junit.xml and OUT/summary.md, and per scenario
-OUT/scenarios/NAME/ with history.json, session.json, usage.json, pydantic_ai_dump.json,
-checks.json and events.jsonl. The last line printed is always `N passed, N failed, N skipped`
+OUT/scenarios/NAME/ with history.json, session.json (its messages by reference to
+history.json), usage.json, pydantic_ai_dump.json and events.jsonl; each scenario's checks are
+in report.json. The last line printed is always `N passed, N failed, N skipped`
 (`, N errors` is added when there are any).
 
 Examples:

@@ -224,3 +224,6 @@ class ScenarioResult:
     (`engine/warning_capture`)."""
     score: ScenarioScore | None = None
     """Its judged checks' score; None when it has no judged check."""
+    files: tuple[str, ...] = ()
+    """The files its output folder holds, relative to that folder (`subagents/...` for a sub-agent's), once
+    written (`scenario_files.write_scenario_outputs`); () when no folder was written. report.json's `files`."""

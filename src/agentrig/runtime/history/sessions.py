@@ -4,7 +4,10 @@ A session file is one JSON object with, in this order: `version, session_id, pro
 created_at, last_modified, working_directory, current_model, total_tokens, session_total_usage,
 thoughts, messages`, then `compaction` when there is one, then `warnings` when its prompts showed
 any, then any keys agentrig does not know (kept from the file it was loaded from). `messages` are
-canonical messages (`agentrig.history/1`).
+canonical messages (`agentrig.history/1`). A run's scenario folder writes its messages once, in history.json:
+its session.json holds `"history": "history.json"` where `messages` would be (`session_to_json(history_file=...)`),
+and every reader here reads them from that file beside the session (`with_referenced_history`); `save_session`
+always writes a session whole.
 
 `load_session` also accepts a canonical history document, a bare list of messages in any
 vocabulary the wire reader knows (pydantic-ai dumps of any 2.x release, legacy dicts, whose
@@ -22,16 +25,21 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from agentrig.errors import HistoryFormatError
+from agentrig.errors import HistoryFormatError, printable_path
 from agentrig.runtime.history.canonical import JsonValue, Message
 from agentrig.runtime.history.recordings import is_recording, recording_history
 from agentrig.runtime.history.redaction import dumps_redacted
 from agentrig.runtime.history.tinyagent_sessions import is_tinyagent_session, normalize_session_json
 from agentrig.runtime.history.usage import Usage
 from agentrig.runtime.history.warning_records import WarningRecord, warnings_from_json
-from agentrig.runtime.history.wire import history_and_thoughts_from_json, message_to_json, messages_from_json
+from agentrig.runtime.history.wire import (
+    HISTORY_FORMAT,
+    history_and_thoughts_from_json,
+    message_to_json,
+    messages_from_json,
+)
 from agentrig.runtime.runfolder import jsonio
 from agentrig.runtime.runfolder.write_targets import target_state
 
@@ -46,6 +54,7 @@ __all__ = [
     "save_session",
     "session_from_json",
     "session_to_json",
+    "with_referenced_history",
 ]
 
 SESSION_VERSION = 1
@@ -67,7 +76,9 @@ _CONTRACT_KEYS = (
     "thoughts",
     "messages",
 )
-_KNOWN_KEYS = frozenset((*_CONTRACT_KEYS, "compaction", "warnings"))
+HISTORY_REFERENCE = "history"
+"""The key that stands in a run's session.json for `messages`: the name of the history file beside it."""
+_KNOWN_KEYS = frozenset((*_CONTRACT_KEYS, "compaction", "warnings", HISTORY_REFERENCE))
 
 
 def _now() -> str:
@@ -169,8 +180,9 @@ def _compaction_to_json(record: CompactionRecord) -> dict[str, Any]:
     }
 
 
-def session_to_json(session: Session) -> dict[str, Any]:
-    """The session file's JSON object, keys in contract order."""
+def session_to_json(session: Session, *, history_file: str | None = None) -> dict[str, Any]:
+    """The session file's JSON object, keys in contract order; with `history_file`, `"history": history_file` in
+    place of `messages` (the caller wrote exactly these messages to that file beside the session)."""
     data: dict[str, Any] = {
         "version": session.version,
         "session_id": session.session_id,
@@ -182,8 +194,11 @@ def session_to_json(session: Session) -> dict[str, Any]:
         "total_tokens": session.total_tokens,
         "session_total_usage": session.session_total_usage.to_json(),
         "thoughts": list(session.thoughts),
-        "messages": [message_to_json(m) for m in session.messages],
     }
+    if history_file is None:
+        data["messages"] = [message_to_json(m) for m in session.messages]
+    else:
+        data[HISTORY_REFERENCE] = history_file
     if session.compaction is not None:
         data["compaction"] = _compaction_to_json(session.compaction)
     if session.warnings:
@@ -248,7 +263,45 @@ def save_session(session: Session, path: str | Path, *, over_empty: bool = False
 
 
 def is_session_object(data: object) -> bool:
-    return isinstance(data, dict) and "messages" in data and "format" not in data
+    """A session file's object: its messages inline, or named by `history` (a run's session.json)."""
+    return isinstance(data, dict) and ("messages" in data or HISTORY_REFERENCE in data) and "format" not in data
+
+
+def with_referenced_history(data: object, path: str | Path | None) -> object:
+    """`data` (the parsed file `path`), with a run's session.json's messages read from the history file it names.
+
+    The name must be a bare file name: the file is beside the session, never elsewhere (a session is input, and
+    `../x` or `/etc/passwd` would make a reader read any file). Anything else is returned as it is. An older agentrig
+    reading such a session refuses it in one line (an object without `messages`)."""
+    if not isinstance(data, dict) or "messages" in data or HISTORY_REFERENCE not in data or "format" in data:
+        return data
+    fields = cast(dict[str, Any], data)
+    name = fields[HISTORY_REFERENCE]
+    source = Path(path) if path is not None else None
+    if not isinstance(name, str) or name in ("", ".", "..") or "/" in name or "\\" in name or Path(name).is_absolute():
+        raise HistoryFormatError(
+            f"expected a file name in the session's folder (no folder, no '..'), got {name!r:.60}",
+            path=source,
+            field=HISTORY_REFERENCE,
+        )
+    if source is None:
+        raise HistoryFormatError(f"names {name}, beside a session file: read it from its file", field=HISTORY_REFERENCE)
+    target = source.parent / name
+    try:
+        document = jsonio.read_json_file(target)
+    except HistoryFormatError as error:
+        raise HistoryFormatError(
+            f"{printable_path(target)}: {error.reason}", path=source, field=HISTORY_REFERENCE
+        ) from None
+    tagged: dict[str, Any] = cast(dict[str, Any], document) if isinstance(document, dict) else {}
+    messages = tagged.get("messages")
+    if tagged.get("format") != HISTORY_FORMAT or not isinstance(messages, list):
+        raise HistoryFormatError(
+            f"{printable_path(target)}: expected an {HISTORY_FORMAT} document with its messages",
+            path=source,
+            field=HISTORY_REFERENCE,
+        )
+    return {key: value for key, value in fields.items() if key != HISTORY_REFERENCE} | {"messages": messages}
 
 
 _TYPE_NAMES: dict[type, str] = {
@@ -306,6 +359,12 @@ def _warnings_from_json(data: object, path: Path | None) -> tuple[WarningRecord,
 def session_from_json(data: object, *, source: str | Path | None = None) -> Session:
     """A session from parsed JSON: a session object, a canonical history document, or a list of messages."""
     path = Path(source) if source is not None else None
+    inline = with_referenced_history(data, path)
+    # A message a referenced history holds is named in that file: its error names the file and where in it.
+    messages_source = path
+    if path is not None and inline is not data and isinstance(data, dict):
+        messages_source = path.parent / str(data[HISTORY_REFERENCE])  # pyright: ignore[reportUnknownArgumentType]
+    data = inline
     if not is_session_object(data):
         messages, thoughts = _history_or_foreign(data, path)
         session = new_session(working_directory="", project_id="", messages=messages)
@@ -320,7 +379,7 @@ def session_from_json(data: object, *, source: str | Path | None = None) -> Sess
             path=path,
             field="version",
         )
-    messages, embedded_thoughts = messages_from_json(data["messages"], field="messages", source=path)
+    messages, embedded_thoughts = messages_from_json(data["messages"], field="messages", source=messages_source)
     thoughts = _field(data, "thoughts", (list,), [], path)
     for index, thought in enumerate(thoughts):
         if not isinstance(thought, str):

@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from agentrig.errors import InputError, UsageError
 from agentrig.input_files import HISTORY_FILE_LIMIT, not_a_regular_file, read_input_file
@@ -43,6 +43,8 @@ SCENARIO_NAME = re.compile(rf"(?=.{{1,{NAME_LENGTH}}}(@|$)){NAME_PATTERN}(@[0-9]
 """A name a run gives a scenario's entry and folder: the scenario's name, or `NAME@NN` for run NN of `--repeat`
 (`@` is never part of a scenario's own name)."""
 _PRINTABLE_PATH = re.compile(r"[^\x00-\x1f\x7f]{1,4096}")
+# A file a run writes in a scenario's folder (`scenario_files`): a name of its own, in the folder or in subagents/.
+_FOLDER_FILE = re.compile(r"(?:subagents/)?(?!\.)[A-Za-z0-9_.:-]{1,255}")
 
 
 def _shard_of(report: Mapping[str, Any], source: Path) -> tuple[int, int] | None:
@@ -136,6 +138,22 @@ def check_scenario_entries(report: Mapping[str, Any], path: Path) -> None:
             raise InputError(f"{where}: id: {entry['id'][:120]!r} is not {scenario_path + '::' + name!r}")
         if entry["output_dir"] != f"scenarios/{name}":
             raise InputError(f"{where}: output_dir: {entry['output_dir'][:120]!r} is not 'scenarios/{name}'")
+        if "files" in entry and not _names_own_files(entry["files"], f"scenarios/{name}/"):
+            raise InputError(f"{where}: files: expected an object naming files in scenarios/{name}/ (as a run writes)")
+
+
+def _names_own_files(files: object, folder: str) -> bool:
+    """Whether `files` (an entry's, from an agentrig before them: absent) names only files of the entry's folder, as
+    a run writes them: `scenarios/NAME/FILE`, a sub-agent's `scenarios/NAME/subagents/FILE`."""
+    if not isinstance(files, dict):
+        return False
+    paths: list[object] = []
+    for value in cast(dict[str, object], files).values():
+        paths.extend(cast(list[object], value) if isinstance(value, list) else [value])
+    return all(
+        isinstance(path, str) and path.startswith(folder) and _FOLDER_FILE.fullmatch(path[len(folder) :]) is not None
+        for path in paths
+    )
 
 
 @dataclass(frozen=True, slots=True)

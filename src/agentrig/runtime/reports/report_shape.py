@@ -55,6 +55,9 @@ def check_report_shape(data: Mapping[str, Any], path: Path) -> None:
         for number, check in enumerate(scenario["checks"]):
             if not isinstance(check, dict) or not isinstance(check.get("name"), str):
                 raise InputError(f"{path}: {where}checks[{number}]: must be an object with a 'name'")
+        # Optional: a report of an agentrig before each entry named its files has none.
+        if "files" in scenario:
+            _require(scenario, "files", (dict,), "an object", where, path)
         # Optional: a report of an agentrig before warnings were recorded has none.
         warned = _require(scenario, "warnings", (list,), "a list", where, path) if "warnings" in scenario else []
         for number, record in enumerate(warned):

@@ -59,7 +59,9 @@ def scenario_payload(
     subagents = _subagents(folder / "subagents", messages, problems) if "subagents/" in names else []
     streamed = any(event.get("type") == "message_update" for event in events)
     return {
-        "entry": dict(entry),
+        # Its `files` stays out: the page lists the folder itself (`files` below, with links), and a 5,000-scenario
+        # page would carry every path twice.
+        "entry": {key: value for key, value in entry.items() if key != "files"},
         "messages": messages,
         "compaction": compaction,
         "subagents": subagents,

@@ -2,7 +2,7 @@
 saying what became of it.
 
 Sources are files, folders of them (searched recursively), and run folders (`agentrig run --out`): a run's
-scenario folder (`scenarios/NAME/`, told by its `checks.json` or `usage.json`) is one conversation, read from the
+scenario folder (`scenarios/NAME/`, told by its `usage.json`) is one conversation, read from the
 richest of its files (`pydantic_ai_dump.json`, which records usage and instructions, else `session.json`, else
 `history.json`) and named after the folder; its `subagents/` are the sub-agents' scripts, not sources.
 
@@ -32,7 +32,9 @@ __all__ = ["RUN_FILES", "Found", "Outcome", "Row", "discover", "name_from", "sca
 RUN_FILES = ("pydantic_ai_dump.json", "session.json", "history.json")
 """A run's scenario folder holds one conversation three ways; the first present is read."""
 
-_RUN_MARKERS = ("checks.json", "usage.json")
+_RUN_MARKERS = ("usage.json",)
+# checks.json: an earlier agentrig wrote one in every scenario folder. The folder of a scenario that did not run holds
+# none of RUN_FILES, so its files are looked at one by one: its checks are not a conversation.
 _NOT_SOURCES = frozenset({"report.json", "checks.json", "usage.json", MANIFEST})
 _GENERIC_STEMS = frozenset({"session", "history", "pydantic_ai_dump"})
 """The file names of a run's scenario folder: they say nothing of the conversation, its folder does."""

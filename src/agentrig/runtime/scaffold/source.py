@@ -31,7 +31,7 @@ from agentrig.input_files import HISTORY_FILE_LIMIT, InputFileError, read_input_
 from agentrig.runtime.history.canonical import Message, SystemPromptPart, ToolCallPart, ToolReturnPart
 from agentrig.runtime.history.field_inventory import describe_unknown, unknown_fields
 from agentrig.runtime.history.redaction import redact, redact_json
-from agentrig.runtime.history.sessions import session_from_json
+from agentrig.runtime.history.sessions import session_from_json, with_referenced_history
 from agentrig.runtime.history.tinyagent_sessions import usage_from_tinyagent
 from agentrig.runtime.history.tool_kinds import OUTPUT_TOOL_KIND, with_output_tool_kind
 from agentrig.runtime.history.usage import Usage
@@ -84,6 +84,8 @@ def read_source(path: Path) -> Source:
     data = jsonio.loads(raw_bytes, source=path)
     if isinstance(data, dict) and cast(dict[str, Any], data).get("format") == RECORDING_FORMAT:
         return _from_recording(path, digest)
+    # A run's session.json names its history.json: what follows reads the raw messages (their usage) as well.
+    data = with_referenced_history(data, path)
     session = session_from_json(data, source=path)
     messages = _output_kinds_marked(_redacted(session.messages))
     raw_messages = _raw_messages(data)

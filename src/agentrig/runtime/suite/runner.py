@@ -295,6 +295,8 @@ def _run_suite(
     for item in selected:
         if item.id not in finished:  # not run: reported as skipped, and its folder says so (nothing of a run before)
             skipped = _skipped(item, reason)
+            if options.out_dir is not None:
+                skipped = write_scenario_outputs(options.out_dir, skipped)
             finished[item.id] = spool.append(skipped)
             counts[skipped.status] += 1
             totals.add({"status": "skipped"})
@@ -302,8 +304,6 @@ def _run_suite(
                 totals.not_run_for_budget += 1
             if repeats is not None:
                 repeats.add(skipped)
-            if options.out_dir is not None:
-                write_scenario_outputs(options.out_dir, skipped)
     suite = SuiteResult(
         results=SpoolView(spool, [finished[item.id] for item in selected]),
         duration_s=time.perf_counter() - started,

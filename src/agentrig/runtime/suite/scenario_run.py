@@ -272,7 +272,7 @@ def write_finished(finished: Finished, options: RunOptions) -> ScenarioResult:
     result = finished.result
     if options.out_dir is None:
         return result
-    write_scenario_outputs(options.out_dir, result, execution=finished.execution, events=finished.events)
+    result = write_scenario_outputs(options.out_dir, result, execution=finished.execution, events=finished.events)
     return _written(result) if finished.execution is not None else result
 
 

@@ -46,6 +46,7 @@ __all__ = [
     "REPORT_FORMAT",
     "append_step_summary",
     "entries_report",
+    "files_json",
     "load_report",
     "mark_run_started",
     "merge_reports",
@@ -120,8 +121,12 @@ SCENARIO_KEYS = frozenset(
         "checks",
         "score",
         "output_dir",
+        "files",
     }
 )
+FILES_KEYS = frozenset({"history", "session", "usage", "events", "pydantic_ai_dump", "ui_answers", "subagents"})
+"""The keys of a scenario entry's `files`: each file its folder holds, relative to the report (only those written;
+`subagents` a list)."""
 TURN_KEYS = frozenset(
     {
         "index",
@@ -229,7 +234,24 @@ def scenario_json(result: ScenarioResult) -> dict[str, Any]:
         "checks": [check_json(check) for check in result.checks],
         "score": result.score.to_json() if result.score is not None else None,
         "output_dir": f"scenarios/{result.name}",
+        "files": files_json(result),
     }
+
+
+def files_json(result: ScenarioResult) -> dict[str, Any]:
+    """A scenario entry's `files` (FILES_KEYS): where each file its folder holds is, relative to the report.
+    A sub-agent's histories are a list, in the order they were written."""
+    folder = f"scenarios/{result.name}"
+    files: dict[str, Any] = {}
+    subagents: list[str] = []
+    for name in result.files:
+        if name.startswith("subagents/"):
+            subagents.append(f"{folder}/{name}")
+        else:
+            files[name.partition(".")[0]] = f"{folder}/{name}"
+    if subagents:
+        files["subagents"] = subagents
+    return files
 
 
 def summarize(scenarios: Sequence[Mapping[str, Any]], duration_s: float) -> dict[str, Any]:

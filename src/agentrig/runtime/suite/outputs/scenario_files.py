@@ -1,16 +1,19 @@
 """One scenario's output folder: what it holds and how it is written.
 
     OUT/scenarios/<name>/history.json     canonical history, pretty
-                         session.json     the session file
+                         session.json     the session file, its messages by reference: `"history": "history.json"`
+                                          (inline when they differ from the history: never written twice)
                          usage.json       {"turns": [...], "total": {...}, "attempts": {...} (a real model)}
                          pydantic_ai_dump.json   pydantic-ai's own dump of the messages, for version diffs
-                         checks.json      every check with expected / actual / detail
                          events.jsonl     the run's events (docs/events.md)
                          ui_answers.json  a UI turn's answer: the adapter's status and encoded events (UI turns only)
                          subagents/<module.attr>.run<N>.history.json   each run of a scripted sub-agent
 
+The checks are written once, in report.json's entry (its `checks`), which also names each of these files
+(`files`, from `ScenarioResult.files`).
+
 Creating a file costs more than serializing it on many file systems (0.15-0.3 ms on the 2-core CI machine,
-six files and a folder per scenario), so each is one `mkdir` or one open/write/close and nothing more, and a
+five files and a folder per scenario), so each is one `mkdir` or one open/write/close and nothing more, and a
 run writes over the folder an earlier run left instead of deleting it first: overwriting a file costs about
 a tenth of deleting it and creating it again. Each folder's files are recorded in the output folder's manifest
 before they are written (`write_folder`); what the earlier run left and this one did not write again is removed
@@ -24,6 +27,7 @@ from __future__ import annotations
 import errno
 import os
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -148,7 +152,7 @@ def write_folder(
 
 
 def check_json(check: Check) -> dict[str, Any]:
-    """A check as JSON (`reports.CHECK_KEYS`), in checks.json and in report.json."""
+    """A check as JSON (`reports.CHECK_KEYS`), in report.json's entry of its scenario."""
     return {
         "name": check.name,
         "passed": check.passed,
@@ -175,9 +179,10 @@ def write_scenario_outputs(
     *,
     execution: ExecutionLike | None = None,
     events: Iterable[Event] = (),
-) -> None:
+) -> ScenarioResult:
     """Write one scenario's files; history, session and dump only when the scenario ran. API keys never reach the
-    disk: every document is redacted value by value before it is serialized."""
+    disk: every document is redacted value by value before it is serialized. Returns `result` with the names of
+    the files written (`files`)."""
     from agentrig.runtime.history.sessions import session_to_json
     from agentrig.runtime.history.wire import history_to_json
 
@@ -186,7 +191,6 @@ def write_scenario_outputs(
         usage["attempts"] = result.attempts.to_json()
     files = [
         ("usage.json", dumps_redacted(usage, pretty=True)),
-        ("checks.json", dumps_redacted([check_json(c) for c in result.checks], pretty=True)),
         (EVENTS_FILE, dumps_events(events, redacted=True)),
     ]
     answers = [turn.ui.to_json(turn=turn.index + 1) for turn in result.turns if turn.ui is not None]
@@ -197,7 +201,11 @@ def write_scenario_outputs(
         files.append(("history.json", dumps_redacted(history_to_json(result.history), pretty=True)))
         dump = execution.pydantic_ai_dump
         files.append(("pydantic_ai_dump.json", redact_json_bytes(dump, pretty=dump[:2] in (b"[\n", b"{\n"))))
-        files.append(("session.json", dumps_redacted(session_to_json(execution.session), pretty=True)))
+        # The session's messages are history.json's, named rather than written again; a session whose messages
+        # are not exactly the history's keeps its own (they are redacted alike: equal messages, equal bytes).
+        same = tuple(execution.session.messages) == tuple(result.history)
+        session = session_to_json(execution.session, history_file="history.json" if same else None)
+        files.append(("session.json", dumps_redacted(session, pretty=True)))
         runs: tuple[Any, ...] = tuple(getattr(execution, "subagent_runs", ()))
         if runs:
             subfolders.append("subagents")
@@ -205,3 +213,4 @@ def write_scenario_outputs(
                 name = f"{run.spec.replace(':', '.')}.run{run.run}.history.json"
                 files.append((f"subagents/{name}", dumps_redacted(history_to_json(run.messages), pretty=True)))
     write_folder(out_dir, scenario_folder(result.name), files, subfolders=subfolders)
+    return replace(result, files=tuple(name for name, _ in files))

@@ -132,7 +132,7 @@ def run_parallel(
                         continue
                     results = [_worker_died(batch[0], started)]
                     if options.out_dir is not None:  # the worker may have left the folder half written
-                        write_scenario_outputs(options.out_dir, results[0])
+                        results = [write_scenario_outputs(options.out_dir, results[0])]
                 for item, result in zip(batch, results, strict=False):  # shorter: a batch that stopped (-x)
                     record(item, result)
                     if options.fail_fast and is_failure(result):
