@@ -7,8 +7,8 @@
    wait (docs/performance.md). Every shown row stays in the page, so the browser's find, the keyboard and
    assistive technology reach it (while the table is busy, a row bound for a group not yet filled is out of it for
    those milliseconds; a key press fills every group first); a filtered-out row is taken out of the page. */
-var GROUP_SIZE = 20;
-var SYNC_GROUPS = 10;  // groups filled at once beyond those on screen: a list of 200 rows or so changes in one go
+var GROUP_SIZE = 10;
+var SYNC_GROUPS = 2;  // groups filled at once beyond those on screen (a screenful is a group or two)
 
 /* Each scenario's data as stored (JSON), searched on the first search that needs it (decompressing every chunk: the
    conversations of 5,000 scenarios are tens of megabytes, not worth reading up front). A query is looked for in
@@ -149,12 +149,20 @@ function makeList(options) {
     var started = performance.now();
     while (queue.length && (budget === undefined || performance.now() - started < budget)) fillGroup(queue.shift());
     if (!queue.length) table.removeAttribute("aria-busy");
-    // A timer, not a message: Chromium runs posted messages ahead of the frame and of timers, a timer waits its turn.
-    else if (!later) { later = true; setTimeout(function () { later = false; drain(8); }, 0); }
+    else if (!later) {
+      // The first of them once the frame of the change is drawn; then a timer each (not a message: Chromium runs
+      // posted messages ahead of the frame and of timers, a timer waits its turn).
+      later = true;
+      var next = function () { later = false; drain(8); };
+      if (budget === 0) requestAnimationFrame(function () { setTimeout(next, 0); }); else setTimeout(next, 0);
+    }
   }
   function settle() { if (queue.length) drain(); }
-  /* The groups on screen (and a screenful either side), from their boxes as laid out before this change. */
+  /* The groups the browser draws (on screen or near it): told by its contentvisibilityautostatechange events where
+     it sends them (no layout to read), else from the groups' boxes as laid out before this change. */
+  var drawn = typeof ContentVisibilityAutoStateChangeEvent === "function" ? new Set() : null;
   function onScreen() {
+    if (drawn) return Array.from(drawn).filter(function (g) { return !groups[g].hidden; }).sort(function (a, b) { return a - b; });
     var box = table.parentNode && table.parentNode.getBoundingClientRect(), near = [];
     if (!box) return near;
     var top = Math.max(box.top, 0), bottom = Math.min(box.bottom, window.innerHeight), height = bottom - top;
@@ -167,8 +175,8 @@ function makeList(options) {
     return near;
   }
   /* The shown rows into the groups in order, GROUP_SIZE a group. At once: the groups on screen, the one the
-     focused row goes to (it keeps its focus) and SYNC_GROUPS more nearest to them; the rest in later tasks, a few
-     milliseconds each (a sort of 5,000 rows moves every row, which takes the browser 50-300 ms in one go on a
+     focused row goes to (it keeps its focus) and SYNC_GROUPS more nearest to them; the rest after the next frame,
+     in later tasks of a few milliseconds each (a sort of 5,000 rows moves every row, which takes the browser 50-300 ms in one go on a
      loaded 2-core machine: docs/performance.md). A focused row link keeps its focus when it moves. */
   function fill(now) {
     var active = document.activeElement;
@@ -176,6 +184,9 @@ function makeList(options) {
     var first = now ? [] : onScreen();
     while (groups.length < needed) {
       var group = el("tbody", { role: "rowgroup" });
+      if (drawn) group.addEventListener("contentvisibilityautostatechange", function (g, event) {
+        if (event.skipped) drawn.delete(g); else drawn.add(g);
+      }.bind(null, groups.length));
       groups.push(group);
       held.push([]);
       table.appendChild(group);
