@@ -103,7 +103,7 @@ function makeList(options) {
   /* Each column's rows in ascending order (row numbers), computed on the first sort by that column; descending is
      the same order reversed (the comparison, ties included, is negated as a whole). Ties go by name, then by
      position: the names' order is computed once, so a sort compares numbers, never reads the DOM. */
-  var ascending = new Map(), byName = null;
+  var ascending = new Map(), nameRank = null;
   function numbered(keys, tie) {
     var order = new Int32Array(rows.length);
     for (var n = 0; n < order.length; n++) order[n] = n;
@@ -112,13 +112,13 @@ function makeList(options) {
   function ascendingOrder(column) {
     var order = ascending.get(column.key);
     if (!order) {
-      if (!byName) {
+      if (!nameRank) {
         var rank = new Int32Array(rows.length);
         numbered(rows.map(function (row) { return row.name; }), function (a, b) { return rows[a].i - rows[b].i; })
           .forEach(function (n, place) { rank[n] = place; });
-        byName = rank;
+        nameRank = rank;
       }
-      order = numbered(rows.map(function (row) { return column.sortValue(row); }), function (a, b) { return byName[a] - byName[b]; });
+      order = numbered(rows.map(function (row) { return column.sortValue(row); }), function (a, b) { return nameRank[a] - nameRank[b]; });
       ascending.set(column.key, order);
     }
     return order;
