@@ -139,6 +139,8 @@ def test_a_missing_or_invalid_history_file_names_both_files(tmp_path: Path, caps
         assert message.startswith(f"{path}: history: {history}: ")
         assert "\n" not in message
         assert reason in message
+        if content is None:  # what keeps a copied session whole is said
+            assert message.endswith("beside it: copy the two together)")
         code, _, err = run_main(capsys, "check", str(path))
         assert code == 2
         assert err.count("\n") == 1

@@ -290,8 +290,12 @@ def with_referenced_history(data: object, path: str | Path | None) -> object:
     try:
         document = jsonio.read_json_file(target)
     except HistoryFormatError as error:
+        # Met by whoever copies a run's session.json away alone: say what keeps it whole.
+        hint = f" (a run's session.json reads its messages from {name} beside it: copy the two together)"
         raise HistoryFormatError(
-            f"{printable_path(target)}: {error.reason}", path=source, field=HISTORY_REFERENCE
+            f"{printable_path(target)}: {error.reason}{hint if error.reason == 'no such file' else ''}",
+            path=source,
+            field=HISTORY_REFERENCE,
         ) from None
     tagged: dict[str, Any] = cast(dict[str, Any], document) if isinstance(document, dict) else {}
     messages = tagged.get("messages")
